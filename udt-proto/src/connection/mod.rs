@@ -1,0 +1,5 @@
+//! One UDT connection (placeholder while the state machine is written).
+
+pub mod stats;
+
+pub use stats::{Counters, InstantValues, Snapshot, Stats};

@@ -1,0 +1,1 @@
+//! Listener side of the handshake and socket-id routing (placeholder).

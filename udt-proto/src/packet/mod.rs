@@ -1,0 +1,138 @@
+//! The UDT4 4.11 wire format (protocol notes §1; thesis §2.2.2).
+//!
+//! Every packet has a typed view over bytes (`*View`, validated once by `new_checked` so that no
+//! accessor can panic) and a plain value with `parse` and `emit`:
+//!
+//! * [`DataHeader`] / [`DataView`]: the 16-byte data header; the payload stays borrowed.
+//! * [`ControlPacket`]: one value per control type ([`Control`]), bodies in [`handshake`],
+//!   [`ack`], [`nak`], [`drop_request`].
+//!
+//! Invariants: `parse` never panics on any input and returns a [`ParseError`] naming what is
+//! wrong; `emit` writes into a caller's buffer, returns the number of bytes written, and for every
+//! value produced by `parse` re-emits the same bytes. All 32-bit words are big-endian.
+
+pub mod ack;
+pub mod control;
+pub mod data;
+pub mod drop_request;
+pub mod handshake;
+pub mod nak;
+
+pub use ack::{Ack, AckInfo, AckRates};
+pub use control::{Control, ControlPacket, ControlType};
+pub use data::{Boundary, DataHeader, DataView, DATA_HEADER_LEN};
+pub use drop_request::DropRequest;
+pub use handshake::{Handshake, RequestType, SocketType, HANDSHAKE_BODY_LEN};
+pub use nak::{LossEntry, NakList};
+
+/// Length of every UDT header, data or control.
+pub const HEADER_LEN: usize = 16;
+/// IP (20) + UDP (8) header bytes counted in the MSS (UDT4 uses the IPv4 figure for both families).
+pub const IP_UDP_OVERHEAD: usize = 28;
+/// Smallest MSS UDT4 accepts.
+pub const MIN_MSS: u32 = 76;
+/// Largest MSS we accept (a jumbo-frame-sized UDP datagram).
+pub const MAX_MSS: u32 = 65_535;
+
+/// What a received datagram turned out to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Packet<'a> {
+    /// A data packet: header plus borrowed payload.
+    Data(DataHeader, &'a [u8]),
+    /// A control packet.
+    Control(ControlPacket<'a>),
+}
+
+impl<'a> Packet<'a> {
+    /// Parse one UDT packet (a whole UDP payload).
+    pub fn parse(bytes: &'a [u8]) -> Result<Packet<'a>, ParseError> {
+        if bytes.len() < HEADER_LEN {
+            return Err(ParseError::Truncated { what: "header", need: HEADER_LEN, got: bytes.len() });
+        }
+        if bytes[0] & 0x80 == 0 {
+            let view = DataView::new_checked(bytes)?;
+            Ok(Packet::Data(view.header(), view.payload()))
+        } else {
+            Ok(Packet::Control(ControlPacket::parse(bytes)?))
+        }
+    }
+
+    /// Destination socket id (word 3), readable without parsing the rest; `None` if shorter
+    /// than a header. Used by multiplexers to route datagrams.
+    pub fn peek_destination(bytes: &[u8]) -> Option<crate::SocketId> {
+        let w = bytes.get(12..16)?;
+        Some(crate::SocketId(u32::from_be_bytes([w[0], w[1], w[2], w[3]])))
+    }
+
+    /// Write the packet into `buf`; returns the bytes written.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, EmitError> {
+        match self {
+            Packet::Data(h, payload) => {
+                let total = DATA_HEADER_LEN + payload.len();
+                if buf.len() < total {
+                    return Err(EmitError::BufferTooSmall { need: total, got: buf.len() });
+                }
+                h.emit(buf)?;
+                buf[DATA_HEADER_LEN..total].copy_from_slice(payload);
+                Ok(total)
+            }
+            Packet::Control(c) => c.emit(buf),
+        }
+    }
+}
+
+/// Why a datagram is not a valid UDT packet.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// Fewer bytes than the part being read needs.
+    #[error("truncated {what}: need {need} bytes, got {got}")]
+    Truncated {
+        /// The part being read.
+        what: &'static str,
+        /// Bytes it needs.
+        need: usize,
+        /// Bytes present.
+        got: usize,
+    },
+    /// A control type UDT4 does not define.
+    #[error("unknown control type {0:#06x}")]
+    UnknownControlType(u16),
+    /// A body whose length does not fit its type.
+    #[error("bad {what} body length {len}")]
+    BadLength {
+        /// The packet kind.
+        what: &'static str,
+        /// The body length found.
+        len: usize,
+    },
+    /// A NAK whose last word starts a range with no end word.
+    #[error("NAK range start without an end word")]
+    UnterminatedRange,
+    /// A NAK range end word with its high bit set.
+    #[error("NAK range end word has the range bit set")]
+    BadRangeEnd,
+}
+
+/// Why a packet could not be written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EmitError {
+    /// The caller's buffer is smaller than the packet.
+    #[error("buffer too small: need {need} bytes, got {got}")]
+    BufferTooSmall {
+        /// Bytes the packet needs.
+        need: usize,
+        /// Bytes available.
+        got: usize,
+    },
+}
+
+/// Read big-endian word `i` (0-based) of `bytes`; callers have checked the length.
+pub(crate) fn word(bytes: &[u8], i: usize) -> u32 {
+    let o = i * 4;
+    u32::from_be_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]])
+}
+
+/// Write big-endian word `i` (0-based) of `buf`; callers have checked the length.
+pub(crate) fn put_word(buf: &mut [u8], i: usize, v: u32) {
+    buf[i * 4..i * 4 + 4].copy_from_slice(&v.to_be_bytes());
+}
