@@ -1,1 +1,274 @@
-//! Listener side of the handshake and socket-id routing (placeholder).
+//! The endpoint of one UDP port: socket-id routing and the listener's side of the handshake
+//! (protocol notes §7-8). Sans-IO like the rest: the driver owns the [`Connection`]s and the
+//! socket; the endpoint says where each datagram goes.
+//!
+//! * A datagram for a known socket id is routed to it if its source matches that socket's peer.
+//! * A handshake to id 0 goes to a rendezvous socket waiting for that address, else to the
+//!   listener: a first request gets a SYN-cookie reply and no state is kept; a request carrying a
+//!   valid cookie creates an accepted [`Connection`]; a repeated one is routed to the connection
+//!   it created, which answers again; a wrong version or socket type gets a rejection (1002).
+//! * Everything else is dropped and counted.
+//!
+//! Cookies: a keyed hash (SipHash over a random secret) of the peer's address, port and the
+//! minute since the endpoint started; the current and previous minute are accepted. Socket ids:
+//! the first random in [1, 2^30], then each new one the previous minus 1 (UDT4), skipping ids in
+//! use.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rand_core::RngCore;
+
+use crate::connection::{Config, ConfigError, Connection};
+use crate::packet::{Control, ControlPacket, Handshake, Packet, RequestType};
+use crate::rng::SplitMix64;
+use crate::seq::SocketId;
+use crate::time::Instant;
+
+const COOKIE_BUCKET: Duration = Duration::from_secs(60);
+const MAX_SOCKET_ID: u32 = 1 << 30;
+
+/// Where a datagram goes.
+#[derive(Debug)]
+pub enum DatagramEvent {
+    /// Hand it to the connection with this id.
+    Route(SocketId),
+    /// A new connection was accepted; the datagram was its request (already handled). The
+    /// driver stores it and drains its `poll_transmit` (the final answer is queued).
+    Accepted(Box<Connection>),
+    /// Send the first `n` bytes of the caller's buffer back to the source (cookie reply or
+    /// rejection).
+    Respond(usize),
+    /// Nothing to do (invalid, unexpected or unroutable; counted).
+    Dropped,
+}
+
+/// Counters of the endpoint itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Datagrams that did not parse or could not be routed.
+    pub dropped: u64,
+    /// Requests carrying a wrong cookie.
+    pub bad_cookies: u64,
+    /// Cookie replies sent.
+    pub cookie_replies: u64,
+    /// Rejections sent.
+    pub rejections: u64,
+    /// Connections accepted.
+    pub accepted: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Route {
+    peer: SocketAddr,
+}
+
+/// Routing table and listener of one UDP port.
+pub struct Endpoint {
+    listener: Option<Config>,
+    secret: u64,
+    epoch: Instant,
+    next_id: u32,
+    rng: Box<dyn RngCore + Send>,
+    routes: HashMap<SocketId, Route>,
+    accepted_by_peer: HashMap<(SocketAddr, SocketId), SocketId>,
+    rendezvous_by_peer: HashMap<SocketAddr, SocketId>,
+    stats: EndpointStats,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("listening", &self.listener.is_some())
+            .field("connections", &self.routes.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// An endpoint created at `now`, drawing ids, cookie secret and connection RNGs from `rng`.
+    pub fn new(now: Instant, mut rng: Box<dyn RngCore + Send>) -> Self {
+        let secret = rng.next_u64();
+        let next_id = 1 + rng.next_u32() % MAX_SOCKET_ID;
+        Endpoint {
+            listener: None,
+            secret,
+            epoch: now,
+            next_id,
+            rng,
+            routes: HashMap::new(),
+            accepted_by_peer: HashMap::new(),
+            rendezvous_by_peer: HashMap::new(),
+            stats: EndpointStats::default(),
+        }
+    }
+
+    /// Accept connections with `config` (UDT4 allows one listener per port).
+    pub fn listen(&mut self, config: Config) -> Result<(), ConfigError> {
+        config.validate()?;
+        self.listener = Some(config);
+        Ok(())
+    }
+
+    /// Stop accepting.
+    pub fn stop_listening(&mut self) {
+        self.listener = None;
+    }
+
+    /// Whether a listener is active.
+    pub fn is_listening(&self) -> bool {
+        self.listener.is_some()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+
+    /// Number of connections routed here.
+    pub fn connection_count(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// A fresh socket id not in use.
+    pub fn allocate_id(&mut self) -> SocketId {
+        loop {
+            let id = self.next_id;
+            self.next_id = if id <= 1 { MAX_SOCKET_ID } else { id - 1 };
+            if !self.routes.contains_key(&SocketId(id)) {
+                return SocketId(id);
+            }
+        }
+    }
+
+    /// A new RNG for a connection, derived from the endpoint's.
+    pub fn connection_rng(&mut self) -> Box<dyn RngCore + Send> {
+        Box::new(SplitMix64::from_rng(&mut *self.rng))
+    }
+
+    /// Start a regular connection to `peer` from this port.
+    pub fn connect(&mut self, config: Config, peer: SocketAddr, now: Instant) -> Result<Connection, ConfigError> {
+        let id = self.allocate_id();
+        let rng = self.connection_rng();
+        let conn = Connection::connect(config, id, peer, now, rng)?;
+        self.routes.insert(id, Route { peer });
+        Ok(conn)
+    }
+
+    /// Start a rendezvous connection with `peer` from this port.
+    pub fn rendezvous(&mut self, config: Config, peer: SocketAddr, now: Instant) -> Result<Connection, ConfigError> {
+        let id = self.allocate_id();
+        let rng = self.connection_rng();
+        let conn = Connection::rendezvous(config, id, peer, now, rng)?;
+        self.routes.insert(id, Route { peer });
+        self.rendezvous_by_peer.insert(peer, id);
+        Ok(conn)
+    }
+
+    /// The connection `id` is gone: stop routing to it.
+    pub fn forget(&mut self, id: SocketId) {
+        if let Some(route) = self.routes.remove(&id) {
+            self.accepted_by_peer.retain(|_, v| *v != id);
+            if self.rendezvous_by_peer.get(&route.peer) == Some(&id) {
+                self.rendezvous_by_peer.remove(&route.peer);
+            }
+        }
+    }
+
+    /// Decide where a datagram from `from` goes. `buf` receives a response when the answer is
+    /// [`DatagramEvent::Respond`]; it needs 64 bytes.
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], buf: &mut [u8]) -> DatagramEvent {
+        let Some(dst) = Packet::peek_destination(bytes) else {
+            return self.drop();
+        };
+        if dst != SocketId(0) {
+            return match self.routes.get(&dst) {
+                Some(r) if r.peer == from => DatagramEvent::Route(dst),
+                _ => self.drop(),
+            };
+        }
+        let hs = match Packet::parse(bytes) {
+            Ok(Packet::Control(ControlPacket { body: Control::Handshake(hs), .. })) => hs,
+            _ => return self.drop(),
+        };
+        if let Some(&id) = self.rendezvous_by_peer.get(&from) {
+            return DatagramEvent::Route(id);
+        }
+        if self.listener.is_none() {
+            return self.drop();
+        }
+        self.handle_request(now, from, &hs, buf)
+    }
+
+    fn handle_request(&mut self, now: Instant, from: SocketAddr, hs: &Handshake, buf: &mut [u8]) -> DatagramEvent {
+        let Some(config) = self.listener.as_ref() else { return self.drop() };
+        if hs.version != 4 || hs.socket_type != config.mode.socket_type() {
+            let mut reject = *hs;
+            reject.request_type = RequestType::Rejected;
+            self.stats.rejections += 1;
+            return self.respond(reject, hs.socket_id, buf);
+        }
+        match hs.request_type {
+            RequestType::Request => {
+                let mut reply = *hs;
+                reply.cookie = self.cookie(from, self.bucket(now));
+                self.stats.cookie_replies += 1;
+                self.respond(reply, hs.socket_id, buf)
+            }
+            RequestType::Response => {
+                let bucket = self.bucket(now);
+                let valid = hs.cookie == self.cookie(from, bucket)
+                    || (bucket > 0 && hs.cookie == self.cookie(from, bucket - 1));
+                if !valid {
+                    self.stats.bad_cookies += 1;
+                    return self.drop();
+                }
+                if let Some(&id) = self.accepted_by_peer.get(&(from, hs.socket_id)) {
+                    return DatagramEvent::Route(id);
+                }
+                let config = config.clone();
+                let id = self.allocate_id();
+                let rng = self.connection_rng();
+                match Connection::accept(config, id, from, hs, now, rng) {
+                    Ok(conn) => {
+                        self.routes.insert(id, Route { peer: from });
+                        self.accepted_by_peer.insert((from, hs.socket_id), id);
+                        self.stats.accepted += 1;
+                        DatagramEvent::Accepted(Box::new(conn))
+                    }
+                    Err(_) => self.drop(),
+                }
+            }
+            _ => self.drop(),
+        }
+    }
+
+    fn respond(&mut self, hs: Handshake, dst: SocketId, buf: &mut [u8]) -> DatagramEvent {
+        let packet = ControlPacket { timestamp: 0, dst, body: Control::Handshake(hs) };
+        match packet.emit(buf) {
+            Ok(n) => DatagramEvent::Respond(n),
+            Err(_) => self.drop(),
+        }
+    }
+
+    fn drop(&mut self) -> DatagramEvent {
+        self.stats.dropped += 1;
+        DatagramEvent::Dropped
+    }
+
+    fn bucket(&self, now: Instant) -> u64 {
+        ((now - self.epoch).as_secs()) / COOKIE_BUCKET.as_secs()
+    }
+
+    fn cookie(&self, from: SocketAddr, bucket: u64) -> u32 {
+        let mut h = DefaultHasher::new();
+        self.secret.hash(&mut h);
+        from.hash(&mut h);
+        bucket.hash(&mut h);
+        let v = h.finish();
+        (v ^ (v >> 32)) as u32 | 1
+    }
+}

@@ -23,6 +23,7 @@ pub mod connection;
 pub mod endpoint;
 pub mod loss_list;
 pub mod packet;
+pub mod rng;
 pub mod seq;
 pub mod time;
 

@@ -14,8 +14,17 @@
 //! without using sequence numbers (counted in `expired_unsent_msgs`). Once partly sent, its
 //! remaining packets still take their sequence numbers in order; `lookup` of any of its packets
 //! then answers `Expired` with the message's full sequence range so the connection can send a
-//! drop request instead of data.
+//! drop request instead of data. A message has passed its TTL once `now > write time + ttl`
+//! (strictly, as UDT4 compares).
+//!
+//! Storage: one `Vec<u8>` of `capacity_pkts * payload_size` bytes and one metadata record per
+//! slot, allocated once by [`SendBuffer::new`]. The sequence order is a ring of slot indices (a
+//! `VecDeque<u32>` that never grows past its initial capacity) and the free slots are a stack of
+//! indices, so skipping an expired unsent message in the middle of the buffer moves a few `u32`
+//! indices, never payload bytes. No method after `new` allocates.
 
+use std::collections::VecDeque;
+use std::fmt;
 use std::time::Duration;
 
 use crate::packet::Boundary;
@@ -74,26 +83,165 @@ pub enum WriteMsgError {
     Empty,
 }
 
+/// Largest number of packet slots a buffer holds; larger requests are clamped (positions must
+/// stay far inside the 2^30 sequence comparison window).
+pub const MAX_CAPACITY_PKTS: usize = 1 << 28;
+
+/// Metadata of one packet slot.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Payload bytes stored.
+    len: usize,
+    msg: MsgNo,
+    boundary: Boundary,
+    in_order: bool,
+    /// Written by `write_stream` (its unsent tail may be filled further).
+    stream: bool,
+    /// The message's TTL deadline: expired once `now > deadline`.
+    deadline: Option<Instant>,
+    /// Index of this packet within its message.
+    msg_off: u32,
+    /// Packets in the message.
+    msg_pkts: u32,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        len: 0,
+        msg: MsgNo::FIRST,
+        boundary: Boundary::Solo,
+        in_order: false,
+        stream: false,
+        deadline: None,
+        msg_off: 0,
+        msg_pkts: 1,
+    };
+
+    fn expired(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|d| now > d)
+    }
+}
+
 /// The send buffer.
-#[derive(Debug)]
 pub struct SendBuffer {
-    _todo: (),
+    /// Payload bytes: slot `i` at `i * payload_size..`.
+    data: Vec<u8>,
+    /// Metadata per slot.
+    slots: Vec<Slot>,
+    /// Slot indices in sequence order from the head: `order[i]` holds `head_seq + i`.
+    order: VecDeque<u32>,
+    /// Free slot indices.
+    free: Vec<u32>,
+    payload_size: usize,
+    /// Sequence number of `order[0]`.
+    head_seq: SeqNo,
+    /// Packets of `order` already sent (the first `sent` entries).
+    sent: usize,
+    next_msg: MsgNo,
+    expired_unsent: u64,
+}
+
+impl fmt::Debug for SendBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendBuffer")
+            .field("capacity", &self.slots.len())
+            .field("payload_size", &self.payload_size)
+            .field("head_seq", &self.head_seq)
+            .field("unacked", &self.sent)
+            .field("unsent", &self.unsent_packets())
+            .field("free", &self.free.len())
+            .field("next_msg", &self.next_msg)
+            .field("expired_unsent", &self.expired_unsent)
+            .finish()
+    }
 }
 
 impl SendBuffer {
     /// A buffer of `capacity_pkts` packets of `payload_size` bytes; the first packet sent will
-    /// carry `first_seq`; message numbers start at [`MsgNo::FIRST`].
+    /// carry `first_seq`; message numbers start at [`MsgNo::FIRST`]. The capacity is clamped to
+    /// [`MAX_CAPACITY_PKTS`] (and so that the byte size fits `isize`).
     pub fn new(capacity_pkts: usize, payload_size: usize, first_seq: SeqNo) -> Self {
-        todo!()
+        let mut cap = capacity_pkts.min(MAX_CAPACITY_PKTS);
+        if payload_size > 0 {
+            cap = cap.min(isize::MAX as usize / payload_size);
+        }
+        let mut free: Vec<u32> = Vec::with_capacity(cap);
+        // Popped from the back: slot 0 is used first.
+        free.extend((0..cap as u32).rev());
+        SendBuffer {
+            data: vec![0; cap * payload_size],
+            slots: vec![Slot::EMPTY; cap],
+            order: VecDeque::with_capacity(cap),
+            free,
+            payload_size,
+            head_seq: first_seq,
+            sent: 0,
+            next_msg: MsgNo::FIRST,
+            expired_unsent: 0,
+        }
     }
+
     /// Payload bytes per packet.
     pub fn payload_size(&self) -> usize {
-        todo!()
+        self.payload_size
     }
+
+    /// Packet slots in the buffer.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The unsent stream packet at the tail that can take more bytes: (slot, free bytes in it).
+    fn tail_room(&self) -> Option<(usize, usize)> {
+        if self.order.len() <= self.sent {
+            return None;
+        }
+        let id = *self.order.back()? as usize;
+        let slot = &self.slots[id];
+        (slot.stream && slot.len < self.payload_size).then(|| (id, self.payload_size - slot.len))
+    }
+
+    /// Copy `bytes` into slot `id` at byte `at`.
+    fn copy_in(&mut self, id: usize, at: usize, bytes: &[u8]) {
+        let start = id * self.payload_size + at;
+        self.data[start..start + bytes.len()].copy_from_slice(bytes);
+    }
+
     /// Append stream bytes; returns how many were taken (0 when full).
     pub fn write_stream(&mut self, data: &[u8]) -> usize {
-        todo!()
+        if self.payload_size == 0 {
+            return 0;
+        }
+        let mut taken = 0;
+        if let Some((id, room)) = self.tail_room() {
+            let n = room.min(data.len());
+            let at = self.slots[id].len;
+            self.copy_in(id, at, &data[..n]);
+            self.slots[id].len += n;
+            taken = n;
+        }
+        while taken < data.len() {
+            let Some(id) = self.free.pop() else { break };
+            let id = id as usize;
+            let n = (data.len() - taken).min(self.payload_size);
+            self.copy_in(id, 0, &data[taken..taken + n]);
+            self.slots[id] = Slot {
+                len: n,
+                msg: self.next_msg,
+                boundary: Boundary::Solo,
+                in_order: false,
+                stream: true,
+                deadline: None,
+                msg_off: 0,
+                msg_pkts: 1,
+            };
+            self.next_msg = self.next_msg.next();
+            self.order.push_back(id as u32);
+            taken += n;
+        }
+        taken
     }
+
     /// Append one message (all or nothing).
     pub fn write_message(
         &mut self,
@@ -102,52 +250,367 @@ impl SendBuffer {
         in_order: bool,
         now: Instant,
     ) -> Result<MsgNo, WriteMsgError> {
-        todo!()
+        if data.is_empty() {
+            return Err(WriteMsgError::Empty);
+        }
+        let max = self.slots.len() * self.payload_size;
+        if data.len() > max {
+            return Err(WriteMsgError::TooLarge {
+                len: data.len(),
+                max,
+            });
+        }
+        // payload_size > 0 here, since data.len() <= max.
+        let pkts = data.len().div_ceil(self.payload_size);
+        if pkts > self.free.len() {
+            return Err(WriteMsgError::Full);
+        }
+        let msg = self.next_msg;
+        self.next_msg = msg.next();
+        let deadline = ttl.map(|t| now + t);
+        for (i, chunk) in data.chunks(self.payload_size).enumerate() {
+            let Some(id) = self.free.pop() else { break };
+            let boundary = match (i == 0, i + 1 == pkts) {
+                (true, true) => Boundary::Solo,
+                (true, false) => Boundary::First,
+                (false, true) => Boundary::Last,
+                (false, false) => Boundary::Middle,
+            };
+            self.copy_in(id as usize, 0, chunk);
+            self.slots[id as usize] = Slot {
+                len: chunk.len(),
+                msg,
+                boundary,
+                in_order,
+                stream: false,
+                deadline,
+                msg_off: i as u32,
+                msg_pkts: pkts as u32,
+            };
+            self.order.push_back(id);
+        }
+        Ok(msg)
     }
+
     /// Free packet slots.
     pub fn free_packets(&self) -> usize {
-        todo!()
+        self.free.len()
     }
+
     /// Free bytes a stream write could take now (free slots plus room in the unsent tail packet).
     pub fn free_bytes(&self) -> usize {
-        todo!()
+        self.free.len() * self.payload_size + self.tail_room().map_or(0, |(_, room)| room)
     }
+
     /// Packets sent and not acknowledged.
     pub fn unacked_packets(&self) -> usize {
-        todo!()
+        self.sent
     }
+
     /// Packets written and not yet sent.
     pub fn unsent_packets(&self) -> usize {
-        todo!()
+        self.order.len() - self.sent
     }
+
     /// Nothing unsent and nothing unacknowledged.
     pub fn is_empty(&self) -> bool {
-        todo!()
+        self.order.is_empty()
     }
+
     /// The sequence number the next new packet will get.
     pub fn next_seq(&self) -> SeqNo {
-        todo!()
+        self.head_seq.add(self.sent as i32)
     }
+
     /// The oldest unacknowledged sequence number (== next_seq when all is acknowledged).
     pub fn head_seq(&self) -> SeqNo {
-        todo!()
+        self.head_seq
     }
+
+    fn out_packet(&self, id: usize) -> OutPacket<'_> {
+        let slot = &self.slots[id];
+        let start = id * self.payload_size;
+        OutPacket {
+            payload: &self.data[start..start + slot.len],
+            msg: slot.msg,
+            boundary: slot.boundary,
+            in_order: slot.in_order,
+        }
+    }
+
     /// Take the next unsent packet, marking it sent; skips messages expired before any packet
     /// was sent. Returns its sequence number and contents.
     pub fn take_new(&mut self, now: Instant) -> Option<(SeqNo, OutPacket<'_>)> {
-        todo!()
+        let pos = self.sent;
+        // Expired messages at the front of the unsent region give their slots back without
+        // taking sequence numbers (all of them is unsent: it starts at the first unsent packet).
+        let mut end = pos;
+        let mut msgs = 0;
+        while let Some(&id) = self.order.get(end) {
+            let slot = &self.slots[id as usize];
+            if slot.msg_off != 0 || !slot.expired(now) {
+                break;
+            }
+            end = (end + slot.msg_pkts.max(1) as usize).min(self.order.len());
+            msgs += 1;
+        }
+        if end > pos {
+            for id in self.order.drain(pos..end) {
+                self.free.push(id);
+            }
+            self.expired_unsent += msgs;
+        }
+        let id = *self.order.get(pos)? as usize;
+        self.sent += 1;
+        Some((self.head_seq.add(pos as i32), self.out_packet(id)))
     }
+
     /// Look up a sent packet for retransmission.
     pub fn lookup(&self, seq: SeqNo, now: Instant) -> Lookup<'_> {
-        todo!()
+        let d = seq.diff(self.head_seq);
+        if d < 0 {
+            return Lookup::Acknowledged;
+        }
+        let pos = d as usize;
+        if pos >= self.sent {
+            return Lookup::NotSent;
+        }
+        let id = self.order[pos] as usize;
+        let slot = &self.slots[id];
+        if slot.expired(now) {
+            let first = seq.add(-(slot.msg_off as i32));
+            return Lookup::Expired {
+                msg: slot.msg,
+                first,
+                end_exclusive: first.add(slot.msg_pkts as i32),
+            };
+        }
+        Lookup::Packet(self.out_packet(id))
     }
+
     /// Release every packet before `next_expected`; returns packets released. Numbers beyond
-    /// what was sent are a caller bug (the connection validates ACKs first).
+    /// what was sent are a caller bug (the connection validates ACKs first); they release
+    /// everything sent.
     pub fn acknowledge(&mut self, next_expected: SeqNo) -> usize {
-        todo!()
+        let d = next_expected.diff(self.head_seq);
+        if d <= 0 {
+            return 0;
+        }
+        let n = (d as usize).min(self.sent);
+        for id in self.order.drain(..n) {
+            self.free.push(id);
+        }
+        self.head_seq = self.head_seq.add(n as i32);
+        self.sent -= n;
+        n
     }
+
     /// Messages dropped by TTL before being sent at all.
     pub fn expired_unsent_msgs(&self) -> u64 {
-        todo!()
+        self.expired_unsent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: Instant = Instant::from_micros(1_000_000);
+
+    fn s(v: u32) -> SeqNo {
+        SeqNo::new(v)
+    }
+
+    fn take(b: &mut SendBuffer, now: Instant) -> Option<(SeqNo, Vec<u8>, MsgNo, Boundary, bool)> {
+        b.take_new(now)
+            .map(|(seq, p)| (seq, p.payload.to_vec(), p.msg, p.boundary, p.in_order))
+    }
+
+    #[test]
+    fn stream_fills_unsent_tail_then_new_packets() {
+        let mut b = SendBuffer::new(4, 10, s(100));
+        assert_eq!(b.free_bytes(), 40);
+        assert_eq!(b.write_stream(b"abc"), 3);
+        assert_eq!(b.free_packets(), 3);
+        assert_eq!(b.free_bytes(), 37);
+        assert_eq!(b.write_stream(b"defghijklmn"), 11); // fills "abc" to 10, then 4 more
+        assert_eq!(b.free_packets(), 2);
+        assert_eq!(b.unsent_packets(), 2);
+        let (seq, p, m1, bd, io) = take(&mut b, T0).unwrap();
+        assert_eq!((seq, &p[..], bd, io), (s(100), &b"abcdefghij"[..], Boundary::Solo, false));
+        assert_eq!(m1, MsgNo::FIRST);
+        let (seq, p, m2, _, _) = take(&mut b, T0).unwrap();
+        assert_eq!((seq, &p[..]), (s(101), &b"klmn"[..]));
+        assert_eq!(m2, m1.next());
+        // The tail was sent: new bytes go to a new packet.
+        assert_eq!(b.free_bytes(), 20);
+        assert_eq!(b.write_stream(b"op"), 2);
+        let (seq, p, m3, _, _) = take(&mut b, T0).unwrap();
+        assert_eq!((seq, &p[..], m3), (s(102), &b"op"[..], m2.next()));
+        assert!(take(&mut b, T0).is_none());
+        assert_eq!(b.unacked_packets(), 3);
+        assert_eq!(b.next_seq(), s(103));
+    }
+
+    #[test]
+    fn stream_write_stops_when_full() {
+        let mut b = SendBuffer::new(2, 4, s(0));
+        assert_eq!(b.write_stream(&[7; 11]), 8);
+        assert_eq!(b.write_stream(&[7; 1]), 0);
+        assert_eq!(b.free_bytes(), 0);
+        assert_eq!(b.write_message(b"x", None, false, T0), Err(WriteMsgError::Full));
+    }
+
+    #[test]
+    fn stream_does_not_fill_a_message_tail() {
+        let mut b = SendBuffer::new(4, 10, s(0));
+        b.write_message(b"abc", None, true, T0).unwrap();
+        assert_eq!(b.free_bytes(), 30);
+        b.write_stream(b"de");
+        let (_, p, _, bd, io) = take(&mut b, T0).unwrap();
+        assert_eq!((&p[..], bd, io), (&b"abc"[..], Boundary::Solo, true));
+        let (_, p, _, _, io) = take(&mut b, T0).unwrap();
+        assert_eq!((&p[..], io), (&b"de"[..], false));
+    }
+
+    #[test]
+    fn message_is_all_or_nothing() {
+        let mut b = SendBuffer::new(4, 10, s(0));
+        assert_eq!(b.write_message(b"", None, false, T0), Err(WriteMsgError::Empty));
+        assert_eq!(
+            b.write_message(&[1; 41], None, false, T0),
+            Err(WriteMsgError::TooLarge { len: 41, max: 40 })
+        );
+        let m = b.write_message(&[1; 25], None, true, T0).unwrap();
+        assert_eq!(m, MsgNo::FIRST);
+        assert_eq!(b.free_packets(), 1);
+        assert_eq!(b.write_message(&[2; 11], None, false, T0), Err(WriteMsgError::Full));
+        assert_eq!(b.free_packets(), 1);
+        assert_eq!(b.unsent_packets(), 3);
+        let mut got = Vec::new();
+        while let Some((seq, p, msg, bd, io)) = take(&mut b, T0) {
+            assert_eq!(msg, m);
+            assert!(io);
+            got.push((seq, p.len(), bd));
+        }
+        assert_eq!(
+            got,
+            vec![
+                (s(0), 10, Boundary::First),
+                (s(1), 10, Boundary::Middle),
+                (s(2), 5, Boundary::Last)
+            ]
+        );
+        assert_eq!(b.write_message(&[2; 10], None, false, T0), Ok(m.next()));
+        assert_eq!(b.acknowledge(s(2)), 2);
+        assert_eq!(b.free_packets(), 2);
+        assert_eq!(b.head_seq(), s(2));
+    }
+
+    #[test]
+    fn ttl_expired_before_send_is_skipped_without_sequence_numbers() {
+        let mut b = SendBuffer::new(8, 10, s(50));
+        let ttl = Some(Duration::from_millis(10));
+        let m1 = b.write_message(&[1; 15], ttl, false, T0).unwrap();
+        let m2 = b.write_message(&[2; 5], ttl, false, T0).unwrap();
+        let m3 = b.write_message(&[3; 5], None, false, T0).unwrap();
+        assert_eq!(b.free_packets(), 4);
+        // At exactly T0 + ttl nothing expired yet (strict comparison).
+        let (seq, _, msg, _, _) = take(&mut b, T0 + Duration::from_millis(10)).unwrap();
+        assert_eq!((seq, msg), (s(50), m1));
+        // m1 is partly sent: its second packet still goes, with the next number.
+        let late = T0 + Duration::from_millis(11);
+        let (seq, _, msg, bd, _) = take(&mut b, late).unwrap();
+        assert_eq!((seq, msg, bd), (s(51), m1, Boundary::Last));
+        // m2 expired before any packet was sent: skipped.
+        let (seq, p, msg, _, _) = take(&mut b, late).unwrap();
+        assert_eq!((seq, msg, p[0]), (s(52), m3, 3));
+        assert_eq!(b.expired_unsent_msgs(), 1);
+        assert_eq!(b.free_packets(), 5);
+        assert_ne!(m2, m3);
+        assert!(take(&mut b, late).is_none());
+        assert!(b.lookup(s(52), late) != Lookup::NotSent);
+        assert_eq!(b.lookup(s(53), late), Lookup::NotSent);
+    }
+
+    #[test]
+    fn ttl_expired_after_partial_send_reports_whole_range() {
+        let mut b = SendBuffer::new(8, 10, s(0x7FFF_FFFE));
+        let m0 = b.write_message(&[9; 10], None, false, T0).unwrap();
+        let ttl = Some(Duration::from_millis(10));
+        let m1 = b.write_message(&[1; 35], ttl, true, T0).unwrap(); // 4 packets
+        take(&mut b, T0).unwrap(); // m0 at 0x7FFF_FFFE
+        take(&mut b, T0).unwrap(); // m1[0] at 0x7FFF_FFFF
+        take(&mut b, T0).unwrap(); // m1[1] at 0
+        let late = T0 + Duration::from_millis(20);
+        let expired = Lookup::Expired {
+            msg: m1,
+            first: s(0x7FFF_FFFF),
+            end_exclusive: s(3),
+        };
+        assert_eq!(b.lookup(s(0x7FFF_FFFF), late), expired);
+        assert_eq!(b.lookup(s(0), late), expired);
+        // Not yet sent packets: NotSent (a NAK naming them is bogus).
+        assert_eq!(b.lookup(s(1), late), Lookup::NotSent);
+        // Before the deadline: the packet itself.
+        match b.lookup(s(0), T0) {
+            Lookup::Packet(p) => assert_eq!((p.msg, p.boundary), (m1, Boundary::Middle)),
+            other => panic!("{other:?}"),
+        }
+        match b.lookup(s(0x7FFF_FFFE), late) {
+            Lookup::Packet(p) => assert_eq!((p.msg, p.payload), (m0, &[9u8; 10][..])),
+            other => panic!("{other:?}"),
+        }
+        // Remaining packets of the partly sent message still take their numbers.
+        let (seq, _, msg, _, _) = take(&mut b, late).unwrap();
+        assert_eq!((seq, msg), (s(1), m1));
+        assert_eq!(b.lookup(s(1), late), expired);
+        assert_eq!(b.acknowledge(s(0)), 2);
+        assert_eq!(b.lookup(s(0x7FFF_FFFF), late), Lookup::Acknowledged);
+        assert_eq!(b.lookup(s(0), late), expired);
+        assert_eq!(b.expired_unsent_msgs(), 0);
+    }
+
+    #[test]
+    fn acknowledge_frees_slots_and_clamps() {
+        let mut b = SendBuffer::new(4, 8, s(10));
+        assert_eq!(b.write_stream(&[5; 32]), 32);
+        assert!(b.is_empty() == false);
+        for _ in 0..3 {
+            take(&mut b, T0).unwrap();
+        }
+        assert_eq!(b.acknowledge(s(9)), 0);
+        assert_eq!(b.acknowledge(s(10)), 0);
+        assert_eq!(b.acknowledge(s(12)), 2);
+        assert_eq!(b.free_packets(), 2);
+        // Beyond what was sent: only what was sent is released.
+        assert_eq!(b.acknowledge(s(100)), 1);
+        assert_eq!(b.head_seq(), s(13));
+        assert_eq!(b.next_seq(), s(13));
+        assert_eq!(b.unsent_packets(), 1);
+        take(&mut b, T0).unwrap();
+        assert_eq!(b.acknowledge(s(14)), 1);
+        assert!(b.is_empty());
+        assert_eq!(b.free_packets(), 4);
+        // Slots are reused after acknowledgement.
+        assert_eq!(b.write_stream(&[6; 32]), 32);
+        let (seq, p, _, _, _) = take(&mut b, T0).unwrap();
+        assert_eq!((seq, p), (s(14), vec![6; 8]));
+    }
+
+    #[test]
+    fn degenerate_sizes_do_not_panic() {
+        let mut b = SendBuffer::new(0, 10, s(0));
+        assert_eq!(b.write_stream(b"abc"), 0);
+        assert_eq!(
+            b.write_message(b"abc", None, false, T0),
+            Err(WriteMsgError::TooLarge { len: 3, max: 0 })
+        );
+        assert!(b.take_new(T0).is_none());
+        let mut b = SendBuffer::new(3, 0, s(0));
+        assert_eq!(b.write_stream(b"abc"), 0);
+        assert!(b.write_message(b"abc", None, false, T0).is_err());
+        assert_eq!(b.free_bytes(), 0);
+        assert_eq!(b.lookup(s(5), T0), Lookup::NotSent);
     }
 }

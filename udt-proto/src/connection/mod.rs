@@ -1,5 +1,656 @@
-//! One UDT connection (placeholder while the state machine is written).
+//! One UDT connection as a sans-IO state machine.
+//!
+//! # The polling contract
+//!
+//! A driver (runtime, simulator, test) owns a [`Connection`] and a UDP path to its peer:
+//!
+//! 1. Every datagram from the peer goes to [`Connection::handle_datagram`] with the current time.
+//!    The driver (or [`crate::endpoint::Endpoint`]) has already matched the source address.
+//! 2. When the time returned by [`Connection::poll_timeout`] is reached (a time in the past means
+//!    "now"), it calls [`Connection::handle_timeout`].
+//! 3. After either call, and after any application call (`write`, `read`, `close`, ...), it calls
+//!    [`Connection::poll_transmit`] until it returns `None`, sending each datagram, then reads
+//!    [`Connection::poll_event`] until `None`, then asks `poll_timeout` again.
+//!
+//! `poll_transmit` releases control packets first, then at most one data packet per call when
+//! the pacing schedule allows it at `now`; when data is waiting for its send time, `poll_timeout`
+//! returns that time. Nothing here reads a clock, owns a socket or uses a global RNG.
+//!
+//! # Layout
+//! `mod.rs` holds the state and the public API; [`handshake`](self) setup, `sender.rs` the
+//! sending half (ACK/NAK/EXP handling, pacing), `receiver.rs` the receiving half (loss
+//! detection, ACK/NAK generation, estimates), `transmit.rs` the encoding of queued control
+//! packets.
+//!
+//! Invariants: `link` is `Some` exactly from establishment on; the send buffer's head is the
+//! peer's last acknowledged sequence; every sequence in the sender's loss list was sent and is
+//! unacknowledged; every sequence in the receiver's loss list is after the last ACK sent... and
+//! before the largest received.
 
+mod config;
+mod event;
+mod handshake;
+mod rate_sampling;
+mod receiver;
+mod rtt;
+mod sender;
 pub mod stats;
+mod timers;
+mod transmit;
 
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rand_core::RngCore;
+
+use crate::buffer::{RecvBuffer, SendBuffer};
+use crate::cc::{CcContext, CongestionControl, CustomMessage};
+use crate::packet::{Ack, DropRequest, Handshake, Packet};
+use crate::seq::{AckNo, MsgNo, SeqNo, SocketId};
+use crate::time::Instant;
+
+pub use config::{Config, ConfigError, Mode};
+pub use event::{CloseReason, ConnError, Event};
 pub use stats::{Counters, InstantValues, Snapshot, Stats};
+
+use rate_sampling::{AckHistory, ArrivalEstimator};
+use rtt::RttEstimator;
+use timers::{Timer, TimerTable};
+
+/// The rate-control and ACK interval SYN (protocol notes §3).
+pub const SYN: Duration = Duration::from_millis(10);
+/// Minimum EXP interval unit (UDT4 `m_ullMinExpInt`).
+const MIN_EXP: Duration = Duration::from_millis(300);
+/// Light ACK every this many packets between full ACKs (UDT4 `m_iSelfClockInterval`).
+const LIGHT_ACK_EVERY: u32 = 64;
+
+/// How the connection was set up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// We connected to a listener.
+    Caller,
+    /// A listener accepted us.
+    Accepted,
+    /// Both sides connected to each other.
+    Rendezvous,
+}
+
+/// Connection state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Handshaking.
+    Connecting,
+    /// Data can flow.
+    Connected,
+    /// Ended.
+    Closed(CloseReason),
+}
+
+/// A control packet waiting to be sent.
+#[derive(Clone, Debug)]
+enum PendingControl {
+    Handshake { hs: Handshake, dst: SocketId },
+    KeepAlive,
+    Ack(Ack),
+    Nak(Vec<(SeqNo, SeqNo)>),
+    Ack2(AckNo),
+    Shutdown,
+    DropRequest(DropRequest),
+    Custom(CustomMessage),
+}
+
+/// Sending half, present once connected.
+#[derive(Debug)]
+struct Sender {
+    buf: SendBuffer,
+    loss: crate::loss_list::SendLossList,
+    /// Next sequence the peer expects (everything before it acknowledged).
+    last_ack: SeqNo,
+    /// Peer's advertised free buffer, packets.
+    flow_window: u32,
+    /// Earliest time the next data packet may leave.
+    next_send: Instant,
+    /// Peer-reported arrival rate and capacity, packets/s, smoothed.
+    peer_recv_rate: u32,
+    peer_bandwidth: u32,
+    /// Rate-correction sampling (thesis §2.3.2.4): start of the window, packets sent in it, and
+    /// whether the sender ran out of data in it.
+    sample_start: Instant,
+    sample_pkts: u32,
+    sample_idle: bool,
+    /// When the sender last had data and was not idle (for send_busy_us).
+    busy_since: Option<Instant>,
+}
+
+/// Receiving half, present once connected.
+#[derive(Debug)]
+struct Receiver {
+    buf: RecvBuffer,
+    loss: crate::loss_list::RecvLossList,
+    /// Largest sequence received.
+    largest: SeqNo,
+    /// Last sequence acknowledged by a full ACK.
+    last_ack_sent: SeqNo,
+    /// Largest ACK confirmed by an ACK2.
+    last_ack2: SeqNo,
+    last_ack_no: AckNo,
+    last_ack_time: Option<Instant>,
+    last_rates_time: Option<Instant>,
+    history: AckHistory,
+    arrivals: ArrivalEstimator,
+    pkts_since_ack: u32,
+    light_acks: u32,
+    /// Send an ACK even if nothing new arrived: the application freed buffer space.
+    window_update: bool,
+    /// Free packets advertised in the last full ACK.
+    advertised: u32,
+}
+
+/// Sender and receiver, created at establishment.
+#[derive(Debug)]
+struct Link {
+    tx: Sender,
+    rx: Receiver,
+}
+
+/// One UDT connection.
+pub struct Connection {
+    config: Config,
+    role: Role,
+    state: State,
+    local_id: SocketId,
+    peer_id: SocketId,
+    peer_addr: SocketAddr,
+    /// Sequence numbers we send with / the peer sends with.
+    local_isn: SeqNo,
+    peer_isn: SeqNo,
+    /// Negotiated MSS; payload per packet is MSS - 44.
+    mss: u32,
+    /// Peer's flow window from the handshake.
+    peer_flow_window: u32,
+    start: Instant,
+    rng: Box<dyn RngCore + Send>,
+    hs: handshake::HandshakeState,
+    timers: TimerTable,
+    control: VecDeque<PendingControl>,
+    events: VecDeque<Event>,
+    stats: Stats,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    exp_count: u32,
+    last_response: Instant,
+    link: Option<Link>,
+    /// The application called close; we are flushing (linger).
+    closing: bool,
+    /// The peer sent a shutdown: reads hit end of stream after the buffer drains.
+    peer_shutdown: bool,
+    /// Scratch space for encoding NAK bodies.
+    scratch: Vec<u8>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("role", &self.role)
+            .field("state", &self.state)
+            .field("local_id", &self.local_id)
+            .field("peer_id", &self.peer_id)
+            .field("peer_addr", &self.peer_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    fn new_common(
+        config: Config,
+        role: Role,
+        local_id: SocketId,
+        peer_addr: SocketAddr,
+        now: Instant,
+        mut rng: Box<dyn RngCore + Send>,
+    ) -> Result<Self, ConfigError> {
+        config.validate()?;
+        let isn = config.initial_seq.unwrap_or_else(|| SeqNo::new(rng.next_u32()));
+        let cc = config.cc.build();
+        Ok(Connection {
+            mss: config.mss,
+            peer_flow_window: config.flow_window,
+            config,
+            role,
+            state: State::Connecting,
+            local_id,
+            peer_id: SocketId(0),
+            peer_addr,
+            local_isn: isn,
+            peer_isn: isn,
+            start: now,
+            rng,
+            hs: handshake::HandshakeState::default(),
+            timers: TimerTable::default(),
+            control: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::new(now),
+            cc,
+            rtt: RttEstimator::default(),
+            exp_count: 1,
+            last_response: now,
+            link: None,
+            closing: false,
+            peer_shutdown: false,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Our socket id.
+    pub fn local_id(&self) -> SocketId {
+        self.local_id
+    }
+
+    /// The peer's socket id (0 until known).
+    pub fn peer_id(&self) -> SocketId {
+        self.peer_id
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer_addr
+    }
+
+    /// Current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// How the connection was set up.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Negotiated MSS.
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
+    /// Largest datagram `poll_transmit` can produce: the buffer it needs.
+    pub fn max_datagram_size(&self) -> usize {
+        self.config.mss.max(self.mss) as usize - crate::packet::IP_UDP_OVERHEAD
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The congestion control's name.
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+
+    // ----- inputs -----
+
+    /// A datagram from the peer arrived at `now`.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        let packet = match Packet::parse(bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::debug!(error = %e, "dropping malformed datagram");
+                self.stats.total.dropped_invalid += 1;
+                return;
+            }
+        };
+        if matches!(self.state, State::Closed(_)) {
+            return;
+        }
+        match packet {
+            Packet::Data(header, payload) => {
+                if self.state != State::Connected || header.dst != self.local_id {
+                    self.stats.total.dropped_invalid += 1;
+                    return;
+                }
+                self.note_response(now);
+                self.handle_data(now, &header, payload);
+            }
+            Packet::Control(ctrl) => {
+                use crate::packet::Control;
+                if let Control::Handshake(hs) = ctrl.body {
+                    if ctrl.dst != self.local_id && ctrl.dst != SocketId(0) {
+                        self.stats.total.dropped_invalid += 1;
+                        return;
+                    }
+                    self.handle_handshake(now, &hs);
+                    return;
+                }
+                if self.state != State::Connected || ctrl.dst != self.local_id {
+                    self.stats.total.dropped_invalid += 1;
+                    return;
+                }
+                self.note_response(now);
+                match ctrl.body {
+                    Control::Handshake(_) => {}
+                    Control::KeepAlive => {}
+                    Control::Ack(ack) => self.handle_ack(now, &ack),
+                    Control::Nak(list) => self.handle_nak(now, list),
+                    Control::CongestionWarning => {
+                        self.with_cc(now, |cc, ctx| cc.on_congestion_warning(ctx));
+                    }
+                    Control::Shutdown => self.handle_shutdown(),
+                    Control::Ack2(no) => self.handle_ack2(now, no),
+                    Control::DropRequest(req) => self.handle_drop_request(&req),
+                    Control::Error(code) => {
+                        tracing::info!(code, "peer signalled an error; closing");
+                        self.finish(CloseReason::PeerShutdown);
+                    }
+                    Control::UserDefined { subtype, info, data } => {
+                        let msg = CustomMessage { subtype, info, data: data.to_vec() };
+                        self.with_cc(now, |cc, ctx| cc.on_custom_message(ctx, &msg));
+                        self.drain_cc_messages();
+                    }
+                }
+            }
+        }
+    }
+
+    /// A deadline from `poll_timeout` passed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let due: Vec<Timer> = self.timers.due(now).collect();
+        for timer in due {
+            self.timers.stop(timer);
+            match timer {
+                Timer::HandshakeResend => self.on_handshake_resend(now),
+                Timer::ConnectDeadline => self.on_connect_deadline(),
+                Timer::Ack => self.on_ack_timer(now),
+                Timer::Nak => self.on_nak_timer(now),
+                Timer::Exp => self.on_exp_timer(now),
+                Timer::Linger => {
+                    if self.closing {
+                        self.send_shutdown_and_finish(CloseReason::LingerExpired);
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- outputs -----
+
+    /// The next datagram to send at `now`, written into `buf` (at least
+    /// [`max_datagram_size`](Self::max_datagram_size) bytes); returns its length.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        if let Some(n) = self.transmit_control(now, buf) {
+            return Some(n);
+        }
+        if self.state == State::Connected {
+            return self.transmit_data(now, buf);
+        }
+        None
+    }
+
+    /// When the driver must call `handle_timeout` (or `poll_transmit`, for paced data) next.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        let timers = self.timers.next();
+        let data = if self.state == State::Connected { self.next_data_time() } else { None };
+        match (timers, data) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The next event for the application.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ----- application -----
+
+    /// Queue stream bytes; returns how many were taken.
+    pub fn write(&mut self, data: &[u8]) -> Result<usize, ConnError> {
+        self.check_writable(Mode::Stream)?;
+        let tx = &mut self.link.as_mut().ok_or(ConnError::NotConnected)?.tx;
+        let n = tx.buf.write_stream(data);
+        if n == 0 && !data.is_empty() {
+            return Err(ConnError::WouldBlock);
+        }
+        Ok(n)
+    }
+
+    /// Queue one message (message mode): delivered whole or not at all; dropped by the sender
+    /// if not delivered within `ttl`; `in_order` makes the receiver deliver it after every
+    /// earlier message.
+    pub fn send_msg(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        ttl: Option<Duration>,
+        in_order: bool,
+    ) -> Result<MsgNo, ConnError> {
+        self.check_writable(Mode::Message)?;
+        let tx = &mut self.link.as_mut().ok_or(ConnError::NotConnected)?.tx;
+        Ok(tx.buf.write_message(data, ttl, in_order, now)?)
+    }
+
+    /// Read stream bytes. `Ok(0)` only at end of stream (the peer shut down and everything was
+    /// read); `Err(WouldBlock)` when nothing is ready yet.
+    pub fn read(&mut self, out: &mut [u8]) -> Result<usize, ConnError> {
+        if self.config.mode != Mode::Stream {
+            return Err(ConnError::WrongMode);
+        }
+        let Some(link) = self.link.as_mut() else {
+            return Err(self.not_open_error());
+        };
+        let n = link.rx.buf.read_stream(out);
+        if n > 0 || out.is_empty() {
+            self.after_read();
+            return Ok(n);
+        }
+        self.empty_read_result()
+    }
+
+    /// Read one whole message into `out`.
+    pub fn recv_msg(&mut self, out: &mut [u8]) -> Result<usize, ConnError> {
+        if self.config.mode != Mode::Message {
+            return Err(ConnError::WrongMode);
+        }
+        let Some(link) = self.link.as_mut() else {
+            return Err(self.not_open_error());
+        };
+        match link.rx.buf.read_message(out) {
+            Some(Ok(n)) => {
+                self.after_read();
+                Ok(n)
+            }
+            Some(Err(crate::buffer::RecvMsgError::BufferTooSmall { len, cap })) => {
+                Err(ConnError::BufferTooSmall { len, cap })
+            }
+            None => self.empty_read_result(),
+        }
+    }
+
+    /// Bytes a stream read would return now.
+    pub fn readable_bytes(&self) -> usize {
+        self.link.as_ref().map_or(0, |l| l.rx.buf.readable_bytes())
+    }
+
+    /// Bytes a stream write would take now.
+    pub fn writable_bytes(&self) -> usize {
+        match (&self.link, self.state) {
+            (Some(l), State::Connected) if !self.closing => l.tx.buf.free_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// Everything written has been acknowledged by the peer.
+    pub fn is_flushed(&self) -> bool {
+        self.link.as_ref().is_none_or(|l| l.tx.buf.is_empty())
+    }
+
+    /// Close: linger until the send buffer is acknowledged (at most `config.linger`), then send
+    /// a shutdown. Unsent data is dropped when linger is off.
+    pub fn close(&mut self, now: Instant) {
+        match self.state {
+            State::Closed(_) => {}
+            State::Connecting => self.finish(CloseReason::Local),
+            State::Connected => {
+                if self.closing {
+                    return;
+                }
+                self.closing = true;
+                match self.config.linger {
+                    Some(linger) if !self.is_flushed() => self.timers.set(Timer::Linger, now + linger),
+                    _ => self.send_shutdown_and_finish(CloseReason::Local),
+                }
+            }
+        }
+    }
+
+    /// Perfmon reading (UDT4 `perfmon`); `clear` starts a new interval.
+    pub fn stats(&mut self, now: Instant, clear: bool) -> Snapshot {
+        let payload = Config::payload_size(self.mss) as u64;
+        let mut values = InstantValues {
+            send_period_us: self.cc.send_period().as_secs_f64() * 1e6,
+            congestion_window: self.cc.congestion_window(),
+            rtt_us: self.rtt.rtt_us(),
+            rtt_var_us: self.rtt.var_us(),
+            ..InstantValues::default()
+        };
+        if let Some(l) = &self.link {
+            values.flow_window = l.tx.flow_window;
+            values.flight = l.tx.buf.unacked_packets() as u32;
+            values.bandwidth_pkts = l.tx.peer_bandwidth;
+            values.recv_rate_pkts = l.tx.peer_recv_rate;
+            values.send_buf_free_bytes = l.tx.buf.free_bytes() as u64;
+            values.recv_buf_free_bytes = l.rx.buf.free_packets() as u64 * payload;
+        }
+        self.stats.snapshot(now, values, clear)
+    }
+
+    /// Running totals without starting a new interval.
+    pub fn counters(&self) -> &Counters {
+        &self.stats.total
+    }
+
+    // ----- shared helpers -----
+
+    fn check_writable(&self, mode: Mode) -> Result<(), ConnError> {
+        if self.config.mode != mode {
+            return Err(ConnError::WrongMode);
+        }
+        match self.state {
+            State::Connecting => Err(ConnError::NotConnected),
+            State::Closed(r) => Err(ConnError::Closed(r)),
+            State::Connected if self.closing => Err(ConnError::Closed(CloseReason::Local)),
+            State::Connected => Ok(()),
+        }
+    }
+
+    fn not_open_error(&self) -> ConnError {
+        match self.state {
+            State::Closed(r) => ConnError::Closed(r),
+            _ => ConnError::NotConnected,
+        }
+    }
+
+    fn empty_read_result(&self) -> Result<usize, ConnError> {
+        match self.state {
+            _ if self.peer_shutdown => Ok(0),
+            State::Closed(CloseReason::Local) | State::Closed(CloseReason::LingerExpired) => Ok(0),
+            State::Closed(r) => Err(ConnError::Closed(r)),
+            State::Connecting => Err(ConnError::NotConnected),
+            State::Connected => Err(ConnError::WouldBlock),
+        }
+    }
+
+    /// Any packet from the peer: reset the EXP count (UDT4 `m_iEXPCount = 1`).
+    fn note_response(&mut self, now: Instant) {
+        self.exp_count = 1;
+        self.last_response = now;
+        if self.state == State::Connected {
+            self.arm_exp();
+        }
+    }
+
+    /// EXP interval (protocol notes §3): count x (RTT + 4 RTTVar) + SYN, at least count x 300 ms;
+    /// a congestion control's RTO replaces it without back-off.
+    fn exp_interval(&self) -> Duration {
+        if let Some(rto) = self.cc.rto() {
+            return rto;
+        }
+        let count = self.exp_count;
+        let base = self.rtt.rto_base() * count + SYN;
+        base.max(MIN_EXP * count)
+    }
+
+    fn arm_exp(&mut self) {
+        let at = self.last_response + self.exp_interval();
+        self.timers.set(Timer::Exp, at);
+    }
+
+    /// Run a congestion-control callback with a fresh context.
+    fn with_cc<R>(
+        &mut self,
+        now: Instant,
+        f: impl FnOnce(&mut dyn CongestionControl, &mut CcContext<'_>) -> R,
+    ) -> R {
+        let (recv_rate, bandwidth, snd_curr_seq, last_ack, flight, measured) = match &self.link {
+            Some(l) => (
+                l.tx.peer_recv_rate,
+                l.tx.peer_bandwidth,
+                l.tx.buf.next_seq().prev(),
+                l.tx.last_ack,
+                l.tx.buf.unacked_packets() as u32,
+                sender::measured_period(&l.tx, now),
+            ),
+            None => (0, 0, self.local_isn.prev(), self.local_isn, 0, None),
+        };
+        let mut ctx = CcContext {
+            now,
+            mss: self.mss,
+            payload_size: Config::payload_size(self.mss) as u32,
+            syn_interval: SYN,
+            rtt: self.rtt.rtt(),
+            rtt_var: self.rtt.var(),
+            recv_rate,
+            bandwidth,
+            snd_curr_seq,
+            last_ack,
+            max_window: self.peer_flow_window,
+            flight,
+            measured_send_period: measured,
+            stats: &self.stats,
+            rng: &mut *self.rng,
+        };
+        f(&mut *self.cc, &mut ctx)
+    }
+
+    /// Queue the congestion control's custom messages.
+    fn drain_cc_messages(&mut self) {
+        while let Some(m) = self.cc.poll_custom_message() {
+            self.control.push_back(PendingControl::Custom(m));
+        }
+    }
+
+    fn handle_shutdown(&mut self) {
+        self.peer_shutdown = true;
+        self.finish(CloseReason::PeerShutdown);
+    }
+
+    fn send_shutdown_and_finish(&mut self, reason: CloseReason) {
+        self.control.push_back(PendingControl::Shutdown);
+        self.finish(reason);
+    }
+
+    /// Enter `Closed(reason)`: stop every timer, tell the application. Queued control packets
+    /// (a final shutdown) still go out through `poll_transmit`.
+    fn finish(&mut self, reason: CloseReason) {
+        if matches!(self.state, State::Closed(_)) {
+            return;
+        }
+        if self.state == State::Connected {
+            let now = self.last_response;
+            self.with_cc(now, |cc, ctx| cc.close(ctx));
+        }
+        self.state = State::Closed(reason);
+        self.timers.clear();
+        self.control.retain(|c| matches!(c, PendingControl::Shutdown));
+        self.events.push_back(Event::Closed(reason));
+    }
+}

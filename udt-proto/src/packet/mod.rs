@@ -8,8 +8,12 @@
 //!   [`ack`], [`nak`], [`drop_request`].
 //!
 //! Invariants: `parse` never panics on any input and returns a [`ParseError`] naming what is
-//! wrong; `emit` writes into a caller's buffer, returns the number of bytes written, and for every
-//! value produced by `parse` re-emits the same bytes. All 32-bit words are big-endian.
+//! wrong; `emit` writes into a caller's buffer (never allocating), returns the number of bytes
+//! written, and parsing what it wrote gives back the same value. Every packet UDT4 4.11 sends
+//! re-emits byte-exact; `parse` is lenient in a few documented places where 4.11 ignores bits
+//! (reserved bits and unused additional-info words of control packets, padding bodies, trailing
+//! bytes after a fixed-size body; see [`control`]), and those are written back in canonical form.
+//! All 32-bit words are big-endian (protocol notes §1).
 
 pub mod ack;
 pub mod control;
@@ -18,10 +22,10 @@ pub mod drop_request;
 pub mod handshake;
 pub mod nak;
 
-pub use ack::{Ack, AckInfo, AckRates};
+pub use ack::{Ack, AckInfo, AckRates, FULL_ACK_BODY_LEN, FULL_ACK_WITH_RATES_BODY_LEN, LIGHT_ACK_BODY_LEN};
 pub use control::{Control, ControlPacket, ControlType};
 pub use data::{Boundary, DataHeader, DataView, DATA_HEADER_LEN};
-pub use drop_request::DropRequest;
+pub use drop_request::{DropRequest, DROP_REQUEST_BODY_LEN};
 pub use handshake::{Handshake, RequestType, SocketType, HANDSHAKE_BODY_LEN};
 pub use nak::{LossEntry, NakList};
 
@@ -62,6 +66,14 @@ impl<'a> Packet<'a> {
     pub fn peek_destination(bytes: &[u8]) -> Option<crate::SocketId> {
         let w = bytes.get(12..16)?;
         Some(crate::SocketId(u32::from_be_bytes([w[0], w[1], w[2], w[3]])))
+    }
+
+    /// Bytes `emit` will write.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            Packet::Data(_, payload) => DATA_HEADER_LEN + payload.len(),
+            Packet::Control(c) => c.encoded_len(),
+        }
     }
 
     /// Write the packet into `buf`; returns the bytes written.
@@ -105,6 +117,12 @@ pub enum ParseError {
         /// The body length found.
         len: usize,
     },
+    /// A control packet handed to a data parser, or a data packet to a control parser.
+    #[error("not a {expected} packet")]
+    WrongKind {
+        /// The kind the parser expected ("data" or "control").
+        expected: &'static str,
+    },
     /// A NAK whose last word starts a range with no end word.
     #[error("NAK range start without an end word")]
     UnterminatedRange,
@@ -135,4 +153,56 @@ pub(crate) fn word(bytes: &[u8], i: usize) -> u32 {
 /// Write big-endian word `i` (0-based) of `buf`; callers have checked the length.
 pub(crate) fn put_word(buf: &mut [u8], i: usize, v: u32) {
     buf[i * 4..i * 4 + 4].copy_from_slice(&v.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seq::{MsgNo, SeqNo, SocketId};
+
+    #[test]
+    fn dispatches_on_bit_31() {
+        let mut buf = [0xa5u8; 64];
+        let data = Packet::Data(
+            DataHeader {
+                seq: SeqNo::new(5),
+                boundary: Boundary::Solo,
+                in_order: true,
+                msg: MsgNo::new(9),
+                timestamp: 77,
+                dst: SocketId(0x0102_0304),
+            },
+            b"hi",
+        );
+        let n = data.emit(&mut buf).unwrap();
+        assert_eq!(n, data.encoded_len());
+        assert_eq!(Packet::parse(&buf[..n]), Ok(data));
+        assert_eq!(Packet::peek_destination(&buf[..n]), Some(SocketId(0x0102_0304)));
+
+        let ctl = Packet::Control(ControlPacket { timestamp: 1, dst: SocketId(2), body: Control::Shutdown });
+        let n = ctl.emit(&mut buf).unwrap();
+        assert_eq!((n, ctl.encoded_len()), (20, 20));
+        assert_eq!(Packet::parse(&buf[..n]), Ok(ctl));
+        assert_eq!(Packet::peek_destination(&buf[..n]), Some(SocketId(2)));
+    }
+
+    #[test]
+    fn short_datagrams_are_errors() {
+        let bytes = [0x80u8; 16];
+        for len in 0..HEADER_LEN {
+            assert_eq!(
+                Packet::parse(&bytes[..len]),
+                Err(ParseError::Truncated { what: "header", need: 16, got: len })
+            );
+            assert_eq!(Packet::peek_destination(&bytes[..len]), None);
+        }
+    }
+
+    #[test]
+    fn words_are_big_endian() {
+        let mut buf = [0xa5u8; 8];
+        put_word(&mut buf, 1, 0x0102_0304);
+        assert_eq!(buf, [0xa5, 0xa5, 0xa5, 0xa5, 1, 2, 3, 4]);
+        assert_eq!(word(&buf, 1), 0x0102_0304);
+    }
 }

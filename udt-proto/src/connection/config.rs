@@ -1,0 +1,133 @@
+//! Per-connection configuration (UDT4 socket options, protocol notes §9) and its validation.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cc::{CcFactory, NativeFactory};
+use crate::packet::{HEADER_LEN, IP_UDP_OVERHEAD, MAX_MSS, MIN_MSS};
+
+/// Stream (byte stream) or datagram (messages) socket, as negotiated in the handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `SOCK_STREAM`: handshake socket type 1.
+    Stream,
+    /// `SOCK_DGRAM`: handshake socket type 2.
+    Message,
+}
+
+/// Options of one connection.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Stream or message mode; both sides must agree.
+    pub mode: Mode,
+    /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
+    pub mss: u32,
+    /// Flow-control limit in packets (UDT4 `UDT_FC`, default 25600).
+    pub flow_window: u32,
+    /// Send buffer in packets (UDT4 default 8192).
+    pub send_buffer_pkts: u32,
+    /// Receive buffer in packets (UDT4 default 8192).
+    pub recv_buffer_pkts: u32,
+    /// On close, keep sending buffered data for at most this long (UDT4: 180 s; ours: 30 s,
+    /// see docs/deviations.md). `None` closes at once, dropping unsent data.
+    pub linger: Option<Duration>,
+    /// Give up a regular connect after this long (UDT4: 3 s).
+    pub connect_timeout: Duration,
+    /// Give up a rendezvous connect after this long (UDT4: 30 s).
+    pub rendezvous_timeout: Duration,
+    /// Interval between handshake resends (UDT4: 250 ms).
+    pub handshake_resend: Duration,
+    /// Congestion control factory (default: the UDT native algorithm).
+    pub cc: Arc<dyn CcFactory>,
+    /// Upper bound on the sending rate in bytes/s of UDT packets (UDT4 `UDT_MAXBW`).
+    pub max_bandwidth: Option<u64>,
+    /// Re-report missing packets after an increasing interval (thesis §2.2.3; UDT4 4.9+ removed
+    /// it). Default on.
+    pub periodic_nak: bool,
+    /// How far a late sender may catch up on its pacing schedule, as time.
+    pub max_pacing_debt: Duration,
+    /// Initial sequence number to send with; `None` (the default) draws it from the RNG.
+    /// Fixed values serve tests (e.g. a transfer across the 2^31 wrap) and replays.
+    pub initial_seq: Option<crate::seq::SeqNo>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mode: Mode::Stream,
+            mss: 1500,
+            flow_window: 25_600,
+            send_buffer_pkts: 8192,
+            recv_buffer_pkts: 8192,
+            linger: Some(Duration::from_secs(30)),
+            connect_timeout: Duration::from_secs(3),
+            rendezvous_timeout: Duration::from_secs(30),
+            handshake_resend: Duration::from_millis(250),
+            cc: Arc::new(NativeFactory::default()),
+            max_bandwidth: None,
+            periodic_nak: true,
+            max_pacing_debt: Duration::from_millis(1),
+            initial_seq: None,
+        }
+    }
+}
+
+/// A configuration value out of range.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// MSS outside [76, 65535].
+    #[error("MSS {0} is outside [{MIN_MSS}, {MAX_MSS}]")]
+    Mss(u32),
+    /// A window or buffer of fewer than 32 packets (UDT4's minimum buffer is 32).
+    #[error("{what} of {value} packets is below the minimum of 32")]
+    TooSmall {
+        /// Which option.
+        what: &'static str,
+        /// Its value.
+        value: u32,
+    },
+    /// A buffer so large its memory would not be addressable.
+    #[error("{what} of {value} packets is too large")]
+    TooLarge {
+        /// Which option.
+        what: &'static str,
+        /// Its value.
+        value: u32,
+    },
+    /// Zero max bandwidth.
+    #[error("max bandwidth must be positive")]
+    ZeroBandwidth,
+}
+
+/// Largest buffer in packets we accept (8 GiB of 1456-byte payloads would be absurd).
+const MAX_BUFFER_PKTS: u32 = 1 << 22;
+
+impl Config {
+    /// Check every option.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(MIN_MSS..=MAX_MSS).contains(&self.mss) {
+            return Err(ConfigError::Mss(self.mss));
+        }
+        for (what, value) in [
+            ("flow window", self.flow_window),
+            ("send buffer", self.send_buffer_pkts),
+            ("receive buffer", self.recv_buffer_pkts),
+        ] {
+            if value < 32 {
+                return Err(ConfigError::TooSmall { what, value });
+            }
+            if value > MAX_BUFFER_PKTS && what != "flow window" {
+                return Err(ConfigError::TooLarge { what, value });
+            }
+        }
+        if self.max_bandwidth == Some(0) {
+            return Err(ConfigError::ZeroBandwidth);
+        }
+        Ok(())
+    }
+
+    /// Payload bytes per data packet for an MSS: MSS - 28 (IP, UDP) - 16 (UDT header).
+    pub fn payload_size(mss: u32) -> usize {
+        mss as usize - IP_UDP_OVERHEAD - HEADER_LEN
+    }
+}

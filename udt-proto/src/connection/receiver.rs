@@ -1,0 +1,224 @@
+//! The receiving half (thesis §2.2.3, §2.2.6 Fig. 2-5; protocol notes §1, §3, §6): placement of
+//! arriving data, loss detection with an immediate NAK, periodic re-reports, full ACKs every SYN
+//! and light ACKs every 64 packets, ACK2 and RTT, drop requests, flow-window accounting.
+//!
+//! The ACK number is the first missing sequence, or the largest received + 1. A full ACK is not
+//! sent when that number was already confirmed by an ACK2, or equals the last one sent less than
+//! RTT + 4 RTTVar ago (UDT4), unless the application freed receive buffer space the peer does not
+//! know about (a window update, so a sender blocked by a full buffer restarts at once).
+//! Data becomes readable as soon as it is contiguous (UDT4 waits for the next full ACK;
+//! docs/deviations.md).
+
+use std::time::Duration;
+
+use super::{Connection, PendingControl, Timer, LIGHT_ACK_EVERY, SYN};
+use crate::buffer::InsertOutcome;
+use crate::packet::{Ack, AckInfo, AckRates, DataHeader, DropRequest};
+use crate::seq::{AckNo, SeqNo};
+use crate::time::Instant;
+
+/// Most NAK ranges re-reported in one NAK timer tick.
+const MAX_REREPORT_RANGES: usize = 1024;
+
+impl Connection {
+    /// A data packet for us arrived.
+    pub(super) fn handle_data(&mut self, now: Instant, header: &DataHeader, payload: &[u8]) {
+        let payload_size = super::Config::payload_size(self.mss);
+        if payload.is_empty() || payload.len() > payload_size {
+            self.stats.total.dropped_invalid += 1;
+            return;
+        }
+        let Some(link) = self.link.as_mut() else { return };
+        let rx = &mut link.rx;
+        self.stats.total.pkts_recv += 1;
+        rx.arrivals.on_arrival(header.seq, now);
+        let seq = header.seq;
+        match rx.buf.insert(header, payload) {
+            InsertOutcome::Stored => self.stats.total.bytes_recv += payload.len() as u64,
+            InsertOutcome::Duplicate => {
+                self.stats.total.dup_recv += 1;
+                return;
+            }
+            InsertOutcome::BeyondCapacity => {
+                self.stats.total.dropped_no_room += 1;
+                return;
+            }
+        }
+        // Loss detection on arrival (thesis Fig. 2-5 step 4).
+        let expected = rx.largest.next();
+        if seq.is_after(expected) {
+            let (first, last) = (expected, seq.prev());
+            let added = rx.loss.insert(first, last, now);
+            self.stats.total.rcv_loss += added as u64;
+            rx.largest = seq;
+            self.queue_nak(&[(first, last)]);
+            if self.config.periodic_nak && self.timers.get(Timer::Nak).is_none() {
+                self.timers.set(Timer::Nak, now + self.nak_interval());
+            }
+        } else if seq.is_after(rx.largest) {
+            rx.largest = seq;
+        } else {
+            rx.loss.remove(seq);
+        }
+        let Some(link) = self.link.as_mut() else { return };
+        let rx = &mut link.rx;
+        rx.pkts_since_ack += 1;
+        let ack_interval = self.cc.ack_interval();
+        let full_now = ack_interval.is_some_and(|n| n > 0 && rx.pkts_since_ack >= n)
+            || payload.len() < payload_size;
+        if full_now {
+            self.send_full_ack(now);
+        } else if rx.pkts_since_ack >= LIGHT_ACK_EVERY * rx.light_acks {
+            self.send_light_ack();
+        }
+        if self.timers.get(Timer::Ack).is_none() {
+            self.timers.set(Timer::Ack, now + self.ack_period());
+        }
+        self.with_cc(now, |cc, ctx| cc.on_packet_received(ctx, seq));
+    }
+
+    /// ACK2 for one of our full ACKs: an RTT sample (protocol notes §1).
+    pub(super) fn handle_ack2(&mut self, now: Instant, ack_no: AckNo) {
+        let Some(link) = self.link.as_mut() else { return };
+        let rx = &mut link.rx;
+        self.stats.total.ack2_recv += 1;
+        let Some((seq, sent)) = rx.history.acknowledge(ack_no) else {
+            return; // unknown or too old: ignore
+        };
+        if seq.is_after(rx.last_ack2) {
+            rx.last_ack2 = seq;
+        }
+        let sample = (now - sent).as_micros() as u64;
+        self.rtt.update(sample.max(1));
+    }
+
+    /// The sender dropped an expired message: resolve its numbers (protocol notes §1 type 7).
+    pub(super) fn handle_drop_request(&mut self, req: &DropRequest) {
+        let Some(link) = self.link.as_mut() else { return };
+        let rx = &mut link.rx;
+        self.stats.total.drop_requests_recv += 1;
+        let last = req.end_exclusive.prev();
+        let span = req.end_exclusive.diff(req.first);
+        // A range that is inverted or wider than the receive buffer is hostile.
+        if span <= 0 || span as usize > rx.buf.capacity() {
+            self.stats.total.dropped_invalid += 1;
+            return;
+        }
+        rx.buf.drop_range(req.first, req.end_exclusive);
+        rx.loss.remove_range(req.first, last);
+        if last.is_after(rx.largest) {
+            rx.largest = last;
+        }
+    }
+
+    /// The application read data: if that freed much buffer the peer does not know about, send
+    /// a window update soon.
+    pub(super) fn after_read(&mut self) {
+        let Some(link) = self.link.as_mut() else { return };
+        let rx = &mut link.rx;
+        let free = rx.buf.free_packets() as u32;
+        let cap = rx.buf.capacity() as u32;
+        if rx.advertised < cap / 2 && free >= cap / 2 {
+            rx.window_update = true;
+            self.timers.set(Timer::Ack, Instant::ZERO);
+        }
+    }
+
+    /// ACK timer: a full ACK if something new arrived; stop when there is nothing to do.
+    pub(super) fn on_ack_timer(&mut self, now: Instant) {
+        let sent = self.send_full_ack(now);
+        let pending = self.link.as_ref().is_some_and(|l| l.rx.pkts_since_ack > 0 || !l.rx.loss.is_empty());
+        if sent || pending {
+            self.timers.set(Timer::Ack, now + self.ack_period());
+        }
+    }
+
+    /// NAK timer: re-report missing packets after an increasing interval (thesis §2.2.3).
+    pub(super) fn on_nak_timer(&mut self, now: Instant) {
+        let interval = self.nak_interval();
+        let Some(link) = self.link.as_mut() else { return };
+        if link.rx.loss.is_empty() {
+            return;
+        }
+        let mut due = Vec::new();
+        link.rx.loss.collect_due(now, interval, MAX_REREPORT_RANGES, &mut due);
+        if !due.is_empty() {
+            self.queue_nak(&due);
+        }
+        self.timers.set(Timer::Nak, now + interval.max(SYN));
+    }
+
+    fn ack_period(&self) -> Duration {
+        self.cc.ack_period().map_or(SYN, |p| p.min(SYN))
+    }
+
+    fn nak_interval(&self) -> Duration {
+        self.rtt.rto_base().max(SYN)
+    }
+
+    /// The sequence a full or light ACK would carry now.
+    fn ack_point(&self) -> Option<SeqNo> {
+        let rx = &self.link.as_ref()?.rx;
+        Some(rx.loss.first().unwrap_or(rx.largest.next()))
+    }
+
+    /// Send a full ACK if the rules allow; true if one was queued.
+    fn send_full_ack(&mut self, now: Instant) -> bool {
+        let Some(ack) = self.ack_point() else { return false };
+        let rto_base = self.rtt.rto_base();
+        let (rtt_us, var_us) = (self.rtt.rtt_us(), self.rtt.var_us());
+        let Some(link) = self.link.as_mut() else { return false };
+        let rx = &mut link.rx;
+        let update = std::mem::take(&mut rx.window_update);
+        if !update {
+            if ack == rx.last_ack2 {
+                rx.pkts_since_ack = 0;
+                return false;
+            }
+            let recent = rx.last_ack_time.is_some_and(|t| now - t < rto_base);
+            if ack == rx.last_ack_sent && recent {
+                return false;
+            }
+        }
+        if ack.is_after(rx.last_ack_sent) {
+            rx.last_ack_sent = ack;
+        }
+        rx.last_ack_no = rx.last_ack_no.next();
+        let avail = (rx.buf.free_packets() as u32).max(2);
+        rx.advertised = avail;
+        let rates = if rx.last_rates_time.is_none_or(|t| now - t > SYN) {
+            rx.last_rates_time = Some(now);
+            Some(AckRates { recv_rate: rx.arrivals.arrival_rate(), capacity: rx.arrivals.capacity() })
+        } else {
+            None
+        };
+        let info = AckInfo {
+            rtt_us: rtt_us.min(u32::MAX as u64) as u32,
+            rtt_var_us: var_us.min(u32::MAX as u64) as u32,
+            avail_buf_pkts: avail,
+            rates,
+        };
+        rx.history.push(rx.last_ack_no, ack, now);
+        rx.last_ack_time = Some(now);
+        rx.pkts_since_ack = 0;
+        rx.light_acks = 1;
+        let packet = Ack { ack_no: rx.last_ack_no, next_expected: ack, info: Some(info) };
+        self.control.push_back(PendingControl::Ack(packet));
+        self.stats.total.acks_sent += 1;
+        true
+    }
+
+    /// Light ACK: the sequence only, no ACK2 expected (protocol notes §1).
+    fn send_light_ack(&mut self) {
+        let Some(ack) = self.ack_point() else { return };
+        let Some(link) = self.link.as_mut() else { return };
+        let rx = &mut link.rx;
+        rx.light_acks += 1;
+        if !ack.is_after(rx.last_ack_sent) {
+            return;
+        }
+        let packet = Ack { ack_no: AckNo::new(0), next_expected: ack, info: None };
+        self.control.push_back(PendingControl::Ack(packet));
+        self.stats.total.acks_sent += 1;
+    }
+}

@@ -1,0 +1,310 @@
+//! The sending half (thesis §2.2.6 Fig. 2-4; protocol notes §3-4): ACK, NAK and drop handling,
+//! the EXP timer, and the choice and pacing of data packets.
+//!
+//! Order of sending: retransmissions from the loss list first, then new data while the packets
+//! in flight stay under min(flow window, congestion window). Pacing: the next packet may leave
+//! one packet-sending period after the previous one, except that the packet after one with
+//! `seq & 0xF == 0` leaves at once (the packet pair for the receiver's capacity estimate). A late
+//! sender catches up by at most `Config::max_pacing_debt`.
+
+use std::time::Duration;
+
+use super::{CloseReason, Connection, PendingControl, Sender, State, SYN};
+use crate::buffer::Lookup;
+use crate::packet::{Ack, Boundary, DataHeader, DropRequest, LossEntry, NakList, DATA_HEADER_LEN};
+use crate::seq::SeqNo;
+use crate::time::Instant;
+
+/// Average interval between data packets over the current sample, if the sender was busy
+/// throughout it (thesis §2.3.2.4).
+pub(super) fn measured_period(tx: &Sender, now: Instant) -> Option<Duration> {
+    if tx.sample_idle || tx.sample_pkts < 2 {
+        return None;
+    }
+    Some((now - tx.sample_start) / tx.sample_pkts)
+}
+
+impl Connection {
+    /// ACK from the peer's receiver (full or light).
+    pub(super) fn handle_ack(&mut self, now: Instant, ack: &Ack) {
+        let Some(link) = self.link.as_mut() else { return };
+        let tx = &mut link.tx;
+        self.stats.total.acks_recv += 1;
+        // protocol notes §4: an ACK beyond what was sent is a protocol violation: drop it.
+        if ack.next_expected.is_after(tx.buf.next_seq()) {
+            self.stats.total.dropped_invalid += 1;
+            return;
+        }
+        if let Some(info) = ack.info {
+            // Every full ACK is confirmed with ACK2 at once (thesis §2.2.3).
+            self.control.push_back(PendingControl::Ack2(ack.ack_no));
+            self.stats.total.ack2_sent += 1;
+            if !ack.next_expected.is_before(tx.last_ack) {
+                // A repeated ACK still carries a fresh window (UDT4 processCtrl case 2).
+                tx.flow_window = info.avail_buf_pkts.max(2);
+            }
+            if !ack.next_expected.is_after(tx.last_ack) {
+                return; // repeated: no RTT, rate or congestion-control update (UDT4)
+            }
+            // UDT4: the sender adopts the receiver's RTT with the same smoothing.
+            self.rtt.update(info.rtt_us as u64);
+            if let Some(rates) = info.rates {
+                // protocol notes §1: smoothed as (7 old + new) / 8.
+                tx.peer_recv_rate = smooth(tx.peer_recv_rate, rates.recv_rate);
+                tx.peer_bandwidth = smooth(tx.peer_bandwidth, rates.capacity);
+            }
+        } else if ack.next_expected.is_after(tx.last_ack) {
+            // A light ACK shrinks the flow window by what it acknowledges (UDT4).
+            let n = ack.next_expected.diff(tx.last_ack) as u32;
+            tx.flow_window = tx.flow_window.saturating_sub(n).max(2);
+        } else {
+            return;
+        }
+        tx.last_ack = ack.next_expected;
+        tx.buf.acknowledge(ack.next_expected);
+        tx.loss.remove_before(ack.next_expected);
+        let acked = tx.last_ack;
+        self.with_cc(now, |cc, ctx| cc.on_ack(ctx, acked));
+        self.restart_rate_sample(now);
+        self.drain_cc_messages();
+        if self.closing && self.is_flushed() {
+            self.send_shutdown_and_finish(CloseReason::Local);
+        }
+    }
+
+    /// NAK from the peer's receiver: validate every entry, queue the retransmissions.
+    pub(super) fn handle_nak(&mut self, now: Instant, list: NakList<'_>) {
+        let Some(link) = self.link.as_mut() else { return };
+        let tx = &mut link.tx;
+        self.stats.total.naks_recv += 1;
+        let largest_sent = tx.buf.next_seq().prev();
+        let mut ranges: Vec<(SeqNo, SeqNo)> = Vec::new();
+        for entry in list.iter() {
+            let (start, end) = entry.bounds();
+            // Inverted ranges and numbers never sent: drop the whole report (UDT4 breaks the
+            // connection; we prefer to drop and count, docs/deviations.md).
+            if start.is_after(end) || end.is_after(largest_sent) {
+                self.stats.total.dropped_invalid += 1;
+                return;
+            }
+            if end.is_before(tx.last_ack) {
+                continue; // already acknowledged
+            }
+            let start = start.max_wrapping(tx.last_ack);
+            ranges.push((start, end));
+        }
+        if ranges.is_empty() {
+            return;
+        }
+        for &(s, e) in &ranges {
+            let added = tx.loss.insert(s, e);
+            self.stats.total.snd_loss += added as u64;
+        }
+        self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
+        self.apply_pause(now);
+        self.restart_rate_sample(now);
+        self.drain_cc_messages();
+    }
+
+    /// The EXP timer: retransmit everything unacknowledged, or send a keep-alive; declare the
+    /// peer lost after UDT4's limit (protocol notes §3).
+    pub(super) fn on_exp_timer(&mut self, now: Instant) {
+        if self.state != State::Connected {
+            return;
+        }
+        if self.exp_count > 16 && now - self.last_response > Duration::from_secs(5) {
+            tracing::info!(peer = ?self.peer_addr, "peer silent: connection lost");
+            self.finish(CloseReason::ConnectionLost);
+            return;
+        }
+        let Some(link) = self.link.as_mut() else { return };
+        let tx = &mut link.tx;
+        if tx.buf.unacked_packets() > 0 {
+            if tx.loss.is_empty() {
+                let added = tx.loss.insert(tx.last_ack, tx.buf.next_seq().prev());
+                self.stats.total.snd_loss += added as u64;
+            }
+            self.stats.total.timeouts += 1;
+            self.with_cc(now, |cc, ctx| cc.on_timeout(ctx));
+            self.drain_cc_messages();
+        } else {
+            self.control.push_back(PendingControl::KeepAlive);
+        }
+        self.exp_count += 1;
+        self.last_response = now;
+        self.arm_exp();
+    }
+
+    fn apply_pause(&mut self, now: Instant) {
+        if let Some(pause) = self.cc.take_pause() {
+            if let Some(link) = self.link.as_mut() {
+                link.tx.next_send = link.tx.next_send.max(now + pause);
+            }
+        }
+    }
+
+    fn restart_rate_sample(&mut self, now: Instant) {
+        if let Some(link) = self.link.as_mut() {
+            let tx = &mut link.tx;
+            if now - tx.sample_start >= SYN {
+                tx.sample_start = now;
+                tx.sample_pkts = 0;
+                tx.sample_idle = false;
+            }
+        }
+    }
+
+    /// Packet-sending period now: the congestion control's, bounded by max bandwidth.
+    fn send_period(&self) -> Duration {
+        let period = self.cc.send_period();
+        match self.config.max_bandwidth {
+            Some(bw) => {
+                let min = Duration::from_secs_f64((self.mss as f64) / bw as f64);
+                period.max(min)
+            }
+            None => period,
+        }
+    }
+
+    /// Packets the window allows in flight: min(flow window, congestion window).
+    fn window(&self, tx: &Sender) -> usize {
+        let cwnd = self.cc.congestion_window();
+        let cwnd = if cwnd.is_finite() && cwnd >= 1.0 { cwnd as u64 } else { 1 };
+        (tx.flow_window as u64).min(cwnd) as usize
+    }
+
+    /// Whether the sender has something it may send (ignoring pacing).
+    fn has_sendable(&self, tx: &Sender) -> bool {
+        !tx.loss.is_empty()
+            || (tx.buf.unsent_packets() > 0 && tx.buf.unacked_packets() < self.window(tx))
+    }
+
+    /// When the next data packet may go, if any is waiting.
+    pub(super) fn next_data_time(&self) -> Option<Instant> {
+        let tx = &self.link.as_ref()?.tx;
+        self.has_sendable(tx).then_some(tx.next_send)
+    }
+
+    /// Emit one data packet (or a drop request for an expired message) if pacing allows.
+    pub(super) fn transmit_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        let period = self.send_period();
+        let max_debt = self.config.max_pacing_debt;
+        let local_start = self.start;
+        let peer_id = self.peer_id;
+        let window = self.window(&self.link.as_ref()?.tx);
+        let link = self.link.as_mut()?;
+        let tx = &mut link.tx;
+        if now < tx.next_send {
+            return None;
+        }
+        let has_data = !tx.loss.is_empty() || tx.buf.unsent_packets() > 0;
+        if !has_data {
+            tx.sample_idle = true;
+            if let Some(since) = tx.busy_since.take() {
+                self.stats.total.send_busy_us += (now - since).as_micros() as u64;
+            }
+            return None;
+        }
+        tx.busy_since.get_or_insert(now);
+        // Retransmissions first (thesis Fig. 2-4, step 2a).
+        let mut chosen: Option<(SeqNo, bool)> = None;
+        while let Some(seq) = tx.loss.pop_first() {
+            match tx.buf.lookup(seq, now) {
+                Lookup::Packet(_) => {
+                    chosen = Some((seq, true));
+                    break;
+                }
+                Lookup::Expired { msg, first, end_exclusive } => {
+                    // Drop the whole message and tell the receiver (UDT4 packData).
+                    let last = end_exclusive.prev();
+                    let largest_sent = tx.buf.next_seq().prev();
+                    tx.loss.remove_range(first, last.min_wrapping(largest_sent));
+                    let req = DropRequest { msg, first, end_exclusive };
+                    self.stats.total.msgs_dropped_ttl += 1;
+                    self.control.push_back(PendingControl::DropRequest(req));
+                    return None;
+                }
+                Lookup::Acknowledged | Lookup::NotSent => continue,
+            }
+        }
+        let header_and_len = if let Some((seq, _)) = chosen {
+            let Lookup::Packet(p) = tx.buf.lookup(seq, now) else { return None };
+            write_data(buf, seq, p.msg, p.boundary, p.in_order, now.wire_timestamp(local_start), peer_id, p.payload)
+        } else {
+            // New data within the window (step 2b).
+            if tx.buf.unacked_packets() >= window {
+                return None;
+            }
+            let (seq, p) = tx.buf.take_new(now)?;
+            chosen = Some((seq, false));
+            write_data(buf, seq, p.msg, p.boundary, p.in_order, now.wire_timestamp(local_start), peer_id, p.payload)
+        };
+        let (seq, retransmission) = chosen?;
+        let (len, payload_len) = header_and_len?;
+        // Pacing (protocol notes §4).
+        if seq.value() & 0xF != 0 {
+            let base = tx.next_send.max(now - max_debt);
+            tx.next_send = base + period;
+        }
+        tx.sample_pkts += 1;
+        self.stats.total.pkts_sent += 1;
+        self.stats.total.bytes_sent += payload_len as u64;
+        if retransmission {
+            self.stats.total.retransmits += 1;
+        }
+        self.with_cc(now, |cc, ctx| cc.on_packet_sent(ctx, seq, retransmission));
+        Some(len)
+    }
+
+    /// Queue a NAK for `ranges`, split so each packet fits the MSS.
+    pub(super) fn queue_nak(&mut self, ranges: &[(SeqNo, SeqNo)]) {
+        let max_words = (self.max_datagram_size() - DATA_HEADER_LEN) / 4;
+        let mut chunk: Vec<(SeqNo, SeqNo)> = Vec::new();
+        let mut words = 0;
+        for &(s, e) in ranges {
+            let w = LossEntry::from_bounds(s, e).words();
+            if words + w > max_words && !chunk.is_empty() {
+                self.control.push_back(PendingControl::Nak(std::mem::take(&mut chunk)));
+                self.stats.total.naks_sent += 1;
+                words = 0;
+            }
+            chunk.push((s, e));
+            words += w;
+        }
+        if !chunk.is_empty() {
+            self.control.push_back(PendingControl::Nak(chunk));
+            self.stats.total.naks_sent += 1;
+        }
+    }
+}
+
+/// (7 old + new) / 8, or the new value when there is no old one.
+fn smooth(old: u32, new: u32) -> u32 {
+    if old == 0 {
+        new
+    } else {
+        ((old as u64 * 7 + new as u64) / 8) as u32
+    }
+}
+
+/// Write a data packet; returns (datagram length, payload length).
+#[allow(clippy::too_many_arguments)]
+fn write_data(
+    buf: &mut [u8],
+    seq: SeqNo,
+    msg: crate::seq::MsgNo,
+    boundary: Boundary,
+    in_order: bool,
+    timestamp: u32,
+    dst: crate::seq::SocketId,
+    payload: &[u8],
+) -> Option<(usize, usize)> {
+    let total = DATA_HEADER_LEN + payload.len();
+    if buf.len() < total {
+        return None;
+    }
+    let header = DataHeader { seq, boundary, in_order, msg, timestamp, dst };
+    header.emit(buf).ok()?;
+    buf[DATA_HEADER_LEN..total].copy_from_slice(payload);
+    Some((total, payload.len()))
+}
