@@ -402,8 +402,9 @@ impl RecvLossList {
     /// `now >= t + k * interval`. Pushes due ranges (oldest first) into `out` until it holds
     /// `max_ranges`, and marks each pushed range as reported at `now` (k + 1).
     ///
-    /// A due range adjacent to one just pushed with the same resulting bookkeeping is merged
-    /// with it (in the list and in `out`), so it does not use another entry.
+    /// A due range adjacent to a range with the same resulting bookkeeping is merged with it in
+    /// the list; when that neighbour was pushed by this call, the entry in `out` is extended
+    /// instead of using another one.
     // thesis §2.2.3: a lost packet is reported again after k * (interval), k the times reported.
     pub fn collect_due(
         &mut self,
@@ -429,25 +430,27 @@ impl RecvLossList {
                 last: now,
                 count: n.tag.count.saturating_add(1),
             };
-            let merge_prev = prev_pushed
-                && i > 0
-                && nodes[i - 1].tag == tag
-                && nodes[i - 1].end.next() == n.start;
-            if merge_prev {
-                nodes[i - 1].end = n.end;
-                nodes.remove(i);
+            let joins_prev =
+                i > 0 && nodes[i - 1].tag == tag && nodes[i - 1].end.next() == n.start;
+            if joins_prev && prev_pushed {
+                // Continues the range just pushed: extend it rather than use another entry.
                 if let Some(last) = out.last_mut() {
                     last.1 = n.end;
                 }
-                continue;
+            } else {
+                if out.len() >= max_ranges {
+                    break;
+                }
+                out.push((n.start, n.end));
             }
-            if out.len() >= max_ranges {
-                break;
-            }
-            nodes[i].tag = tag;
-            out.push((n.start, n.end));
             prev_pushed = true;
-            i += 1;
+            if joins_prev {
+                nodes[i - 1].end = n.end;
+                nodes.remove(i);
+            } else {
+                nodes[i].tag = tag;
+                i += 1;
+            }
         }
     }
 }
@@ -588,7 +591,7 @@ mod tests {
         assert!(out.is_empty());
         l.collect_due(T0 + interval, interval, 10, &mut out);
         assert_eq!(out, vec![(s(100), s(104)), (s(106), s(110))]);
-        assert_eq!(l.remove_range(s(103), s(107)), 3);
+        assert_eq!(l.remove_range(s(103), s(107)), 4);
         assert_eq!(rranges(&l), vec![(100, 102), (108, 110)]);
         l.remove_before(s(101));
         assert_eq!(rranges(&l), vec![(101, 102), (108, 110)]);

@@ -535,7 +535,8 @@ fn check_block(b: &Block, pcap: Option<&HashMap<usize, &Datagram>>, first_time_u
     }
 }
 
-/// `DATA  seq=S  msgword=0x... -> boundary=BB name, inorder=I, msgno=M  ts=T us  dst_sock=0x... (D)  payload=P bytes`
+/// The DATA line: `DATA  seq=S  msgword=0x... -> boundary=BB name, inorder=I, msgno=M  ts=T us`
+/// `dst_sock=0x... (D)  payload=P bytes`.
 fn check_data_line(line: &str, h: &DataHeader, payload_len: usize) -> R<()> {
     let rest = line.strip_prefix("DATA ").ok_or("DATA line")?;
     let mut f = Fields::parse(rest)?;
@@ -564,7 +565,8 @@ fn check_data_line(line: &str, h: &DataHeader, payload_len: usize) -> R<()> {
     f.finish()
 }
 
-/// `CTRL  word0=0x... -> type=T (NAME) reserved/ext=0x....  addinfo=0x... (N)  ts=T  dst_sock=0x... (D)  body=B bytes`
+/// The CTRL line: `CTRL  word0=0x... -> type=T (NAME) reserved/ext=0x....  addinfo=0x... (N)  ts=T`
+/// `dst_sock=0x... (D)  body=B bytes`.
 fn check_ctrl_line(line: &str, c: &ControlPacket<'_>, bytes: &[u8], udt_len: usize) -> R<()> {
     let rest = line.strip_prefix("CTRL ").ok_or("CTRL line")?;
     let mut f = Fields::parse(rest)?;

@@ -148,7 +148,8 @@ fn run(seed: u64) -> String {
         stats: Stats::new(Instant::ZERO),
         rng: Xoshiro256PlusPlus::seed_from_u64(seed),
     };
-    let mut cc = NativeCc::new(NativeConfig::default());
+    // The thesis' variant with the freeze, so the snapshot shows the pauses too.
+    let mut cc = NativeCc::new(NativeConfig { freeze_on_congestion: true, ..NativeConfig::default() });
     let mut out = String::new();
     cc.init(&mut env.ctx());
     line(&mut out, 0, "init", &mut cc);

@@ -9,9 +9,27 @@
 //! keeps an offset). Message reads return one whole message: the oldest complete one whose
 //! in-order flag is clear anywhere in the buffer, or, in sequence order, a complete in-order
 //! message once everything before it is resolved.
+//!
+//! Storage: one `Vec<u8>` of `capacity_pkts * payload_size` bytes and one metadata record per
+//! slot, a ring allocated once by [`RecvBuffer::new`]; nothing allocates afterwards.
+//!
+//! Message assembly: each stored packet learns the sequence number of its message's first packet
+//! once every packet from that first one up to it is present (a *chain*, propagated forwards
+//! when a missing packet arrives, so each slot is linked once). The first packet's slot records
+//! how far its chain reaches; a message is complete when the chain reaches a Last (or Solo)
+//! packet. Completed out-of-order messages are counted, and a hint remembers where the search
+//! for the oldest one may start, so reads do not rescan the whole buffer. At the read position,
+//! packets that can never become part of a whole message (a chain interrupted by a packet that
+//! does not continue it, or by a dropped slot; a Middle or Last packet whose First was already
+//! consumed) are discarded by `read_message`, as UDT4 `CRcvBuffer::scanMsg` skips bad messages.
+//! `drop_range` discards, beyond the range itself, the packets of any message that overlaps it,
+//! so a drop request naming only the tail of a message (as UDT4 sends it: from the lost packet)
+//! leaves no orphans.
 
-use crate::packet::DataHeader;
-use crate::seq::SeqNo;
+use std::fmt;
+
+use crate::packet::{Boundary, DataHeader};
+use crate::seq::{MsgNo, SeqNo};
 
 /// What happened to an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,55 +55,822 @@ pub enum RecvMsgError {
     },
 }
 
+/// Largest number of slots a buffer holds; larger requests are clamped (offsets must stay far
+/// inside the 2^30 sequence comparison window).
+pub const MAX_CAPACITY_PKTS: usize = 1 << 28;
+
+/// What a slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Nothing arrived yet.
+    Empty,
+    /// A packet, not yet (fully) consumed.
+    Data,
+    /// Consumed, dropped or discarded: counts as arrived, holds nothing.
+    Resolved,
+}
+
+/// Metadata of one slot.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    state: State,
+    /// Payload bytes.
+    len: usize,
+    /// Bytes already consumed by stream reads.
+    read_off: usize,
+    msg: MsgNo,
+    boundary: Boundary,
+    in_order: bool,
+    /// The first packet of this packet's message, once every packet from it to here is present.
+    chain_first: Option<SeqNo>,
+    /// On a first packet (First or Solo): the furthest packet its chain reaches.
+    chain_last: SeqNo,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        state: State::Empty,
+        len: 0,
+        read_off: 0,
+        msg: MsgNo::FIRST,
+        boundary: Boundary::Solo,
+        in_order: false,
+        chain_first: None,
+        chain_last: SeqNo::new(0),
+    };
+
+    const RESOLVED: Slot = Slot {
+        state: State::Resolved,
+        ..Slot::EMPTY
+    };
+
+    fn is_data(&self) -> bool {
+        self.state == State::Data
+    }
+
+    fn starts_message(&self) -> bool {
+        matches!(self.boundary, Boundary::First | Boundary::Solo)
+    }
+
+    fn ends_message(&self) -> bool {
+        matches!(self.boundary, Boundary::Last | Boundary::Solo)
+    }
+}
+
+/// How the message starting with the Data slot at some offset stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Front {
+    /// Complete, its last packet at this offset.
+    Complete(usize),
+    /// Incomplete: a later packet is still missing.
+    Waiting,
+    /// Can never be completed: discard up to and including this offset.
+    Garbage(usize),
+}
+
 /// The receive buffer.
-#[derive(Debug)]
 pub struct RecvBuffer {
-    _todo: (),
+    /// Payload bytes: physical slot `i` at `i * payload_size..`.
+    data: Vec<u8>,
+    /// Ring of slots; offset 0 (sequence `base`) is at physical index `start`.
+    slots: Vec<Slot>,
+    payload_size: usize,
+    /// Sequence number of the read position.
+    base: SeqNo,
+    /// Physical index of the read position.
+    start: usize,
+    /// Slots from the read position that are not empty, contiguously.
+    contig: usize,
+    /// Unconsumed payload bytes in the first `contig` slots.
+    contig_bytes: usize,
+    /// One past the furthest non-empty slot's sequence number (never before `base` in use).
+    max_end: SeqNo,
+    /// Complete, unconsumed messages whose in-order flag is clear.
+    ooo_complete: usize,
+    /// No complete out-of-order message starts between the front message and this number.
+    ooo_hint: SeqNo,
+}
+
+impl fmt::Debug for RecvBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecvBuffer")
+            .field("capacity", &self.slots.len())
+            .field("payload_size", &self.payload_size)
+            .field("base", &self.base)
+            .field("contig", &self.contig)
+            .field("contig_bytes", &self.contig_bytes)
+            .field("max_end", &self.max_end)
+            .field("ooo_complete", &self.ooo_complete)
+            .finish()
+    }
 }
 
 impl RecvBuffer {
     /// A buffer of `capacity_pkts` slots of `payload_size` bytes; `first_seq` is the first
-    /// sequence number the peer will send.
+    /// sequence number the peer will send. The capacity is clamped to [`MAX_CAPACITY_PKTS`]
+    /// (and so that the byte size fits `isize`).
     pub fn new(capacity_pkts: usize, payload_size: usize, first_seq: SeqNo) -> Self {
-        todo!()
+        let mut cap = capacity_pkts.min(MAX_CAPACITY_PKTS);
+        if payload_size > 0 {
+            cap = cap.min(isize::MAX as usize / payload_size);
+        }
+        RecvBuffer {
+            data: vec![0; cap * payload_size],
+            slots: vec![Slot::EMPTY; cap],
+            payload_size,
+            base: first_seq,
+            start: 0,
+            contig: 0,
+            contig_bytes: 0,
+            max_end: first_seq,
+            ooo_complete: 0,
+            ooo_hint: first_seq,
+        }
     }
+
+    // ---- offsets -------------------------------------------------------------------------
+
+    /// Physical index of offset `off` (< capacity) from the read position.
+    fn phys(&self, off: usize) -> usize {
+        let i = self.start + off;
+        if i >= self.slots.len() {
+            i - self.slots.len()
+        } else {
+            i
+        }
+    }
+
+    fn slot(&self, off: usize) -> &Slot {
+        &self.slots[self.phys(off)]
+    }
+
+    fn slot_mut(&mut self, off: usize) -> &mut Slot {
+        let i = self.phys(off);
+        &mut self.slots[i]
+    }
+
+    fn seq_at(&self, off: usize) -> SeqNo {
+        self.base.add(off as i32)
+    }
+
+    /// Offset of `seq` from the read position, if inside the buffer's window.
+    fn off_of(&self, seq: SeqNo) -> Option<usize> {
+        let d = seq.diff(self.base);
+        (d >= 0 && (d as usize) < self.slots.len()).then_some(d as usize)
+    }
+
+    /// Offset of `seq` clamped to `0..=capacity`.
+    fn clamped_off(&self, seq: SeqNo) -> usize {
+        seq.diff(self.base).clamp(0, self.slots.len() as i32) as usize
+    }
+
+    // ---- bookkeeping ---------------------------------------------------------------------
+
+    /// Extend `contig` over present slots.
+    fn extend_contig(&mut self) {
+        while self.contig < self.slots.len() {
+            let s = *self.slot(self.contig);
+            match s.state {
+                State::Empty => break,
+                State::Data => self.contig_bytes += s.len - s.read_off,
+                State::Resolved => {}
+            }
+            self.contig += 1;
+        }
+    }
+
+    /// Move the read position past the resolved slots at the front.
+    fn advance_base(&mut self) {
+        while self.contig > 0 && self.slots[self.start].state == State::Resolved {
+            self.slots[self.start] = Slot::EMPTY;
+            self.start += 1;
+            if self.start == self.slots.len() {
+                self.start = 0;
+            }
+            self.base = self.base.next();
+            self.contig -= 1;
+        }
+    }
+
+    /// If the Data slot at `off` starts a message whose chain is complete, the offset of its
+    /// last packet.
+    fn complete_end(&self, off: usize) -> Option<usize> {
+        let s = self.slot(off);
+        let me = self.seq_at(off);
+        if !s.is_data() || s.chain_first != Some(me) {
+            return None;
+        }
+        let c = self.off_of(s.chain_last)?;
+        let last = self.slot(c);
+        (c >= off && last.is_data() && last.chain_first == Some(me) && last.ends_message())
+            .then_some(c)
+    }
+
+    /// Mark the slot at `off` resolved, keeping the counters right.
+    fn resolve(&mut self, off: usize) {
+        let s = *self.slot(off);
+        match s.state {
+            State::Resolved => return,
+            State::Data => {
+                if !s.in_order && self.complete_end(off).is_some() {
+                    self.ooo_complete = self.ooo_complete.saturating_sub(1);
+                }
+                if off < self.contig {
+                    self.contig_bytes -= s.len - s.read_off;
+                }
+            }
+            State::Empty => {
+                let seq = self.seq_at(off);
+                if !seq.is_before(self.max_end) {
+                    self.max_end = seq.next();
+                }
+            }
+        }
+        *self.slot_mut(off) = Slot::RESOLVED;
+    }
+
+    /// Link the packet just stored at `off` into its message's chain and propagate the chain
+    /// forwards over packets that were waiting for it.
+    fn link(&mut self, off: usize) {
+        let s = *self.slot(off);
+        let first = if s.starts_message() {
+            self.seq_at(off)
+        } else {
+            if off == 0 {
+                return;
+            }
+            let p = self.slot(off - 1);
+            let continues = p.is_data()
+                && p.msg == s.msg
+                && matches!(p.boundary, Boundary::First | Boundary::Middle);
+            match p.chain_first {
+                Some(f) if continues => f,
+                _ => return,
+            }
+        };
+        let Some(first_off) = self.off_of(first) else {
+            return; // its first packet was consumed already: an orphan
+        };
+        let cap = self.slots.len();
+        let mut cur = off;
+        loop {
+            let seq = self.seq_at(cur);
+            let here = self.slot_mut(cur);
+            here.chain_first = Some(first);
+            let (msg, ends) = (here.msg, here.ends_message());
+            let head = self.slot_mut(first_off);
+            head.chain_last = seq;
+            let in_order = head.in_order;
+            if ends {
+                if !in_order {
+                    self.ooo_complete += 1;
+                    if first.is_before(self.ooo_hint) {
+                        self.ooo_hint = first;
+                    }
+                }
+                return;
+            }
+            let next = cur + 1;
+            if next >= cap {
+                return;
+            }
+            let n = self.slot(next);
+            let continues = n.is_data()
+                && n.msg == msg
+                && matches!(n.boundary, Boundary::Middle | Boundary::Last)
+                && n.chain_first.is_none();
+            if !continues {
+                return;
+            }
+            cur = next;
+        }
+    }
+
+    /// How the message starting at the Data slot at `p` stands, assuming everything before
+    /// `p` is resolved or garbage (so the read position will move to `p`).
+    fn classify_front(&self, p: usize) -> Front {
+        let s = self.slot(p);
+        if s.chain_first != Some(self.seq_at(p)) {
+            return Front::Garbage(p); // a Middle or Last whose First is gone
+        }
+        if let Some(e) = self.complete_end(p) {
+            return Front::Complete(e);
+        }
+        let Some(c) = self.off_of(s.chain_last).filter(|&c| c >= p) else {
+            return Front::Garbage(p);
+        };
+        let cap = self.slots.len();
+        if c + 1 - p >= cap {
+            return Front::Garbage(c); // longer than the whole buffer
+        }
+        if c + 1 >= cap || self.slot(c + 1).state == State::Empty {
+            Front::Waiting
+        } else {
+            Front::Garbage(c) // interrupted by a packet that does not continue it
+        }
+    }
+
+    /// The oldest readable message without changing anything: `(first, last)` offsets, and
+    /// whether it came from the out-of-order search. Garbage at the front is skipped.
+    fn find_message(&self) -> Option<(usize, usize, bool)> {
+        let mut p = 0;
+        while p < self.contig {
+            let s = self.slot(p);
+            if s.state != State::Data {
+                p += 1;
+                continue;
+            }
+            match self.classify_front(p) {
+                Front::Complete(e) => return Some((p, e, false)),
+                Front::Waiting => break,
+                Front::Garbage(e) => p = e + 1,
+            }
+        }
+        self.find_out_of_order(p).map(|(a, b)| (a, b, true))
+    }
+
+    /// The oldest complete out-of-order message starting at or after `from`.
+    fn find_out_of_order(&self, from: usize) -> Option<(usize, usize)> {
+        if self.ooo_complete == 0 {
+            return None;
+        }
+        let end = self.clamped_off(self.max_end);
+        let mut q = from.max(self.clamped_off(self.ooo_hint));
+        while q < end {
+            let s = self.slot(q);
+            if s.is_data() && s.chain_first == Some(self.seq_at(q)) {
+                if let Some(e) = self.complete_end(q) {
+                    if !s.in_order {
+                        return Some((q, e));
+                    }
+                    q = e + 1;
+                } else {
+                    // Skip the chain known so far.
+                    q = self.off_of(s.chain_last).map_or(q, |c| c.max(q)) + 1;
+                }
+            } else {
+                q += 1;
+            }
+        }
+        None
+    }
+
+    fn message_len(&self, first: usize, last: usize) -> usize {
+        (first..=last).map(|off| self.slot(off).len).sum()
+    }
+
+    // ---- public API ----------------------------------------------------------------------
+
     /// Store an arriving packet (payload longer than the slot size is truncated to it: the
     /// connection drops such packets before calling).
     pub fn insert(&mut self, header: &DataHeader, payload: &[u8]) -> InsertOutcome {
-        todo!()
+        let d = header.seq.diff(self.base);
+        if d < 0 {
+            return InsertOutcome::Duplicate;
+        }
+        let off = d as usize;
+        if off >= self.slots.len() {
+            return InsertOutcome::BeyondCapacity;
+        }
+        let i = self.phys(off);
+        if self.slots[i].state != State::Empty {
+            return InsertOutcome::Duplicate;
+        }
+        let n = payload.len().min(self.payload_size);
+        let at = i * self.payload_size;
+        self.data[at..at + n].copy_from_slice(&payload[..n]);
+        self.slots[i] = Slot {
+            state: State::Data,
+            len: n,
+            read_off: 0,
+            msg: header.msg,
+            boundary: header.boundary,
+            in_order: header.in_order,
+            chain_first: None,
+            chain_last: header.seq,
+        };
+        if !header.seq.is_before(self.max_end) {
+            self.max_end = header.seq.next();
+        }
+        self.link(off);
+        if off == self.contig {
+            self.extend_contig();
+        }
+        InsertOutcome::Stored
     }
+
     /// Mark `first..end_exclusive` resolved without data (message drop request); numbers
-    /// outside the buffer's window are ignored.
+    /// outside the buffer's window are ignored. Stored packets of any message overlapping the
+    /// range are discarded too, also those outside it.
     pub fn drop_range(&mut self, first: SeqNo, end_exclusive: SeqNo) {
-        todo!()
+        let cap = self.slots.len() as i64;
+        let len = end_exclusive.diff(first);
+        if len <= 0 || cap == 0 {
+            return;
+        }
+        let lo_d = i64::from(first.diff(self.base));
+        let hi_d = lo_d + i64::from(len);
+        let (mut lo, mut hi) = (lo_d.max(0), hi_d.min(cap));
+        if lo >= hi {
+            return;
+        }
+        // Whole messages: back over packets that continue into the range, forwards over
+        // packets that continue out of it.
+        while lo > 0 {
+            let s = self.slot(lo as usize - 1);
+            if !s.is_data() || !matches!(s.boundary, Boundary::First | Boundary::Middle) {
+                break;
+            }
+            lo -= 1;
+            if s.boundary == Boundary::First {
+                break;
+            }
+        }
+        while hi < cap {
+            let s = self.slot(hi as usize);
+            if !s.is_data() || !matches!(s.boundary, Boundary::Middle | Boundary::Last) {
+                break;
+            }
+            hi += 1;
+            if s.boundary == Boundary::Last {
+                break;
+            }
+        }
+        for off in lo as usize..hi as usize {
+            self.resolve(off);
+        }
+        self.extend_contig();
+        self.advance_base();
     }
+
     /// Copy contiguous stream bytes into `out`; returns bytes copied (0 if none ready).
     pub fn read_stream(&mut self, out: &mut [u8]) -> usize {
-        todo!()
+        let mut copied = 0;
+        let mut off = 0;
+        while off < self.contig && copied < out.len() {
+            let i = self.phys(off);
+            let s = self.slots[i];
+            if s.is_data() {
+                let n = (s.len - s.read_off).min(out.len() - copied);
+                let at = i * self.payload_size + s.read_off;
+                out[copied..copied + n].copy_from_slice(&self.data[at..at + n]);
+                copied += n;
+                self.contig_bytes -= n;
+                self.slots[i].read_off += n;
+                if s.read_off + n < s.len {
+                    break; // `out` is full
+                }
+                self.resolve(off);
+            }
+            off += 1;
+        }
+        self.advance_base();
+        copied
     }
+
     /// Bytes a stream read could return now.
     pub fn readable_bytes(&self) -> usize {
-        todo!()
+        self.contig_bytes
     }
+
     /// Copy one whole message into `out`; `None` when no message is ready.
     pub fn read_message(&mut self, out: &mut [u8]) -> Option<Result<usize, RecvMsgError>> {
-        todo!()
+        // Discard what can never be read at the front, as UDT4 scanMsg does.
+        loop {
+            self.advance_base();
+            if self.contig == 0 {
+                break;
+            }
+            match self.classify_front(0) {
+                Front::Garbage(e) => {
+                    for off in 0..=e {
+                        self.resolve(off);
+                    }
+                }
+                Front::Complete(_) | Front::Waiting => break,
+            }
+        }
+        let Some((first, last, out_of_order)) = self.find_message() else {
+            if self.ooo_complete > 0 {
+                // Nothing complete before max_end: later completions lower the hint.
+                self.ooo_hint = self.max_end;
+            }
+            return None;
+        };
+        let len = self.message_len(first, last);
+        if len > out.len() {
+            return Some(Err(RecvMsgError::BufferTooSmall {
+                len,
+                cap: out.len(),
+            }));
+        }
+        let mut at = 0;
+        for off in first..=last {
+            let i = self.phys(off);
+            let n = self.slots[i].len;
+            let src = i * self.payload_size;
+            out[at..at + n].copy_from_slice(&self.data[src..src + n]);
+            at += n;
+            self.resolve(off);
+        }
+        if out_of_order {
+            self.ooo_hint = self.seq_at(last + 1);
+        }
+        self.advance_base();
+        Some(Ok(len))
     }
+
     /// Length of the message `read_message` would return next.
     pub fn next_message_len(&self) -> Option<usize> {
-        todo!()
+        self.find_message()
+            .map(|(first, last, _)| self.message_len(first, last))
     }
+
     /// The first sequence number not yet arrived or resolved counting from the read position.
     pub fn contiguous_end(&self) -> SeqNo {
-        todo!()
+        self.base.add(self.contig as i32)
     }
+
     /// Free slots for the flow window: capacity minus slots from the read position up to
-    /// `contiguous_end` (at least... the connection reports max(this, 2) like UDT4).
+    /// `contiguous_end` (the connection reports at least 2, like UDT4).
     pub fn free_packets(&self) -> usize {
-        todo!()
+        self.slots.len() - self.contig
     }
+
     /// Slots in the buffer.
     pub fn capacity(&self) -> usize {
-        todo!()
+        self.slots.len()
+    }
+
+    /// Payload bytes per slot.
+    pub fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    /// The read position: the oldest sequence number not yet consumed or resolved.
+    pub fn read_seq(&self) -> SeqNo {
+        self.base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seq::SocketId;
+
+    fn s(v: u32) -> SeqNo {
+        SeqNo::new(v)
+    }
+
+    fn hdr(seq: u32, boundary: Boundary, msg: u32, in_order: bool) -> DataHeader {
+        DataHeader {
+            seq: s(seq),
+            boundary,
+            in_order,
+            msg: MsgNo::new(msg),
+            timestamp: 0,
+            dst: SocketId(0),
+        }
+    }
+
+    fn solo(seq: u32) -> DataHeader {
+        hdr(seq, Boundary::Solo, seq.wrapping_add(1), false)
+    }
+
+    fn read_msg(b: &mut RecvBuffer) -> Option<Vec<u8>> {
+        let mut out = [0u8; 256];
+        let n = b.read_message(&mut out)?.unwrap();
+        Some(out[..n].to_vec())
+    }
+
+    use Boundary::{First, Last, Middle, Solo};
+
+    #[test]
+    fn stream_reads_contiguous_prefix_only() {
+        let mut b = RecvBuffer::new(8, 4, s(10));
+        assert_eq!(b.insert(&solo(11), b"efgh"), InsertOutcome::Stored);
+        assert_eq!(b.contiguous_end(), s(10));
+        assert_eq!(b.readable_bytes(), 0);
+        assert_eq!(b.read_stream(&mut [0; 16]), 0);
+        assert_eq!(b.free_packets(), 8);
+        assert_eq!(b.insert(&solo(10), b"abcd"), InsertOutcome::Stored);
+        assert_eq!(b.insert(&solo(13), b"mn"), InsertOutcome::Stored);
+        assert_eq!(b.contiguous_end(), s(12));
+        assert_eq!(b.free_packets(), 6);
+        assert_eq!(b.readable_bytes(), 8);
+        let mut out = [0u8; 5];
+        assert_eq!(b.read_stream(&mut out), 5);
+        assert_eq!(&out, b"abcde");
+        assert_eq!(b.readable_bytes(), 3);
+        assert_eq!(b.read_seq(), s(11)); // packet 11 is partly read
+        assert_eq!(b.free_packets(), 7);
+        assert_eq!(b.insert(&solo(12), b"ijkl"), InsertOutcome::Stored);
+        assert_eq!(b.readable_bytes(), 9);
+        let mut out = [0u8; 16];
+        assert_eq!(b.read_stream(&mut out), 9);
+        assert_eq!(&out[..9], b"fghijklmn");
+        assert_eq!(b.read_seq(), s(14));
+        assert_eq!(b.free_packets(), 8);
+        assert_eq!(b.insert(&solo(13), b"zz"), InsertOutcome::Duplicate);
+    }
+
+    #[test]
+    fn duplicate_and_beyond_capacity() {
+        let mut b = RecvBuffer::new(4, 4, s(0x7FFF_FFFE));
+        assert_eq!(b.insert(&solo(0x7FFF_FFFE), b"a"), InsertOutcome::Stored);
+        assert_eq!(b.insert(&solo(0x7FFF_FFFE), b"a"), InsertOutcome::Duplicate);
+        assert_eq!(b.insert(&solo(1), b"d"), InsertOutcome::Stored); // 4th slot, across 0
+        assert_eq!(b.insert(&solo(2), b"e"), InsertOutcome::BeyondCapacity);
+        assert_eq!(b.insert(&solo(0x7FFF_FFFD), b"z"), InsertOutcome::Duplicate);
+        assert_eq!(b.read_stream(&mut [0; 8]), 1);
+        // The read position moved: one more slot is available.
+        assert_eq!(b.insert(&solo(0x7FFF_FFFE), b"a"), InsertOutcome::Duplicate);
+        assert_eq!(b.insert(&solo(2), b"e"), InsertOutcome::Stored);
+        assert_eq!(b.insert(&solo(0x7FFF_FFFF), b"b"), InsertOutcome::Stored);
+        assert_eq!(b.insert(&solo(0), b"c"), InsertOutcome::Stored);
+        assert_eq!(b.contiguous_end(), s(3));
+        let mut out = [0u8; 8];
+        assert_eq!(b.read_stream(&mut out), 4);
+        assert_eq!(&out[..4], b"bcde");
+        // Truncation to the slot size.
+        assert_eq!(b.insert(&solo(3), b"123456"), InsertOutcome::Stored);
+        assert_eq!(b.readable_bytes(), 4);
+    }
+
+    #[test]
+    fn zero_capacity_does_not_panic() {
+        let mut b = RecvBuffer::new(0, 4, s(0));
+        assert_eq!(b.insert(&solo(0), b"a"), InsertOutcome::BeyondCapacity);
+        b.drop_range(s(0), s(5));
+        assert_eq!(b.read_stream(&mut [0; 4]), 0);
+        assert!(b.read_message(&mut [0; 4]).is_none());
+        assert_eq!(b.free_packets(), 0);
+        assert_eq!(b.contiguous_end(), s(0));
+    }
+
+    #[test]
+    fn message_is_all_or_nothing() {
+        let mut b = RecvBuffer::new(8, 2, s(0));
+        b.insert(&hdr(0, First, 1, true), b"ab");
+        b.insert(&hdr(2, Last, 1, true), b"e");
+        assert_eq!(b.next_message_len(), None);
+        assert_eq!(read_msg(&mut b), None);
+        b.insert(&hdr(1, Middle, 1, true), b"cd");
+        assert_eq!(b.next_message_len(), Some(5));
+        let mut small = [0u8; 4];
+        assert_eq!(
+            b.read_message(&mut small),
+            Some(Err(RecvMsgError::BufferTooSmall { len: 5, cap: 4 }))
+        );
+        assert_eq!(b.next_message_len(), Some(5));
+        assert_eq!(read_msg(&mut b).unwrap(), b"abcde");
+        assert_eq!(read_msg(&mut b), None);
+        assert_eq!(b.read_seq(), s(3));
+        assert_eq!(b.free_packets(), 8);
+    }
+
+    #[test]
+    fn out_of_order_message_is_delivered_past_a_hole() {
+        let mut b = RecvBuffer::new(16, 4, s(100));
+        // 100: lost. 101..=102: message 2 (out of order). 103: message 3 in order.
+        b.insert(&hdr(101, First, 2, false), b"AAAA");
+        b.insert(&hdr(102, Last, 2, false), b"B");
+        b.insert(&hdr(103, Solo, 3, true), b"C");
+        b.insert(&hdr(104, Solo, 4, false), b"D");
+        assert_eq!(b.next_message_len(), Some(5));
+        assert_eq!(read_msg(&mut b).unwrap(), b"AAAAB");
+        assert_eq!(read_msg(&mut b).unwrap(), b"D"); // in-order 3 must wait
+        assert_eq!(read_msg(&mut b), None);
+        assert_eq!(b.read_seq(), s(100));
+        assert_eq!(b.contiguous_end(), s(100));
+        b.insert(&hdr(100, Solo, 1, true), b"Z");
+        assert_eq!(b.contiguous_end(), s(105));
+        assert_eq!(read_msg(&mut b).unwrap(), b"Z");
+        assert_eq!(read_msg(&mut b).unwrap(), b"C");
+        assert_eq!(read_msg(&mut b), None);
+        assert_eq!(b.read_seq(), s(105));
+        assert_eq!(b.free_packets(), 16);
+        // Read out-of-order slots count as resolved: a retransmitted copy is a duplicate.
+        assert_eq!(b.insert(&hdr(102, Last, 2, false), b"B"), InsertOutcome::Duplicate);
+    }
+
+    #[test]
+    fn in_order_message_waits_for_everything_before_it() {
+        let mut b = RecvBuffer::new(16, 4, s(0));
+        b.insert(&hdr(0, First, 1, false), b"a");
+        b.insert(&hdr(2, Solo, 2, true), b"b");
+        assert_eq!(read_msg(&mut b), None);
+        // Message 1 completes: read first, then 2.
+        b.insert(&hdr(1, Last, 1, false), b"c");
+        assert_eq!(read_msg(&mut b).unwrap(), b"ac");
+        assert_eq!(read_msg(&mut b).unwrap(), b"b");
+    }
+
+    #[test]
+    fn oldest_complete_message_first() {
+        let mut b = RecvBuffer::new(16, 4, s(0));
+        b.insert(&hdr(5, Solo, 5, false), b"5");
+        b.insert(&hdr(3, Solo, 3, false), b"3");
+        b.insert(&hdr(8, Solo, 8, false), b"8");
+        assert_eq!(read_msg(&mut b).unwrap(), b"3");
+        b.insert(&hdr(1, Solo, 1, false), b"1");
+        assert_eq!(read_msg(&mut b).unwrap(), b"1");
+        assert_eq!(read_msg(&mut b).unwrap(), b"5");
+        assert_eq!(read_msg(&mut b).unwrap(), b"8");
+        assert_eq!(read_msg(&mut b), None);
+        for i in [0, 2, 4, 6, 7] {
+            b.insert(&hdr(i, Solo, i, true), &[b'0' + i as u8]);
+        }
+        for i in [0, 2, 4, 6, 7] {
+            assert_eq!(read_msg(&mut b).unwrap(), vec![b'0' + i as u8]);
+        }
+        assert_eq!(b.read_seq(), s(9));
+    }
+
+    #[test]
+    fn drop_range_resolves_empty_slots_and_partial_messages() {
+        let mut b = RecvBuffer::new(16, 4, s(0));
+        b.insert(&hdr(0, Solo, 1, true), b"a");
+        // Message 2 = 1..=4, packets 1 and 4 arrived; message 3 = 5, in order.
+        b.insert(&hdr(1, First, 2, true), b"b");
+        b.insert(&hdr(4, Last, 2, true), b"e");
+        b.insert(&hdr(5, Solo, 3, true), b"f");
+        assert_eq!(b.contiguous_end(), s(2));
+        assert_eq!(b.free_packets(), 14);
+        // UDT4-style request: from the lost packet 2 to one past the message.
+        b.drop_range(s(2), s(5));
+        assert_eq!(b.contiguous_end(), s(6));
+        assert_eq!(b.free_packets(), 16 - 6);
+        assert_eq!(read_msg(&mut b).unwrap(), b"a");
+        assert_eq!(read_msg(&mut b).unwrap(), b"f"); // packet 1 was discarded with its message
+        assert_eq!(read_msg(&mut b), None);
+        assert_eq!(b.read_seq(), s(6));
+        assert_eq!(b.insert(&hdr(3, Middle, 2, true), b"d"), InsertOutcome::Duplicate);
+        // A range entirely before the read position or beyond the window is ignored.
+        b.drop_range(s(0), s(6));
+        b.drop_range(s(100), s(200));
+        b.drop_range(s(9), s(8));
+        assert_eq!(b.contiguous_end(), s(6));
+        // A range reaching past the window is clipped.
+        b.drop_range(s(20), s(1000));
+        assert_eq!(b.contiguous_end(), s(6));
+        b.drop_range(s(6), s(20));
+        assert_eq!(b.contiguous_end(), s(22));
+        assert_eq!(b.read_seq(), s(22));
+        assert_eq!(b.free_packets(), 16);
+    }
+
+    #[test]
+    fn drop_range_discards_a_complete_unread_message() {
+        let mut b = RecvBuffer::new(8, 4, s(0));
+        b.insert(&hdr(1, First, 2, false), b"x");
+        b.insert(&hdr(2, Last, 2, false), b"y");
+        b.drop_range(s(1), s(3));
+        assert_eq!(read_msg(&mut b), None);
+        b.insert(&hdr(0, Solo, 1, false), b"z");
+        assert_eq!(read_msg(&mut b).unwrap(), b"z");
+        assert_eq!(read_msg(&mut b), None);
+        assert_eq!(b.read_seq(), s(3));
+    }
+
+    #[test]
+    fn broken_and_orphan_packets_are_discarded_at_the_front() {
+        let mut b = RecvBuffer::new(8, 4, s(0));
+        // Message 1 interrupted by a Solo of message 2: it can never complete.
+        b.insert(&hdr(0, First, 1, true), b"a");
+        b.insert(&hdr(1, Solo, 2, true), b"b");
+        // An orphan Last.
+        b.insert(&hdr(2, Last, 7, true), b"c");
+        b.insert(&hdr(3, Solo, 3, true), b"d");
+        assert_eq!(b.next_message_len(), Some(1));
+        assert_eq!(read_msg(&mut b).unwrap(), b"b");
+        assert_eq!(read_msg(&mut b).unwrap(), b"d");
+        assert_eq!(read_msg(&mut b), None);
+        assert_eq!(b.read_seq(), s(4));
+        // A message longer than the whole buffer can never complete either.
+        b.insert(&hdr(4, First, 9, true), b"e");
+        for i in 5..12 {
+            b.insert(&hdr(i, Middle, 9, true), b"f");
+        }
+        assert_eq!(b.free_packets(), 0);
+        assert_eq!(read_msg(&mut b), None);
+        assert_eq!(b.free_packets(), 8);
+    }
+
+    #[test]
+    fn free_packets_counts_contiguous_prefix() {
+        let mut b = RecvBuffer::new(4, 4, s(0));
+        assert_eq!(b.capacity(), 4);
+        assert_eq!(b.free_packets(), 4);
+        b.insert(&solo(2), b"c");
+        assert_eq!(b.free_packets(), 4);
+        b.insert(&solo(0), b"a");
+        assert_eq!(b.free_packets(), 3);
+        b.insert(&solo(1), b"b");
+        assert_eq!(b.free_packets(), 1);
+        assert_eq!(b.read_stream(&mut [0; 2]), 2);
+        assert_eq!(b.free_packets(), 3);
+        assert_eq!(b.read_stream(&mut [0; 2]), 1);
+        assert_eq!(b.free_packets(), 4);
     }
 }

@@ -20,8 +20,11 @@
 //! [`CongestionControl::take_pause`], which hands out a pending freeze once.
 //!
 //! Deviations from UDT4 (marked `DEVIATION` in the code):
-//! * The slow-start fallback period on loss and timeout is `(RTT + SYN) / W`, not UDT4's
-//!   `W / (RTT + SYN)` (packets per microsecond used as a period: a units bug).
+//! * Leaving slow start on loss or timeout with no arrival rate known yet, the period stays
+//!   what it was (1 us: window-limited sending). UDT4 computes `W / (RTT + SYN)`, packets per
+//!   microsecond used as a period (a units bug) whose effect is the same: a period near zero,
+//!   rounded up to 1 us by the first decrease. The "corrected" `(RTT + SYN) / W` would be worse
+//!   than either: with W = 16 and the unmeasured start RTT of 100 ms it is 6.9 ms per packet.
 //! * The newly acknowledged count in slow start is the exact `ack - last_ack`, with `last_ack`
 //!   kept in the "next expected" convention of [`CongestionControl::on_ack`]; UDT4's inclusive
 //!   `seqlen(m_iLastAck, ack)` counts one packet too many per ACK (two on the first).
@@ -64,7 +67,9 @@ const DEFAULT_SYN_US: f64 = 10_000.0;
 pub struct NativeConfig {
     /// Ignore the first loss of each congestion event (thesis §3.5.2). Default off.
     pub noisy_link: bool,
-    /// Stop sending for one SYN after a congestion event (thesis §2.2.5). Default on.
+    /// Stop sending for one SYN after a congestion event (thesis §2.2.5). Default off, as in
+    /// UDT4 4.11, which removed it: under random loss it idles the sender for a SYN per epoch
+    /// (measured in docs/deviations.md).
     pub freeze_on_congestion: bool,
     /// Correct the current period with the measured sending period before updating it
     /// (thesis §2.3.2.4). Default on.
@@ -77,7 +82,7 @@ impl Default for NativeConfig {
     fn default() -> Self {
         NativeConfig {
             noisy_link: false,
-            freeze_on_congestion: true,
+            freeze_on_congestion: false,
             rate_correction: true,
             initial_window: 16.0,
         }
@@ -215,9 +220,9 @@ impl NativeCc {
             true
         } else {
             // DEVIATION: UDT4 CUDTCC::onLoss/onTimeout compute m_dCWndSize / (m_iRTT +
-            // m_iRCInterval), packets per microsecond used as a period; we use the period that
-            // spreads the window over RTT + SYN, as CUDTCC::onACK does on leaving slow start.
-            self.period_us = (rtt_us(ctx) + self.rc_interval_us) / self.cwnd;
+            // m_iRCInterval), packets per microsecond used as a period: effectively ~0, i.e.
+            // window-limited sending until ACKs bring a rate. We keep the current period, which
+            // has that effect without the units bug (module docs).
             false
         }
     }
@@ -736,7 +741,8 @@ mod tests {
     #[test]
     fn new_epoch_decreases_by_an_eighth_rounded_up_and_freezes_once() {
         let mut env = Env::new(1);
-        let mut cc = congestion_avoidance(&mut env, NativeConfig::default(), 80_000);
+        let thesis = NativeConfig { freeze_on_congestion: true, ..NativeConfig::default() };
+        let mut cc = congestion_avoidance(&mut env, thesis, 80_000);
         env.snd_curr = SeqNo::new(500);
         env.at_ms(1).nak(&mut cc, 300, 300);
         // ceil(12.5 * 1.125) = ceil(14.0625) = 15.
@@ -759,9 +765,9 @@ mod tests {
     }
 
     #[test]
-    fn freeze_can_be_disabled() {
+    fn freeze_is_off_by_default_as_in_udt4() {
         let mut env = Env::new(1);
-        let config = NativeConfig { freeze_on_congestion: false, ..NativeConfig::default() };
+        let config = NativeConfig::default();
         let mut cc = congestion_avoidance(&mut env, config, 80_000);
         env.nak(&mut cc, 300, 300);
         assert_close(cc.period_us(), 15.0);
@@ -870,7 +876,7 @@ mod tests {
     #[test]
     fn noisy_link_reacts_to_a_first_report_of_several_packets() {
         let mut env = Env::new(1);
-        let config = NativeConfig { noisy_link: true, ..NativeConfig::default() };
+        let config = NativeConfig { noisy_link: true, freeze_on_congestion: true, ..NativeConfig::default() };
         let mut cc = congestion_avoidance(&mut env, config, 80_000);
         env.snd_curr = SeqNo::new(500);
         env.nak(&mut cc, 300, 301); // two packets: more than one loss in the event
@@ -947,15 +953,15 @@ mod tests {
         assert_eq!(cc.take_pause(), None);
         assert_eq!(cc.last_dec_seq(), SeqNo::new(98));
 
-        // Unknown arrival rate: P = (RTT + SYN) / W = 110000 / 16 = 6875 us (DEVIATION: UDT4
-        // computes 16 / 110000), then the new epoch: ceil(6875 * 1.125) = ceil(7734.375) = 7735.
+        // Unknown arrival rate: the period stays 1 us (DEVIATION: UDT4 computes 16 / 110000,
+        // which the decrease rounds up to the same), then the new epoch: ceil(1 * 1.125) = 2.
         let mut env = Env::new(1);
-        let mut cc = NativeCc::new(NativeConfig::default());
+        let mut cc = NativeCc::new(NativeConfig { freeze_on_congestion: true, ..NativeConfig::default() });
         env.init(&mut cc);
         env.nak(&mut cc, 100, 100);
         assert!(!cc.in_slow_start());
-        assert_close(cc.last_dec_period_us(), 6_875.0);
-        assert_close(cc.period_us(), 7_735.0);
+        assert_close(cc.last_dec_period_us(), 1.0);
+        assert_close(cc.period_us(), 2.0);
         assert_eq!(cc.take_pause(), Some(Duration::from_millis(10)));
     }
 
@@ -966,10 +972,10 @@ mod tests {
         env.init(&mut cc);
         env.timeout(&mut cc);
         assert!(!cc.in_slow_start());
-        assert_close(cc.period_us(), 110_000.0 / 16.0);
+        assert_close(cc.period_us(), 1.0); // unknown rate: unchanged (module docs)
         env.recv_rate = 10_000;
         env.timeout(&mut cc);
-        assert_close(cc.period_us(), 110_000.0 / 16.0);
+        assert_close(cc.period_us(), 1.0);
         assert_eq!(cc.take_pause(), None);
 
         let mut cc = NativeCc::new(NativeConfig::default());

@@ -197,6 +197,13 @@ impl std::fmt::Debug for Connection {
             .field("local_id", &self.local_id)
             .field("peer_id", &self.peer_id)
             .field("peer_addr", &self.peer_addr)
+            .field("exp_count", &self.exp_count)
+            .field("tx", &self.link.as_ref().map(|l| {
+                (l.tx.last_ack, l.tx.buf.next_seq(), l.tx.buf.unsent_packets(), l.tx.loss.len(), l.tx.loss.first())
+            }))
+            .field("rx", &self.link.as_ref().map(|l| {
+                (l.rx.largest, l.rx.last_ack_sent, l.rx.last_ack2, l.rx.buf.contiguous_end(), l.rx.loss.len(), l.rx.loss.first())
+            }))
             .finish_non_exhaustive()
     }
 }
@@ -513,6 +520,7 @@ impl Connection {
             ..InstantValues::default()
         };
         if let Some(l) = &self.link {
+            self.stats.total.msgs_expired_unsent = l.tx.buf.expired_unsent_msgs();
             values.flow_window = l.tx.flow_window;
             values.flight = l.tx.buf.unacked_packets() as u32;
             values.bandwidth_pkts = l.tx.peer_bandwidth;
@@ -524,8 +532,12 @@ impl Connection {
     }
 
     /// Running totals without starting a new interval.
-    pub fn counters(&self) -> &Counters {
-        &self.stats.total
+    pub fn counters(&self) -> Counters {
+        let mut c = self.stats.total;
+        if let Some(l) = &self.link {
+            c.msgs_expired_unsent = l.tx.buf.expired_unsent_msgs();
+        }
+        c
     }
 
     // ----- shared helpers -----

@@ -7,23 +7,30 @@
 //! * Link capacity: the gap between the arrivals of sequence 16n and 16n+1 (the sender's packet
 //!   pair) in a 64-entry ring; same median filter; capacity = 1e9 / mean gap.
 //!
-//! Gaps are kept in nanoseconds (UDT4 uses microseconds, which cannot resolve 10 Gb/s). The rings
-//! start filled like UDT4's (1 s arrival gaps, 1 ms probe gaps), so the first reports are the
-//! same as the reference's: rate 1, capacity 1000 packets/s.
+//! Gaps are kept in nanoseconds (UDT4 uses microseconds, which cannot resolve 10 Gb/s).
+//! Deviation (docs/deviations.md): UDT4 starts its rings filled with made-up gaps (1 s and 1 ms)
+//! and so reports a rate of 1 packet/s in its first ACKs, which a sender in slow start turns into
+//! a one-second packet period on its first loss. We filter only real samples and report 0
+//! ("unknown", which every sender ignores) until there are enough: more than 8 arrival gaps,
+//! at least 4 packet pairs.
 
 use crate::seq::{AckNo, SeqNo};
 use crate::time::Instant;
 
 const ARRIVAL_WINDOW: usize = 16;
 const PROBE_WINDOW: usize = 64;
+/// Packet pairs needed before a capacity is reported.
+const MIN_PROBES: usize = 4;
 
 /// Packet arrival and packet-pair timing.
 #[derive(Clone, Debug)]
 pub struct ArrivalEstimator {
     arrivals: [u64; ARRIVAL_WINDOW],
     arrival_pos: usize,
+    arrival_count: usize,
     probes: [u64; PROBE_WINDOW],
     probe_pos: usize,
+    probe_count: usize,
     last_arrival: Option<Instant>,
     probe_start: Option<(SeqNo, Instant)>,
 }
@@ -31,10 +38,12 @@ pub struct ArrivalEstimator {
 impl Default for ArrivalEstimator {
     fn default() -> Self {
         ArrivalEstimator {
-            arrivals: [1_000_000_000; ARRIVAL_WINDOW],
+            arrivals: [0; ARRIVAL_WINDOW],
             arrival_pos: 0,
-            probes: [1_000_000; PROBE_WINDOW],
+            arrival_count: 0,
+            probes: [0; PROBE_WINDOW],
             probe_pos: 0,
+            probe_count: 0,
             last_arrival: None,
             probe_start: None,
         }
@@ -47,6 +56,7 @@ impl ArrivalEstimator {
         if let Some(last) = self.last_arrival {
             self.arrivals[self.arrival_pos] = (now - last).as_nanos() as u64;
             self.arrival_pos = (self.arrival_pos + 1) % ARRIVAL_WINDOW;
+            self.arrival_count = (self.arrival_count + 1).min(ARRIVAL_WINDOW);
         }
         self.last_arrival = Some(now);
         // protocol notes §4: the packet after one with seq & 0xF == 0 follows it back to back.
@@ -57,6 +67,7 @@ impl ArrivalEstimator {
                     if first.next() == seq {
                         self.probes[self.probe_pos] = (now - t).as_nanos() as u64;
                         self.probe_pos = (self.probe_pos + 1) % PROBE_WINDOW;
+                        self.probe_count = (self.probe_count + 1).min(PROBE_WINDOW);
                     }
                 }
             }
@@ -66,15 +77,18 @@ impl ArrivalEstimator {
 
     /// Packet arrival rate, packets per second (0 when too few consistent samples).
     pub fn arrival_rate(&self) -> u32 {
-        match median_filtered_mean(&self.arrivals) {
+        match median_filtered_mean(&self.arrivals[..self.arrival_count]) {
             Some((mean, count)) if count > ARRIVAL_WINDOW / 2 => rate_from_gap(mean),
             _ => 0,
         }
     }
 
-    /// Estimated link capacity, packets per second.
+    /// Estimated link capacity, packets per second (0 = not enough packet pairs yet).
     pub fn capacity(&self) -> u32 {
-        match median_filtered_mean(&self.probes) {
+        if self.probe_count < MIN_PROBES {
+            return 0;
+        }
+        match median_filtered_mean(&self.probes[..self.probe_count]) {
             Some((mean, _)) => rate_from_gap(mean),
             None => 0,
         }
@@ -88,11 +102,18 @@ fn rate_from_gap(mean_ns: f64) -> u32 {
     (1e9 / mean_ns).ceil().min(u32::MAX as f64) as u32
 }
 
-/// Mean of the entries within (median/8, 8 x median) and how many there were.
-fn median_filtered_mean<const N: usize>(window: &[u64; N]) -> Option<(f64, usize)> {
-    let mut sorted = *window;
+/// Mean of the entries within (median/8, 8 x median) and how many there were; `None` for an
+/// empty window.
+fn median_filtered_mean(window: &[u64]) -> Option<(f64, usize)> {
+    let n = window.len();
+    if n == 0 {
+        return None;
+    }
+    let mut scratch = [0u64; PROBE_WINDOW];
+    let sorted = &mut scratch[..n];
+    sorted.copy_from_slice(window);
     sorted.sort_unstable();
-    let median = sorted[N / 2];
+    let median = sorted[n / 2];
     let (upper, lower) = (median.saturating_mul(8), median / 8);
     let (mut sum, mut count) = (0u64, 0usize);
     for &g in window.iter() {
@@ -103,7 +124,7 @@ fn median_filtered_mean<const N: usize>(window: &[u64; N]) -> Option<(f64, usize
     }
     if count == 0 {
         // All gaps equal (e.g. all zero): the median itself is the best estimate.
-        return Some((median as f64, N));
+        return Some((median as f64, n));
     }
     Some((sum as f64 / count as f64, count))
 }
@@ -163,10 +184,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fresh_estimator_reports_udt4_start_values() {
-        let e = ArrivalEstimator::default();
-        assert_eq!(e.arrival_rate(), 1);
-        assert_eq!(e.capacity(), 1000);
+    fn fresh_estimator_reports_unknown() {
+        let mut e = ArrivalEstimator::default();
+        assert_eq!((e.arrival_rate(), e.capacity()), (0, 0));
+        let mut t = Instant::from_micros(1);
+        for s in 0..9u32 {
+            t += std::time::Duration::from_micros(100);
+            e.on_arrival(SeqNo::new(s), t);
+        }
+        assert_eq!(e.arrival_rate(), 0, "8 gaps are not enough");
+        e.on_arrival(SeqNo::new(9), t + std::time::Duration::from_micros(100));
+        assert_eq!(e.arrival_rate(), 10_000);
     }
 
     #[test]
@@ -180,9 +208,8 @@ mod tests {
         }
         let rate = e.arrival_rate();
         assert!((9_000..=11_000).contains(&rate), "rate {rate}");
-        let cap = e.capacity();
-        // 12 fresh probes of 10 us among 52 of 1 ms: the median is still 1 ms at this point
-        assert_eq!(cap, 1000);
+        // 12 pairs 10 us apart: capacity 100,000 packets/s.
+        assert_eq!(e.capacity(), 100_000);
         for s in 200..1200u32 {
             t += std::time::Duration::from_micros(if s % 16 == 1 { 10 } else { 100 });
             e.on_arrival(SeqNo::new(s), t);

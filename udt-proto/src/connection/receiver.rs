@@ -34,31 +34,35 @@ impl Connection {
         rx.arrivals.on_arrival(header.seq, now);
         let seq = header.seq;
         match rx.buf.insert(header, payload) {
-            InsertOutcome::Stored => self.stats.total.bytes_recv += payload.len() as u64,
+            InsertOutcome::Stored => {
+                self.stats.total.bytes_recv += payload.len() as u64;
+                // Loss detection on arrival (thesis Fig. 2-5 step 4).
+                let expected = rx.largest.next();
+                if seq.is_after(expected) {
+                    let (first, last) = (expected, seq.prev());
+                    let added = rx.loss.insert(first, last, now);
+                    self.stats.total.rcv_loss += added as u64;
+                    rx.largest = seq;
+                    self.queue_nak(&[(first, last)]);
+                    if self.config.periodic_nak && self.timers.get(Timer::Nak).is_none() {
+                        self.timers.set(Timer::Nak, now + self.nak_interval());
+                    }
+                } else if seq.is_after(rx.largest) {
+                    rx.largest = seq;
+                } else {
+                    rx.loss.remove(seq);
+                }
+            }
             InsertOutcome::Duplicate => {
+                // Already stored or resolved: not missing, whatever the loss list says. A
+                // duplicate also means the sender missed an ACK, so the ACK logic below runs.
                 self.stats.total.dup_recv += 1;
-                return;
+                rx.loss.remove(seq);
             }
             InsertOutcome::BeyondCapacity => {
                 self.stats.total.dropped_no_room += 1;
                 return;
             }
-        }
-        // Loss detection on arrival (thesis Fig. 2-5 step 4).
-        let expected = rx.largest.next();
-        if seq.is_after(expected) {
-            let (first, last) = (expected, seq.prev());
-            let added = rx.loss.insert(first, last, now);
-            self.stats.total.rcv_loss += added as u64;
-            rx.largest = seq;
-            self.queue_nak(&[(first, last)]);
-            if self.config.periodic_nak && self.timers.get(Timer::Nak).is_none() {
-                self.timers.set(Timer::Nak, now + self.nak_interval());
-            }
-        } else if seq.is_after(rx.largest) {
-            rx.largest = seq;
-        } else {
-            rx.loss.remove(seq);
         }
         let Some(link) = self.link.as_mut() else { return };
         let rx = &mut link.rx;

@@ -15,8 +15,8 @@ use crate::packet::{Ack, Boundary, DataHeader, DropRequest, LossEntry, NakList, 
 use crate::seq::SeqNo;
 use crate::time::Instant;
 
-/// Average interval between data packets over the current sample, if the sender was busy
-/// throughout it (thesis §2.3.2.4).
+/// Average interval between data packets over the current sample, if the sender had data and
+/// window room throughout it, i.e. only pacing or its own speed held it back (thesis §2.3.2.4).
 pub(super) fn measured_period(tx: &Sender, now: Instant) -> Option<Duration> {
     if tx.sample_idle || tx.sample_pkts < 2 {
         return None;
@@ -231,8 +231,10 @@ impl Connection {
             let Lookup::Packet(p) = tx.buf.lookup(seq, now) else { return None };
             write_data(buf, seq, p.msg, p.boundary, p.in_order, now.wire_timestamp(local_start), peer_id, p.payload)
         } else {
-            // New data within the window (step 2b).
+            // New data within the window (step 2b). A window stall is not the sender being
+            // slow: it must not count in the rate-correction sample.
             if tx.buf.unacked_packets() >= window {
+                tx.sample_idle = true;
                 return None;
             }
             let (seq, p) = tx.buf.take_new(now)?;
@@ -278,9 +280,12 @@ impl Connection {
     }
 }
 
-/// (7 old + new) / 8, or the new value when there is no old one.
+/// (7 old + new) / 8, the new value when there is no old one, the old one when the new is 0
+/// ("unknown").
 fn smooth(old: u32, new: u32) -> u32 {
-    if old == 0 {
+    if new == 0 {
+        old
+    } else if old == 0 {
         new
     } else {
         ((old as u64 * 7 + new as u64) / 8) as u32

@@ -43,8 +43,10 @@ pub struct Counters {
     pub dropped_invalid: u64,
     /// Data packets dropped because the receive buffer had no room.
     pub dropped_no_room: u64,
-    /// Messages dropped by TTL (sender side).
+    /// Messages dropped by TTL after being partly sent: a drop request went out (sender side).
     pub msgs_dropped_ttl: u64,
+    /// Messages whose TTL passed before any packet was sent (sender side).
+    pub msgs_expired_unsent: u64,
     /// Message drop requests received.
     pub drop_requests_recv: u64,
     /// EXP timer expiries.
@@ -157,6 +159,7 @@ impl Counters {
             dropped_invalid: self.dropped_invalid - e.dropped_invalid,
             dropped_no_room: self.dropped_no_room - e.dropped_no_room,
             msgs_dropped_ttl: self.msgs_dropped_ttl - e.msgs_dropped_ttl,
+            msgs_expired_unsent: self.msgs_expired_unsent - e.msgs_expired_unsent,
             drop_requests_recv: self.drop_requests_recv - e.drop_requests_recv,
             timeouts: self.timeouts - e.timeouts,
             send_busy_us: self.send_busy_us - e.send_busy_us,

@@ -4,7 +4,7 @@
 //! variance, free buffer in packets), 24 bytes (plus arrival rate and link capacity in
 //! packets/s). Bodies longer than 24 bytes are accepted as 24-byte ACKs with the extra bytes
 //! ignored (and not re-emitted), so a future peer that appends fields still interoperates. Any
-//! other length (0..=3, 5..=15, 17..=23) is a [`ParseError::BadLength`](super::ParseError::BadLength):
+//! other length (0..=3, 5..=15, 17..=23) is a [`ParseError::BadLength`]:
 //! 4.11 itself would read rate fields past the end of a 17..23-byte body.
 //! The ACK number lives in the control header's additional-info word (0 for light ACKs).
 

@@ -3,7 +3,7 @@
 //! Twelve big-endian words: version, socket type, initial sequence number, MSS, flow window,
 //! request type (signed), socket id, SYN cookie, peer IP (four words). Longer bodies are accepted
 //! with the extra bytes ignored (and not re-emitted); shorter ones are
-//! [`ParseError::Truncated`](super::ParseError::Truncated).
+//! [`ParseError::Truncated`].
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

@@ -383,7 +383,22 @@ pub fn stream_transfer(
     let mut received = Vec::with_capacity(data.len());
     let mut chunk = vec![0u8; 256 * 1024];
     let mut closed = false;
+    let trace = std::env::var("UDT_TRACE_MS").ok().and_then(|v| v.parse::<u64>().ok()).map(Duration::from_millis);
+    let mut next_trace = start;
     let ok = pair.run_until(limit, |p| {
+        if let Some(every) = trace {
+            if p.now >= next_trace {
+                next_trace = p.now + every;
+                let now = p.now;
+                let s = p.client.as_mut().unwrap().stats(now, true);
+                eprintln!(
+                    "t={:>8.3}s send {:>7.1} Mb/s period {:>8.2} us cwnd {:>8.1} flow {:>6} flight {:>6} bw {:>7} rate {:>7} rtt {:>6} loss {:>5} retx {:>5}",
+                    (now - start).as_secs_f64(), s.send_mbps, s.now.send_period_us, s.now.congestion_window,
+                    s.now.flow_window, s.now.flight, s.now.bandwidth_pkts, s.now.recv_rate_pkts, s.now.rtt_us,
+                    s.interval.snd_loss, s.interval.retransmits
+                );
+            }
+        }
         let client = p.client.as_mut().unwrap();
         while written < data.len() {
             match client.write(&data[written..]) {
