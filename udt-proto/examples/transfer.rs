@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release --example transfer -- [--mib 256] [--loss 0.01] [--rtt-ms 10]
 //!                                            [--rate-mbps 1000] [--seed 1]
+//!                                            [--noisy-link] [--freeze] [--no-periodic-nak]
 //! ```
 //!
 //! Prints the goodput in virtual time (what the protocol achieves on that link), the wall-clock
@@ -16,6 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use support::{stream_transfer, test_data, LinkModel};
+use udt_proto::cc::{NativeConfig, NativeFactory};
 use udt_proto::connection::Config;
 
 struct Args {
@@ -24,10 +26,20 @@ struct Args {
     rtt_ms: f64,
     rate_mbps: u64,
     seed: u64,
+    native: NativeConfig,
+    periodic_nak: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { mib: 256, loss: 0.01, rtt_ms: 10.0, rate_mbps: 1000, seed: 1 };
+    let mut a = Args {
+        mib: 256,
+        loss: 0.001,
+        rtt_ms: 10.0,
+        rate_mbps: 1000,
+        seed: 1,
+        native: NativeConfig::default(),
+        periodic_nak: true,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -37,8 +49,13 @@ fn parse_args() -> Result<Args, String> {
             "--rtt-ms" => a.rtt_ms = value()?.parse().map_err(|e| format!("--rtt-ms: {e}"))?,
             "--rate-mbps" => a.rate_mbps = value()?.parse().map_err(|e| format!("--rate-mbps: {e}"))?,
             "--seed" => a.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--noisy-link" => a.native.noisy_link = true,
+            "--freeze" => a.native.freeze_on_congestion = true,
+            "--no-periodic-nak" => a.periodic_nak = false,
             "-h" | "--help" => {
-                return Err("usage: transfer [--mib N] [--loss P] [--rtt-ms MS] [--rate-mbps R] [--seed S]".into())
+                return Err("usage: transfer [--mib N] [--loss P] [--rtt-ms MS] [--rate-mbps R] [--seed S] \
+                            [--noisy-link] [--freeze] [--no-periodic-nak]"
+                    .into())
             }
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
@@ -75,16 +92,24 @@ fn main() -> ExitCode {
     let backward = LinkModel { loss: args.loss, ..forward };
     let data = test_data(len, args.seed);
     println!(
-        "udt in-memory transfer: {} MiB over {} Mb/s, RTT {} ms, {:.2}% random loss each way (seed {})",
+        "udt in-memory transfer: {} MiB over {} Mb/s, RTT {} ms, {:.2}% random loss each way (seed {}); \
+         native CC noisy-link {} freeze {}",
         args.mib,
         args.rate_mbps,
         args.rtt_ms,
         args.loss * 100.0,
-        args.seed
+        args.seed,
+        args.native.noisy_link,
+        args.native.freeze_on_congestion,
     );
+    let config = Config {
+        cc: std::sync::Arc::new(NativeFactory(args.native)),
+        periodic_nak: args.periodic_nak,
+        ..Config::default()
+    };
     let wall = std::time::Instant::now();
     let (got, report) =
-        stream_transfer(args.seed, &data, forward, backward, Config::default(), Duration::from_secs(86_400));
+        stream_transfer(args.seed, &data, forward, backward, config, Duration::from_secs(86_400));
     let wall = wall.elapsed();
     if got != data {
         eprintln!("transfer: data mismatch (seed {})", args.seed);
@@ -99,13 +124,25 @@ fn main() -> ExitCode {
         secs,
         len as f64 * 8.0 / secs / rate as f64 * 100.0
     );
-    println!("packets sent:    {} ({} retransmitted, {:.2}%)", s.pkts_sent, s.retransmits, s.retransmits as f64 * 100.0 / s.pkts_sent.max(1) as f64);
-    println!("link:            {} lost at random, {} dropped by the queue", report.link.lost, report.link.queue_drops);
     println!(
-        "control:         {} ACKs and {} NAKs received by the sender, {} timeouts",
-        s.acks_recv, s.naks_recv, s.timeouts
+        "packets sent:    {} ({} retransmitted, {:.2}%)",
+        s.pkts_sent,
+        s.retransmits,
+        s.retransmits as f64 * 100.0 / s.pkts_sent.max(1) as f64
     );
-    println!("RTT:             {:.2} ms (variance {:.2} ms)", report.sender.now.rtt_us as f64 / 1e3, report.sender.now.rtt_var_us as f64 / 1e3);
+    println!(
+        "link:            {} lost at random, {} dropped by the queue",
+        report.link.lost, report.link.queue_drops
+    );
+    println!(
+        "control:         {} ACKs and {} NAKs received by the sender, {} timeouts; receiver detected {} losses",
+        s.acks_recv, s.naks_recv, s.timeouts, report.receiver.total.rcv_loss
+    );
+    println!(
+        "RTT:             {:.2} ms (variance {:.2} ms)",
+        report.sender.now.rtt_us as f64 / 1e3,
+        report.sender.now.rtt_var_us as f64 / 1e3
+    );
     println!(
         "wall clock:      {:.2} s to simulate both endpoints and the link ({:.0} packets/s processed)",
         wall.as_secs_f64(),

@@ -150,7 +150,12 @@ impl Endpoint {
     }
 
     /// Start a regular connection to `peer` from this port.
-    pub fn connect(&mut self, config: Config, peer: SocketAddr, now: Instant) -> Result<Connection, ConfigError> {
+    pub fn connect(
+        &mut self,
+        config: Config,
+        peer: SocketAddr,
+        now: Instant,
+    ) -> Result<Connection, ConfigError> {
         let id = self.allocate_id();
         let rng = self.connection_rng();
         let conn = Connection::connect(config, id, peer, now, rng)?;
@@ -159,7 +164,12 @@ impl Endpoint {
     }
 
     /// Start a rendezvous connection with `peer` from this port.
-    pub fn rendezvous(&mut self, config: Config, peer: SocketAddr, now: Instant) -> Result<Connection, ConfigError> {
+    pub fn rendezvous(
+        &mut self,
+        config: Config,
+        peer: SocketAddr,
+        now: Instant,
+    ) -> Result<Connection, ConfigError> {
         let id = self.allocate_id();
         let rng = self.connection_rng();
         let conn = Connection::rendezvous(config, id, peer, now, rng)?;
@@ -180,7 +190,13 @@ impl Endpoint {
 
     /// Decide where a datagram from `from` goes. `buf` receives a response when the answer is
     /// [`DatagramEvent::Respond`]; it needs 64 bytes.
-    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], buf: &mut [u8]) -> DatagramEvent {
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        bytes: &[u8],
+        buf: &mut [u8],
+    ) -> DatagramEvent {
         let Some(dst) = Packet::peek_destination(bytes) else {
             return self.drop();
         };
@@ -203,7 +219,13 @@ impl Endpoint {
         self.handle_request(now, from, &hs, buf)
     }
 
-    fn handle_request(&mut self, now: Instant, from: SocketAddr, hs: &Handshake, buf: &mut [u8]) -> DatagramEvent {
+    fn handle_request(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        hs: &Handshake,
+        buf: &mut [u8],
+    ) -> DatagramEvent {
         let Some(config) = self.listener.as_ref() else { return self.drop() };
         if hs.version != 4 || hs.socket_type != config.mode.socket_type() {
             let mut reject = *hs;

@@ -50,10 +50,7 @@ struct RangeSet<T> {
 
 impl<T> Default for RangeSet<T> {
     fn default() -> Self {
-        RangeSet {
-            nodes: VecDeque::new(),
-            count: 0,
-        }
+        RangeSet { nodes: VecDeque::new(), count: 0 }
     }
 }
 
@@ -121,11 +118,7 @@ impl<T: Copy + PartialEq> RangeSet<T> {
             let first = self.nodes[lo].start;
             let last = self.nodes[hi - 1].end;
             let existing: u64 = self.nodes.range(lo..hi).map(|n| u64::from(n.len())).sum();
-            let merged = Node {
-                start: start.min_wrapping(first),
-                end: end.max_wrapping(last),
-                tag,
-            };
+            let merged = Node { start: start.min_wrapping(first), end: end.max_wrapping(last), tag };
             let added = u64::from(merged.len()).saturating_sub(existing);
             self.nodes[lo] = merged;
             self.nodes.drain(lo + 1..hi);
@@ -141,22 +134,14 @@ impl<T: Copy + PartialEq> RangeSet<T> {
             let Some(n) = rest.pop_front() else { break };
             if cursor.is_before(n.start) && !end.is_before(cursor) {
                 let gap_end = end.min_wrapping(n.start.prev());
-                self.push_merge(Node {
-                    start: cursor,
-                    end: gap_end,
-                    tag,
-                });
+                self.push_merge(Node { start: cursor, end: gap_end, tag });
                 added = added.saturating_add(cursor.len_to(gap_end));
             }
             self.push_merge(n);
             cursor = cursor.max_wrapping(n.end.next());
         }
         if !end.is_before(cursor) {
-            self.push_merge(Node {
-                start: cursor,
-                end,
-                tag,
-            });
+            self.push_merge(Node { start: cursor, end, tag });
             added = added.saturating_add(cursor.len_to(end));
         }
         if let Some(n) = rest.pop_front() {
@@ -187,14 +172,7 @@ impl<T: Copy + PartialEq> RangeSet<T> {
             if first.end.is_after(end) {
                 // Split one node in two; both halves keep the tag.
                 self.nodes[lo].end = start.prev();
-                self.nodes.insert(
-                    lo + 1,
-                    Node {
-                        start: end.next(),
-                        end: first.end,
-                        tag: first.tag,
-                    },
-                );
+                self.nodes.insert(lo + 1, Node { start: end.next(), end: first.end, tag: first.tag });
                 let n = start.len_to(end);
                 self.count = self.count.saturating_sub(n as usize);
                 return n;
@@ -260,9 +238,7 @@ impl<T: Copy + PartialEq> RangeSet<T> {
         };
         let k = Self::key(base, seq);
         let i = self.first_ending_from(base, k);
-        self.nodes
-            .get(i)
-            .is_some_and(|n| Self::key(base, n.start) <= k)
+        self.nodes.get(i).is_some_and(|n| Self::key(base, n.start) <= k)
     }
 
     fn ranges(&self) -> impl Iterator<Item = (SeqNo, SeqNo)> + '_ {
@@ -356,14 +332,7 @@ impl RecvLossList {
     /// Usually appended after the last range; overlapping numbers keep their old bookkeeping.
     /// Returns how many numbers were new (0 when `start` is after `end`).
     pub fn insert(&mut self, start: SeqNo, end: SeqNo, now: Instant) -> u32 {
-        self.set.insert(
-            start,
-            end,
-            Report {
-                last: now,
-                count: 1,
-            },
-        )
+        self.set.insert(start, end, Report { last: now, count: 1 })
     }
     /// `seq` arrived: remove it (splitting its range); true if it was in the list.
     pub fn remove(&mut self, seq: SeqNo) -> bool {
@@ -418,20 +387,14 @@ impl RecvLossList {
         let mut prev_pushed = false;
         while i < nodes.len() {
             let n = nodes[i];
-            let wait = interval
-                .checked_mul(n.tag.count)
-                .unwrap_or(Duration::MAX);
+            let wait = interval.checked_mul(n.tag.count).unwrap_or(Duration::MAX);
             if now < n.tag.last + wait {
                 prev_pushed = false;
                 i += 1;
                 continue;
             }
-            let tag = Report {
-                last: now,
-                count: n.tag.count.saturating_add(1),
-            };
-            let joins_prev =
-                i > 0 && nodes[i - 1].tag == tag && nodes[i - 1].end.next() == n.start;
+            let tag = Report { last: now, count: n.tag.count.saturating_add(1) };
+            let joins_prev = i > 0 && nodes[i - 1].tag == tag && nodes[i - 1].end.next() == n.start;
             if joins_prev && prev_pushed {
                 // Continues the range just pushed: extend it rather than use another entry.
                 if let Some(last) = out.last_mut() {
@@ -567,10 +530,7 @@ mod tests {
         l.insert(s(10), s(12), T0);
         l.insert(s(20), s(22), T0);
         assert_eq!(l.insert(s(5), s(30), t1), 26 - 6);
-        assert_eq!(
-            rranges(&l),
-            vec![(5, 9), (10, 12), (13, 19), (20, 22), (23, 30)]
-        );
+        assert_eq!(rranges(&l), vec![(5, 9), (10, 12), (13, 19), (20, 22), (23, 30)]);
         assert_eq!(l.len(), 26);
         out.clear();
         l.collect_due(T0 + interval, interval, 10, &mut out);

@@ -78,7 +78,9 @@ impl SeqNo {
         }
     }
 
-    /// `self + n`, wrapping (n may be negative).
+    /// `self + n`, wrapping (n may be negative). A method rather than `impl Add<i32>` on
+    /// purpose: an operator would make mixing raw integers into wrapping arithmetic look natural.
+    #[allow(clippy::should_implement_trait)]
     pub fn add(self, n: i32) -> SeqNo {
         SeqNo(((self.0 as i64 + n as i64).rem_euclid(SEQ_SPACE)) as u32)
     }

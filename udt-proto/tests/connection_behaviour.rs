@@ -95,7 +95,10 @@ fn message_mode_ttl_drops_expired_messages_and_delivers_the_rest_intact() {
         assert_eq!(m, &message(index, len), "message {index} corrupted");
         assert!(seen.insert(index), "message {index} delivered twice");
         if in_order {
-            assert!(last_in_order.is_none_or(|l| l < index), "in-order message {index} after {last_in_order:?}");
+            assert!(
+                last_in_order.is_none_or(|l| l < index),
+                "in-order message {index} after {last_in_order:?}"
+            );
             last_in_order = Some(index);
         }
     }
@@ -165,7 +168,10 @@ fn a_silent_peer_is_declared_broken() {
     assert!(broke, "client never declared the connection lost");
     let after = pair.now - silent_since;
     // UDT4: EXP count above 16 and more than 5 s of silence: about 46 s with 300 ms units.
-    assert!(after > Duration::from_secs(30) && after < Duration::from_secs(60), "declared lost after {after:?}");
+    assert!(
+        after > Duration::from_secs(30) && after < Duration::from_secs(60),
+        "declared lost after {after:?}"
+    );
     assert_eq!(pair.client.as_ref().unwrap().state(), State::Closed(CloseReason::ConnectionLost));
     let err = pair.client.as_mut().unwrap().write(b"x").unwrap_err();
     assert_eq!(err, ConnError::Closed(CloseReason::ConnectionLost));
@@ -216,7 +222,9 @@ fn a_lost_final_answer_is_answered_again_without_a_second_connection() {
     let mut dropped = false;
     pair.filter = Some(Box::new(move |dest, bytes| {
         if dest == Side::Client && !dropped {
-            if let Ok(Packet::Control(ControlPacket { body: Control::Handshake(hs), .. })) = Packet::parse(bytes) {
+            if let Ok(Packet::Control(ControlPacket { body: Control::Handshake(hs), .. })) =
+                Packet::parse(bytes)
+            {
                 if hs.request_type == RequestType::Response {
                     dropped = true;
                     return false;
@@ -289,7 +297,8 @@ fn application_misuse_gets_typed_errors() {
     assert_eq!(c.recv_msg(&mut buf), Err(ConnError::WrongMode));
     assert_eq!(c.read(&mut buf), Err(ConnError::WouldBlock));
 
-    let mut mpair = connected_pair(62, LinkModel::default(), Config { mode: Mode::Message, ..Config::default() });
+    let mut mpair =
+        connected_pair(62, LinkModel::default(), Config { mode: Mode::Message, ..Config::default() });
     let c = mpair.client.as_mut().unwrap();
     let huge = vec![0u8; 20_000_000];
     assert!(matches!(c.send_msg(now, &huge, None, false), Err(ConnError::MessageTooLarge { .. })));
@@ -387,7 +396,12 @@ fn hostile_input_is_dropped_and_counted_and_the_transfer_still_completes() {
         let _ = pair.server_ep.handle_datagram(now, client_addr, &junk, &mut out);
     }
     let forged = Handshake { version: 4, mss: 1500, flow_window: 8192, cookie: 12345, ..hs };
-    let ev = pair.server_ep.handle_datagram(now, client_addr, &control(SocketId(0), Control::Handshake(forged)), &mut out);
+    let ev = pair.server_ep.handle_datagram(
+        now,
+        client_addr,
+        &control(SocketId(0), Control::Handshake(forged)),
+        &mut out,
+    );
     assert!(matches!(ev, udt_proto::endpoint::DatagramEvent::Dropped));
     assert!(pair.server_ep.stats().bad_cookies >= 1);
     let _ = server_addr;

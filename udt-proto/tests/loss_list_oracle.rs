@@ -100,11 +100,7 @@ fn check_send(l: &SendLossList, m: &BTreeSet<u64>, probes: &[u64]) -> Result<(),
     Ok(())
 }
 
-fn check_recv(
-    l: &RecvLossList,
-    m: &BTreeMap<u64, (u64, u32)>,
-    probes: &[u64],
-) -> Result<(), TestCaseError> {
+fn check_recv(l: &RecvLossList, m: &BTreeMap<u64, (u64, u32)>, probes: &[u64]) -> Result<(), TestCaseError> {
     let r = expand(l.ranges());
     check_shape(&r, false)?;
     prop_assert_eq!(numbers(&r), m.keys().copied().collect::<Vec<_>>());
@@ -217,11 +213,8 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 // Due numbers are reported oldest first: all up to the last reported one, and
                 // all of them when `out` did not fill up.
                 let limit = if out.len() < max { u64::MAX } else { got.last().copied().unwrap_or(0) };
-                let expect: Vec<u64> = mr
-                    .iter()
-                    .filter(|&(&x, v)| x <= limit && due(v))
-                    .map(|(&x, _)| x)
-                    .collect();
+                let expect: Vec<u64> =
+                    mr.iter().filter(|&(&x, v)| x <= limit && due(v)).map(|(&x, _)| x).collect();
                 if out.len() < max || !got.is_empty() {
                     prop_assert_eq!(&got, &expect);
                 }
@@ -263,7 +256,9 @@ fn loss_lists_match_the_model_long_runs() {
                     16..=18 => Op::RemoveRange(below(LOW + HIGH), len),
                     19 => Op::RemoveBefore(below(LOW + HIGH) / 4),
                     20 => Op::PopFirst,
-                    _ => Op::CollectDue(below(40), if below(2) == 0 { usize::MAX } else { below(4) as usize }),
+                    _ => {
+                        Op::CollectDue(below(40), if below(2) == 0 { usize::MAX } else { below(4) as usize })
+                    }
                 }
             })
             .collect();
@@ -294,10 +289,7 @@ fn seq_arithmetic_matches_unwrapped_model() {
         if b < 0 {
             continue;
         }
-        let (sa, sb) = (
-            SeqNo::new((a % (1 << 31)) as u32),
-            SeqNo::new((b % (1 << 31)) as u32),
-        );
+        let (sa, sb) = (SeqNo::new((a % (1 << 31)) as u32), SeqNo::new((b % (1 << 31)) as u32));
         assert_eq!(i64::from(sb.diff(sa)), d, "diff a={a} d={d}");
         assert_eq!(i64::from(sa.diff(sb)), -d, "diff a={a} d={d}");
         assert_eq!(sa.add(d as i32), sb, "add a={a} d={d}");

@@ -32,7 +32,11 @@ fn check_with(name: &str, seed: u64, len: usize, forward: LinkModel, limit_secs:
         Duration::from_secs(limit_secs),
     );
     assert_eq!(got.len(), data.len(), "{name} seed {seed}: length");
-    assert!(got == data, "{name} seed {seed}: data differs at byte {:?}", got.iter().zip(&data).position(|(a, b)| a != b));
+    assert!(
+        got == data,
+        "{name} seed {seed}: data differs at byte {:?}",
+        got.iter().zip(&data).position(|(a, b)| a != b)
+    );
     let secs = report.virtual_time.as_secs_f64();
     eprintln!(
         "{name}: {} MiB in {:.3} s virtual = {:.1} Mb/s; sent {} pkts, retransmitted {}, receiver saw {} lost, RTT {} us, link lost {} queue-dropped {}",

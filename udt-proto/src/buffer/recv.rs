@@ -99,10 +99,7 @@ impl Slot {
         chain_last: SeqNo::new(0),
     };
 
-    const RESOLVED: Slot = Slot {
-        state: State::Resolved,
-        ..Slot::EMPTY
-    };
+    const RESOLVED: Slot = Slot { state: State::Resolved, ..Slot::EMPTY };
 
     fn is_data(&self) -> bool {
         self.state == State::Data
@@ -262,8 +259,7 @@ impl RecvBuffer {
         }
         let c = self.off_of(s.chain_last)?;
         let last = self.slot(c);
-        (c >= off && last.is_data() && last.chain_first == Some(me) && last.ends_message())
-            .then_some(c)
+        (c >= off && last.is_data() && last.chain_first == Some(me) && last.ends_message()).then_some(c)
     }
 
     /// Mark the slot at `off` resolved, keeping the counters right.
@@ -300,9 +296,8 @@ impl RecvBuffer {
                 return;
             }
             let p = self.slot(off - 1);
-            let continues = p.is_data()
-                && p.msg == s.msg
-                && matches!(p.boundary, Boundary::First | Boundary::Middle);
+            let continues =
+                p.is_data() && p.msg == s.msg && matches!(p.boundary, Boundary::First | Boundary::Middle);
             match p.chain_first {
                 Some(f) if continues => f,
                 _ => return,
@@ -559,10 +554,7 @@ impl RecvBuffer {
         };
         let len = self.message_len(first, last);
         if len > out.len() {
-            return Some(Err(RecvMsgError::BufferTooSmall {
-                len,
-                cap: out.len(),
-            }));
+            return Some(Err(RecvMsgError::BufferTooSmall { len, cap: out.len() }));
         }
         let mut at = 0;
         for off in first..=last {
@@ -582,8 +574,7 @@ impl RecvBuffer {
 
     /// Length of the message `read_message` would return next.
     pub fn next_message_len(&self) -> Option<usize> {
-        self.find_message()
-            .map(|(first, last, _)| self.message_len(first, last))
+        self.find_message().map(|(first, last, _)| self.message_len(first, last))
     }
 
     /// The first sequence number not yet arrived or resolved counting from the read position.
@@ -623,14 +614,7 @@ mod tests {
     }
 
     fn hdr(seq: u32, boundary: Boundary, msg: u32, in_order: bool) -> DataHeader {
-        DataHeader {
-            seq: s(seq),
-            boundary,
-            in_order,
-            msg: MsgNo::new(msg),
-            timestamp: 0,
-            dst: SocketId(0),
-        }
+        DataHeader { seq: s(seq), boundary, in_order, msg: MsgNo::new(msg), timestamp: 0, dst: SocketId(0) }
     }
 
     fn solo(seq: u32) -> DataHeader {
@@ -718,10 +702,7 @@ mod tests {
         b.insert(&hdr(1, Middle, 1, true), b"cd");
         assert_eq!(b.next_message_len(), Some(5));
         let mut small = [0u8; 4];
-        assert_eq!(
-            b.read_message(&mut small),
-            Some(Err(RecvMsgError::BufferTooSmall { len: 5, cap: 4 }))
-        );
+        assert_eq!(b.read_message(&mut small), Some(Err(RecvMsgError::BufferTooSmall { len: 5, cap: 4 })));
         assert_eq!(b.next_message_len(), Some(5));
         assert_eq!(read_msg(&mut b).unwrap(), b"abcde");
         assert_eq!(read_msg(&mut b), None);

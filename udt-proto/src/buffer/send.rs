@@ -255,10 +255,7 @@ impl SendBuffer {
         }
         let max = self.slots.len() * self.payload_size;
         if data.len() > max {
-            return Err(WriteMsgError::TooLarge {
-                len: data.len(),
-                max,
-            });
+            return Err(WriteMsgError::TooLarge { len: data.len(), max });
         }
         // payload_size > 0 here, since data.len() <= max.
         let pkts = data.len().div_ceil(self.payload_size);
@@ -379,11 +376,7 @@ impl SendBuffer {
         let slot = &self.slots[id];
         if slot.expired(now) {
             let first = seq.add(-(slot.msg_off as i32));
-            return Lookup::Expired {
-                msg: slot.msg,
-                first,
-                end_exclusive: first.add(slot.msg_pkts as i32),
-            };
+            return Lookup::Expired { msg: slot.msg, first, end_exclusive: first.add(slot.msg_pkts as i32) };
         }
         Lookup::Packet(self.out_packet(id))
     }
@@ -422,8 +415,7 @@ mod tests {
     }
 
     fn take(b: &mut SendBuffer, now: Instant) -> Option<(SeqNo, Vec<u8>, MsgNo, Boundary, bool)> {
-        b.take_new(now)
-            .map(|(seq, p)| (seq, p.payload.to_vec(), p.msg, p.boundary, p.in_order))
+        b.take_new(now).map(|(seq, p)| (seq, p.payload.to_vec(), p.msg, p.boundary, p.in_order))
     }
 
     #[test]
@@ -495,11 +487,7 @@ mod tests {
         }
         assert_eq!(
             got,
-            vec![
-                (s(0), 10, Boundary::First),
-                (s(1), 10, Boundary::Middle),
-                (s(2), 5, Boundary::Last)
-            ]
+            vec![(s(0), 10, Boundary::First), (s(1), 10, Boundary::Middle), (s(2), 5, Boundary::Last)]
         );
         assert_eq!(b.write_message(&[2; 10], None, false, T0), Ok(m.next()));
         assert_eq!(b.acknowledge(s(2)), 2);
@@ -543,11 +531,7 @@ mod tests {
         take(&mut b, T0).unwrap(); // m1[0] at 0x7FFF_FFFF
         take(&mut b, T0).unwrap(); // m1[1] at 0
         let late = T0 + Duration::from_millis(20);
-        let expired = Lookup::Expired {
-            msg: m1,
-            first: s(0x7FFF_FFFF),
-            end_exclusive: s(3),
-        };
+        let expired = Lookup::Expired { msg: m1, first: s(0x7FFF_FFFF), end_exclusive: s(3) };
         assert_eq!(b.lookup(s(0x7FFF_FFFF), late), expired);
         assert_eq!(b.lookup(s(0), late), expired);
         // Not yet sent packets: NotSent (a NAK naming them is bogus).
@@ -602,10 +586,7 @@ mod tests {
     fn degenerate_sizes_do_not_panic() {
         let mut b = SendBuffer::new(0, 10, s(0));
         assert_eq!(b.write_stream(b"abc"), 0);
-        assert_eq!(
-            b.write_message(b"abc", None, false, T0),
-            Err(WriteMsgError::TooLarge { len: 3, max: 0 })
-        );
+        assert_eq!(b.write_message(b"abc", None, false, T0), Err(WriteMsgError::TooLarge { len: 3, max: 0 }));
         assert!(b.take_new(T0).is_none());
         let mut b = SendBuffer::new(3, 0, s(0));
         assert_eq!(b.write_stream(b"abc"), 0);

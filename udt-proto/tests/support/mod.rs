@@ -7,6 +7,8 @@
 
 #![allow(dead_code)]
 
+pub mod pcap;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::SocketAddr;
@@ -120,8 +122,18 @@ impl Pair {
             server_ep,
             client_addr: CLIENT.parse().unwrap(),
             server_addr: SERVER.parse().unwrap(),
-            to_server: Direction { model: to_server, busy_until: now, queued: 0, stats: LinkStats::default() },
-            to_client: Direction { model: to_client, busy_until: now, queued: 0, stats: LinkStats::default() },
+            to_server: Direction {
+                model: to_server,
+                busy_until: now,
+                queued: 0,
+                stats: LinkStats::default(),
+            },
+            to_client: Direction {
+                model: to_client,
+                busy_until: now,
+                queued: 0,
+                stats: LinkStats::default(),
+            },
             in_flight: BinaryHeap::new(),
             counter: 0,
             rng,
@@ -238,7 +250,13 @@ impl Pair {
         self.in_flight.push(Reverse((dir.busy_until, self.counter, dest, true, Vec::new())));
         if dup {
             self.counter += 1;
-            self.in_flight.push(Reverse((arrival + Duration::from_micros(1), self.counter, dest, false, bytes.clone())));
+            self.in_flight.push(Reverse((
+                arrival + Duration::from_micros(1),
+                self.counter,
+                dest,
+                false,
+                bytes.clone(),
+            )));
         }
         self.counter += 1;
         self.in_flight.push(Reverse((arrival, self.counter, dest, false, bytes)));
@@ -383,7 +401,8 @@ pub fn stream_transfer(
     let mut received = Vec::with_capacity(data.len());
     let mut chunk = vec![0u8; 256 * 1024];
     let mut closed = false;
-    let trace = std::env::var("UDT_TRACE_MS").ok().and_then(|v| v.parse::<u64>().ok()).map(Duration::from_millis);
+    let trace =
+        std::env::var("UDT_TRACE_MS").ok().and_then(|v| v.parse::<u64>().ok()).map(Duration::from_millis);
     let mut next_trace = start;
     let ok = pair.run_until(limit, |p| {
         if let Some(every) = trace {
@@ -421,7 +440,13 @@ pub fn stream_transfer(
         received.len() >= data.len()
     });
     let elapsed = pair.now - start;
-    assert!(ok, "seed {seed}: transfer incomplete: {} of {} bytes in {:?}", received.len(), data.len(), elapsed);
+    assert!(
+        ok,
+        "seed {seed}: transfer incomplete: {} of {} bytes in {:?}",
+        received.len(),
+        data.len(),
+        elapsed
+    );
     let now = pair.now;
     let report = TransferReport {
         bytes: received.len(),

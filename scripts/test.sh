@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The project's test command: formatting, lints, docs, then every test of the workspace.
+# `.ci/run` runs exactly this. Works on a fresh machine with a Rust toolchain; installs the
+# rustfmt and clippy components when they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for component in rustfmt clippy; do
+    if ! rustup component list --installed 2>/dev/null | grep -q "^${component}"; then
+        echo "installing the ${component} component"
+        rustup component add "${component}"
+    fi
+done
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo doc -D warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+echo "== cargo test"
+cargo test --workspace --locked
