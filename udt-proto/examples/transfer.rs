@@ -63,7 +63,7 @@ fn parse_args() -> Result<Args, String> {
     if !(0.0..1.0).contains(&a.loss) {
         return Err("--loss must be in [0, 1)".into());
     }
-    if a.mib == 0 || a.rate_mbps == 0 || !(a.rtt_ms >= 0.0) {
+    if a.mib == 0 || a.rate_mbps == 0 || a.rtt_ms.is_nan() || a.rtt_ms < 0.0 {
         return Err("--mib and --rate-mbps must be positive, --rtt-ms not negative".into());
     }
     Ok(a)

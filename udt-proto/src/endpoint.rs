@@ -9,8 +9,11 @@
 //!   it created, which answers again; a wrong version or socket type gets a rejection (1002).
 //! * Everything else is dropped and counted.
 //!
-//! Cookies: a keyed hash (SipHash over a random secret) of the peer's address, port and the
-//! minute since the endpoint started; the current and previous minute are accepted. Socket ids:
+//! Cookies: a keyed hash (SipHash-1-3 over a random secret) of the peer's address and port, its
+//! socket id and initial sequence number, and the minute since the endpoint started; the current
+//! and previous minute are accepted. One cookie therefore admits one connection, not a flood of
+//! requests with fresh socket ids. At most `max_accepted` accepted connections are alive at once
+//! (UDT4 bounds this with the listen backlog); further requests are dropped and counted. Socket ids:
 //! the first random in [1, 2^30], then each new one the previous minus 1 (UDT4), skipping ids in
 //! use.
 
@@ -28,6 +31,8 @@ use crate::seq::SocketId;
 use crate::time::Instant;
 
 const COOKIE_BUCKET: Duration = Duration::from_secs(60);
+/// Default bound on live accepted connections.
+pub const DEFAULT_MAX_ACCEPTED: usize = 1024;
 const MAX_SOCKET_ID: u32 = 1 << 30;
 
 /// Where a datagram goes.
@@ -58,6 +63,8 @@ pub struct EndpointStats {
     pub rejections: u64,
     /// Connections accepted.
     pub accepted: u64,
+    /// Requests refused because `max_accepted` connections were alive.
+    pub over_limit: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +82,7 @@ pub struct Endpoint {
     routes: HashMap<SocketId, Route>,
     accepted_by_peer: HashMap<(SocketAddr, SocketId), SocketId>,
     rendezvous_by_peer: HashMap<SocketAddr, SocketId>,
+    max_accepted: usize,
     stats: EndpointStats,
 }
 
@@ -102,6 +110,7 @@ impl Endpoint {
             routes: HashMap::new(),
             accepted_by_peer: HashMap::new(),
             rendezvous_by_peer: HashMap::new(),
+            max_accepted: DEFAULT_MAX_ACCEPTED,
             stats: EndpointStats::default(),
         }
     }
@@ -111,6 +120,11 @@ impl Endpoint {
         config.validate()?;
         self.listener = Some(config);
         Ok(())
+    }
+
+    /// Bound the number of accepted connections alive at once (default 1024).
+    pub fn set_max_accepted(&mut self, max: usize) {
+        self.max_accepted = max;
     }
 
     /// Stop accepting.
@@ -236,20 +250,24 @@ impl Endpoint {
         match hs.request_type {
             RequestType::Request => {
                 let mut reply = *hs;
-                reply.cookie = self.cookie(from, self.bucket(now));
+                reply.cookie = self.cookie(from, hs, self.bucket(now));
                 self.stats.cookie_replies += 1;
                 self.respond(reply, hs.socket_id, buf)
             }
             RequestType::Response => {
                 let bucket = self.bucket(now);
-                let valid = hs.cookie == self.cookie(from, bucket)
-                    || (bucket > 0 && hs.cookie == self.cookie(from, bucket - 1));
+                let valid = hs.cookie == self.cookie(from, hs, bucket)
+                    || (bucket > 0 && hs.cookie == self.cookie(from, hs, bucket - 1));
                 if !valid {
                     self.stats.bad_cookies += 1;
                     return self.drop();
                 }
                 if let Some(&id) = self.accepted_by_peer.get(&(from, hs.socket_id)) {
                     return DatagramEvent::Route(id);
+                }
+                if self.accepted_by_peer.len() >= self.max_accepted {
+                    self.stats.over_limit += 1;
+                    return self.drop();
                 }
                 let config = config.clone();
                 let id = self.allocate_id();
@@ -285,12 +303,20 @@ impl Endpoint {
         ((now - self.epoch).as_secs()) / COOKIE_BUCKET.as_secs()
     }
 
-    fn cookie(&self, from: SocketAddr, bucket: u64) -> u32 {
+    /// SYN cookie for a request: never 0 (0 means "no cookie" on the wire).
+    fn cookie(&self, from: SocketAddr, hs: &Handshake, bucket: u64) -> u32 {
+        // std's DefaultHasher is SipHash-1-3 with fixed keys; the random secret hashed first
+        // makes the output unpredictable to anyone who does not know it.
         let mut h = DefaultHasher::new();
         self.secret.hash(&mut h);
         from.hash(&mut h);
+        hs.socket_id.0.hash(&mut h);
+        hs.initial_seq.value().hash(&mut h);
         bucket.hash(&mut h);
         let v = h.finish();
-        (v ^ (v >> 32)) as u32 | 1
+        match (v ^ (v >> 32)) as u32 {
+            0 => 1,
+            c => c,
+        }
     }
 }

@@ -10,8 +10,9 @@
 //! the signed distance ([`SeqNo::diff`]) from the front range's start, so the order is correct
 //! across the wrap from `0x7FFF_FFFF` to 0. Appending after the last range, the common case on
 //! both sides, is O(1); other inserts and removals are O(log n) plus the cost of shifting the
-//! shorter side of the deque. The number of sequence numbers held is kept in a counter, so `len`
-//! is O(1). This replaces the static linked list of UDT4 (thesis Figure 2-8) with the same
+//! shorter side of the deque (a receiver insert overlapping ranges with other bookkeeping, which
+//! the connection does not normally do, rebuilds the tail of the list). The number of sequence
+//! numbers held is kept in a counter, so `len` is O(1). This replaces the static linked list of UDT4 (thesis Figure 2-8) with the same
 //! one-node-per-loss-event idea.
 //!
 //! The receiver's list also keeps, per range, when it was last reported in a NAK and how many

@@ -1,6 +1,9 @@
 //! Connection behaviour in virtual time: message mode with TTL, rendezvous, broken peers,
 //! refused and timed-out connects, duplicate handshakes, hostile input, close and misuse.
 
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::Duration;

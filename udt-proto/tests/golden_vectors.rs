@@ -10,6 +10,9 @@
 //!
 //! The vectors are read from the repository copy (`../testdata/vectors`), never from elsewhere.
 
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashMap;
 use std::fs;
 use std::net::{Ipv4Addr, SocketAddrV4};

@@ -5,6 +5,9 @@
 //!
 //! Also: `SeqNo` arithmetic against plain `i64` arithmetic within the comparison window.
 
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -219,8 +222,9 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     prop_assert_eq!(&got, &expect);
                 }
                 for x in got {
-                    let e = mr.get_mut(&x).unwrap();
-                    *e = (now_ms, e.1 + 1);
+                    if let Some(e) = mr.get_mut(&x) {
+                        *e = (now_ms, e.1 + 1);
+                    }
                 }
             }
         }
@@ -301,5 +305,89 @@ fn seq_arithmetic_matches_unwrapped_model() {
         assert_eq!(i64::from(sa.len_to(sb)), len, "len_to a={a} d={d}");
         assert_eq!(sa.next().diff(sa), 1);
         assert_eq!(sa.prev().next(), sa);
+    }
+}
+
+/// Large ranges anywhere in a 2^29 window around the wrap: nothing panics, `len` is the sum of
+/// the range lengths, ranges stay ordered and disjoint, and their ends are `contains`-consistent.
+#[test]
+fn loss_lists_survive_large_ranges_in_a_2_pow_29_window() {
+    const WIN: u64 = 1 << 29;
+    let base = SPACE - WIN / 2; // the window straddles the wrap
+    for seed in 0..200u64 {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut below = |n: u64| rng.next_u64() % n;
+        let mut send = SendLossList::new();
+        let mut recv = RecvLossList::new();
+        let mut t = 0u64;
+        for _ in 0..500 {
+            let a = base + below(WIN);
+            let len = match below(3) {
+                0 => below(4),
+                1 => below(1 << 16),
+                _ => below(1 << 27),
+            };
+            let b = (a + len).min(base + WIN - 1);
+            let (sa, sb) = (wrap(a), wrap(b));
+            t += below(50_000);
+            let now = Instant::from_micros(t);
+            match below(7) {
+                0 | 1 => {
+                    send.insert(sa, sb);
+                    recv.insert(sa, sb, now);
+                }
+                2 => {
+                    send.remove_range(sa, sb);
+                    recv.remove_range(sa, sb);
+                }
+                3 => {
+                    send.remove_before(sa);
+                    recv.remove_before(sa);
+                }
+                4 => {
+                    send.pop_first();
+                    recv.remove(sa);
+                }
+                5 => {
+                    // Reversed arguments are ignored.
+                    let (n1, n2) = (send.len(), recv.len());
+                    if a != b {
+                        assert_eq!(send.insert(sb, sa), 0);
+                        assert_eq!(recv.insert(sb, sa, now), 0);
+                        send.remove_range(sb, sa);
+                        recv.remove_range(sb, sa);
+                    }
+                    assert_eq!((send.len(), recv.len()), (n1, n2));
+                }
+                _ => {
+                    let mut out = Vec::new();
+                    recv.collect_due(now, Duration::from_micros(below(100_000)), 8, &mut out);
+                    assert!(out.len() <= 8);
+                }
+            }
+            for (len, ranges, contains) in [
+                (
+                    send.len(),
+                    send.ranges().collect::<Vec<_>>(),
+                    &(|s| send.contains(s)) as &dyn Fn(SeqNo) -> bool,
+                ),
+                (
+                    recv.len(),
+                    recv.ranges().collect::<Vec<_>>(),
+                    &(|s| recv.contains(s)) as &dyn Fn(SeqNo) -> bool,
+                ),
+            ] {
+                let sum: usize = ranges.iter().map(|&(a, b)| a.len_to(b) as usize).sum();
+                assert_eq!(len, sum, "seed {seed}");
+                for w in ranges.windows(2) {
+                    assert!(w[0].1.is_before(w[1].0), "seed {seed}: {ranges:?}");
+                }
+                for &(a, b) in &ranges {
+                    assert!(!b.is_before(a));
+                    assert!(contains(a) && contains(b), "seed {seed}");
+                    assert!(!contains(a.prev()) || ranges.iter().any(|r| r.1 == a.prev()));
+                }
+            }
+        }
     }
 }

@@ -6,6 +6,9 @@
 //! nanoseconds, the window in thousandths of a packet, the slow-start and loss flags, the random
 //! decrease state (N, M, reports counted) and the freeze handed out after the event.
 
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::time::Duration;
 

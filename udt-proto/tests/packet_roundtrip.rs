@@ -6,6 +6,9 @@
 //! * Arbitrary bytes never make `Packet::parse` panic; whatever it accepts re-emits to bytes that
 //!   parse to the same value (and re-emit identically: the canonical form is a fixed point).
 
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use proptest::prelude::*;
 use udt_proto::packet::{
     Ack, AckInfo, AckRates, Boundary, Control, ControlPacket, DataHeader, DropRequest, Handshake, LossEntry,

@@ -2,6 +2,9 @@
 //! reordering and duplication (issue acceptance: 64 MiB at 0%, 1%, 10% loss).
 //! Replay a failure with `UDT_TEST_SEED=<seed>`.
 
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::Duration;

@@ -2,8 +2,9 @@
 //! stream reads, whole-message reads, free-space accounting for the flow window.
 //!
 //! Slot `i` from the read position holds sequence `base + i`. A slot is empty, holds a packet,
-//! or is resolved without data (its message was dropped, or it was already delivered as part of
-//! an out-of-order message). `base` advances past the contiguous run of consumed/resolved slots.
+//! or is resolved without data (its message was dropped, it was already delivered as part of an
+//! out-of-order message, or it was discarded as unusable, below). `base` advances past the
+//! contiguous run of consumed/resolved slots.
 //!
 //! Stream reads copy bytes from the contiguous prefix, consuming packets (a partly read packet
 //! keeps an offset). Message reads return one whole message: the oldest complete one whose
@@ -167,10 +168,8 @@ impl RecvBuffer {
     /// sequence number the peer will send. The capacity is clamped to [`MAX_CAPACITY_PKTS`]
     /// (and so that the byte size fits `isize`).
     pub fn new(capacity_pkts: usize, payload_size: usize, first_seq: SeqNo) -> Self {
-        let mut cap = capacity_pkts.min(MAX_CAPACITY_PKTS);
-        if payload_size > 0 {
-            cap = cap.min(isize::MAX as usize / payload_size);
-        }
+        let max_by_bytes = (isize::MAX as usize).checked_div(payload_size).unwrap_or(usize::MAX);
+        let cap = capacity_pkts.min(MAX_CAPACITY_PKTS).min(max_by_bytes);
         RecvBuffer {
             data: vec![0; cap * payload_size],
             slots: vec![Slot::EMPTY; cap],

@@ -1,8 +1,9 @@
 //! The send buffer (thesis §2.3.2.3; UDT4 `CSndBuffer`), stream and message modes.
 //!
 //! Packets are addressed by sequence number: the packet at position `i` from the head (the
-//! oldest unacknowledged) has sequence `head_seq + i`, because every packet is first sent in
-//! order exactly once. Regions: [head, next_new) sent and unacknowledged, [next_new, tail) unsent.
+//! oldest unacknowledged) has sequence `head_seq + i`, because packets take their numbers in
+//! order when first sent, and only whole unsent messages are ever removed from the unsent
+//! region. Regions: [head, next_new) sent and unacknowledged, [next_new, tail) unsent.
 //!
 //! Stream mode: `write_stream` appends bytes, filling the unsent tail packet first, then new
 //! full packets; each packet started by a write gets a new message number, boundary Solo,
@@ -15,7 +16,9 @@
 //! remaining packets still take their sequence numbers in order; `lookup` of any of its packets
 //! then answers `Expired` with the message's full sequence range so the connection can send a
 //! drop request instead of data. A message has passed its TTL once `now > write time + ttl`
-//! (strictly, as UDT4 compares).
+//! (strictly, as UDT4 compares). Because that range can name packets not sent yet, the peer may
+//! acknowledge past `next_seq`: such an ACK is valid up to [`SendBuffer::committed_end`], and
+//! `acknowledge` then releases the unsent rest of the message too.
 //!
 //! Storage: one `Vec<u8>` of `capacity_pkts * payload_size` bytes and one metadata record per
 //! slot, allocated once by [`SendBuffer::new`]. The sequence order is a ring of slot indices (a
@@ -161,10 +164,8 @@ impl SendBuffer {
     /// carry `first_seq`; message numbers start at [`MsgNo::FIRST`]. The capacity is clamped to
     /// [`MAX_CAPACITY_PKTS`] (and so that the byte size fits `isize`).
     pub fn new(capacity_pkts: usize, payload_size: usize, first_seq: SeqNo) -> Self {
-        let mut cap = capacity_pkts.min(MAX_CAPACITY_PKTS);
-        if payload_size > 0 {
-            cap = cap.min(isize::MAX as usize / payload_size);
-        }
+        let max_by_bytes = (isize::MAX as usize).checked_div(payload_size).unwrap_or(usize::MAX);
+        let cap = capacity_pkts.min(MAX_CAPACITY_PKTS).min(max_by_bytes);
         let mut free: Vec<u32> = Vec::with_capacity(cap);
         // Popped from the back: slot 0 is used first.
         free.extend((0..cap as u32).rev());
@@ -362,6 +363,21 @@ impl SendBuffer {
         Some((self.head_seq.add(pos as i32), self.out_packet(id)))
     }
 
+    /// Mark the unsent packets before `end_exclusive` as sent without transmitting them: the
+    /// rest of an expired message that a drop request now covers. UDT4 skips them the same way,
+    /// so the numbers the request names are all "sent" and the peer's ACK past them is valid.
+    /// Returns how many were skipped.
+    pub fn skip_unsent_before(&mut self, end_exclusive: SeqNo) -> usize {
+        let target = end_exclusive.diff(self.head_seq);
+        if target <= self.sent as i32 {
+            return 0;
+        }
+        let target = (target as usize).min(self.order.len());
+        let skipped = target - self.sent;
+        self.sent = target;
+        skipped
+    }
+
     /// Look up a sent packet for retransmission.
     pub fn lookup(&self, seq: SeqNo, now: Instant) -> Lookup<'_> {
         let d = seq.diff(self.head_seq);
@@ -381,20 +397,42 @@ impl SendBuffer {
         Lookup::Packet(self.out_packet(id))
     }
 
-    /// Release every packet before `next_expected`; returns packets released. Numbers beyond
-    /// what was sent are a caller bug (the connection validates ACKs first); they release
-    /// everything sent.
+    /// One past the last sequence number already committed: [`next_seq`](Self::next_seq),
+    /// extended to the end of a message whose first packet was sent (its remaining packets
+    /// will take the following numbers, and an `Expired` answer names them). A receiver that
+    /// got the drop request acknowledges up to here, so an ACK up to this number is valid.
+    pub fn committed_end(&self) -> SeqNo {
+        self.head_seq.add(self.committed_len() as i32)
+    }
+
+    fn committed_len(&self) -> usize {
+        let rest = self.order.get(self.sent).map_or(0, |&id| {
+            let slot = &self.slots[id as usize];
+            if slot.msg_off > 0 {
+                slot.msg_pkts.saturating_sub(slot.msg_off) as usize
+            } else {
+                0
+            }
+        });
+        self.sent + rest
+    }
+
+    /// Release every packet before `next_expected`; returns packets released. This includes
+    /// the unsent rest of a partly sent message up to [`committed_end`](Self::committed_end)
+    /// (the peer acknowledged it after a drop request): those packets are then never sent.
+    /// Numbers beyond `committed_end` are a caller bug (the connection validates ACKs first);
+    /// they release only what is committed.
     pub fn acknowledge(&mut self, next_expected: SeqNo) -> usize {
         let d = next_expected.diff(self.head_seq);
         if d <= 0 {
             return 0;
         }
-        let n = (d as usize).min(self.sent);
+        let n = (d as usize).min(self.committed_len());
         for id in self.order.drain(..n) {
             self.free.push(id);
         }
         self.head_seq = self.head_seq.add(n as i32);
-        self.sent -= n;
+        self.sent = self.sent.saturating_sub(n);
         n
     }
 
@@ -556,10 +594,44 @@ mod tests {
     }
 
     #[test]
+    fn ack_after_drop_request_releases_unsent_rest_of_message() {
+        let mut b = SendBuffer::new(8, 10, s(0x7FFF_FFFF));
+        let ttl = Some(Duration::from_millis(10));
+        let m1 = b.write_message(&[1; 40], ttl, false, T0).unwrap(); // 4 packets
+        let m2 = b.write_message(&[2; 5], None, false, T0).unwrap();
+        assert_eq!(b.committed_end(), s(0x7FFF_FFFF));
+        take(&mut b, T0).unwrap(); // m1[0] at 0x7FFF_FFFF
+        assert_eq!(b.committed_end(), s(3));
+        take(&mut b, T0).unwrap(); // m1[1] at 0
+        assert_eq!(b.next_seq(), s(1));
+        assert_eq!(b.committed_end(), s(3));
+        let late = T0 + Duration::from_millis(11);
+        let Lookup::Expired { msg, first, end_exclusive } = b.lookup(s(0), late) else {
+            panic!("not expired")
+        };
+        assert_eq!((msg, first, end_exclusive), (m1, s(0x7FFF_FFFF), s(3)));
+        // The receiver dropped the whole message and acknowledges past it.
+        assert_eq!(b.acknowledge(s(5)), 4); // clamped to committed_end
+        assert_eq!((b.head_seq(), b.next_seq(), b.committed_end()), (s(3), s(3), s(3)));
+        assert_eq!(b.unsent_packets(), 1);
+        assert_eq!(b.free_packets(), 7);
+        let (seq, _, msg, _, _) = take(&mut b, late).unwrap();
+        assert_eq!((seq, msg), (s(3), m2));
+        // Partly acknowledged message: the committed end still reaches its end.
+        let m3 = b.write_message(&[3; 30], None, true, late).unwrap();
+        take(&mut b, late).unwrap();
+        assert_eq!(b.acknowledge(s(5)), 2);
+        assert_eq!((b.head_seq(), b.committed_end()), (s(5), s(7)));
+        assert_eq!(b.acknowledge(s(7)), 2);
+        assert!(b.is_empty());
+        assert_eq!(m3, m2.next());
+    }
+
+    #[test]
     fn acknowledge_frees_slots_and_clamps() {
         let mut b = SendBuffer::new(4, 8, s(10));
         assert_eq!(b.write_stream(&[5; 32]), 32);
-        assert!(b.is_empty() == false);
+        assert!(!b.is_empty());
         for _ in 0..3 {
             take(&mut b, T0).unwrap();
         }

@@ -260,6 +260,7 @@ impl Connection {
             buf: SendBuffer::new(self.config.send_buffer_pkts as usize, payload, self.local_isn),
             loss: SendLossList::new(),
             last_ack: self.local_isn,
+            last_full_ack: self.local_isn,
             flow_window: self.peer_flow_window,
             next_send: now,
             peer_recv_rate: 0,

@@ -62,6 +62,9 @@ use timers::{Timer, TimerTable};
 pub const SYN: Duration = Duration::from_millis(10);
 /// Minimum EXP interval unit (UDT4 `m_ullMinExpInt`).
 const MIN_EXP: Duration = Duration::from_millis(300);
+/// Floor for a congestion control's RTO and ACK-period overrides: a zero would make a timer
+/// due again at once after every expiry.
+const MIN_OVERRIDE: Duration = Duration::from_millis(1);
 /// Light ACK every this many packets between full ACKs (UDT4 `m_iSelfClockInterval`).
 const LIGHT_ACK_EVERY: u32 = 64;
 
@@ -107,6 +110,8 @@ struct Sender {
     loss: crate::loss_list::SendLossList,
     /// Next sequence the peer expects (everything before it acknowledged).
     last_ack: SeqNo,
+    /// The point of the last full ACK (light ACKs move `last_ack` only).
+    last_full_ack: SeqNo,
     /// Peer's advertised free buffer, packets.
     flow_window: u32,
     /// Earliest time the next data packet may leave.
@@ -189,6 +194,8 @@ pub struct Connection {
     peer_shutdown: bool,
     /// Scratch space for encoding NAK bodies.
     scratch: Vec<u8>,
+    /// Scratch list of loss ranges (NAK handling and re-reports), kept to avoid allocating.
+    ranges: Vec<(SeqNo, SeqNo)>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -267,6 +274,7 @@ impl Connection {
             closing: false,
             peer_shutdown: false,
             scratch: Vec::new(),
+            ranges: Vec::new(),
         })
     }
 
@@ -364,7 +372,7 @@ impl Connection {
                     }
                     Control::Shutdown => self.handle_shutdown(),
                     Control::Ack2(no) => self.handle_ack2(now, no),
-                    Control::DropRequest(req) => self.handle_drop_request(&req),
+                    Control::DropRequest(req) => self.handle_drop_request(now, &req),
                     Control::Error(code) => {
                         tracing::info!(code, "peer signalled an error; closing");
                         self.finish(CloseReason::PeerShutdown);
@@ -383,6 +391,9 @@ impl Connection {
     pub fn handle_timeout(&mut self, now: Instant) {
         let due: Vec<Timer> = self.timers.due(now).collect();
         for timer in due {
+            if matches!(self.state, State::Closed(_)) {
+                break; // an earlier handler closed the connection
+            }
             self.timers.stop(timer);
             match timer {
                 Timer::HandshakeResend => self.on_handshake_resend(now),
@@ -452,6 +463,12 @@ impl Connection {
         in_order: bool,
     ) -> Result<MsgNo, ConnError> {
         self.check_writable(Mode::Message)?;
+        // A message must fit the peer's receive buffer whole, or it can never be delivered.
+        let payload = Config::payload_size(self.mss);
+        let max = self.peer_flow_window as usize * payload;
+        if data.len() > max {
+            return Err(ConnError::MessageTooLarge { len: data.len(), max });
+        }
         let tx = &mut self.link.as_mut().ok_or(ConnError::NotConnected)?.tx;
         Ok(tx.buf.write_message(data, ttl, in_order, now)?)
     }
@@ -605,7 +622,7 @@ impl Connection {
     /// a congestion control's RTO replaces it without back-off.
     fn exp_interval(&self) -> Duration {
         if let Some(rto) = self.cc.rto() {
-            return rto;
+            return rto.max(MIN_OVERRIDE);
         }
         let count = self.exp_count;
         let base = self.rtt.rto_base() * count + SYN;

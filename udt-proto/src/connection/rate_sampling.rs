@@ -129,10 +129,12 @@ fn median_filtered_mean(window: &[u64]) -> Option<(f64, usize)> {
     Some((sum as f64 / count as f64, count))
 }
 
-/// Full ACKs sent and not yet confirmed by ACK2: (ACK number, acknowledged sequence, send time).
+/// Full ACKs sent and not yet confirmed by ACK2: (ACK number, acknowledged sequence, send time),
+/// oldest first, in a ring of 1024 entries allocated once. Slot `(head + i) % 1024` holds the
+/// i-th oldest of `len` entries.
 #[derive(Clone, Debug)]
 pub struct AckHistory {
-    entries: Vec<(AckNo, SeqNo, Instant)>,
+    entries: Box<[(AckNo, SeqNo, Instant); ACK_HISTORY]>,
     head: usize,
     len: usize,
 }
@@ -141,20 +143,18 @@ const ACK_HISTORY: usize = 1024;
 
 impl Default for AckHistory {
     fn default() -> Self {
-        AckHistory { entries: Vec::with_capacity(ACK_HISTORY), head: 0, len: 0 }
+        AckHistory {
+            entries: Box::new([(AckNo::new(0), SeqNo::new(0), Instant::ZERO); ACK_HISTORY]),
+            head: 0,
+            len: 0,
+        }
     }
 }
 
 impl AckHistory {
     /// Record a full ACK; the oldest entry is forgotten when 1024 are kept.
     pub fn push(&mut self, ack_no: AckNo, seq: SeqNo, now: Instant) {
-        if self.entries.len() < ACK_HISTORY {
-            self.entries.push((ack_no, seq, now));
-            self.len += 1;
-            return;
-        }
-        let slot = (self.head + self.len) % ACK_HISTORY;
-        self.entries[slot] = (ack_no, seq, now);
+        self.entries[(self.head + self.len) % ACK_HISTORY] = (ack_no, seq, now);
         if self.len == ACK_HISTORY {
             self.head = (self.head + 1) % ACK_HISTORY;
         } else {
@@ -163,14 +163,13 @@ impl AckHistory {
     }
 
     /// The ACK2 for `ack_no` arrived: return the ACK's sequence and send time, and forget it and
-    /// every older entry. `None` for an unknown number.
+    /// every older entry. `None` for an unknown, forgotten or already confirmed number.
     pub fn acknowledge(&mut self, ack_no: AckNo) -> Option<(SeqNo, Instant)> {
-        let n = self.entries.len();
         for i in 0..self.len {
-            let idx = (self.head + i) % n;
+            let idx = (self.head + i) % ACK_HISTORY;
             let (no, seq, t) = self.entries[idx];
             if no == ack_no {
-                self.head = (idx + 1) % n;
+                self.head = (idx + 1) % ACK_HISTORY;
                 self.len -= i + 1;
                 return Some((seq, t));
             }
@@ -215,6 +214,22 @@ mod tests {
             e.on_arrival(SeqNo::new(s), t);
         }
         assert_eq!(e.capacity(), 100_000);
+    }
+
+    #[test]
+    fn ack_history_interleaved_with_ack2s_matches_every_one_once() {
+        // The common case on any LAN: each ACK2 arrives before the next ACK.
+        let mut h = AckHistory::default();
+        for i in 1..=3000u32 {
+            h.push(AckNo::new(i), SeqNo::new(i), Instant::from_micros(i as u64));
+            assert_eq!(h.acknowledge(AckNo::new(i)), Some((SeqNo::new(i), Instant::from_micros(i as u64))));
+            assert_eq!(h.acknowledge(AckNo::new(i)), None, "a repeated ACK2 must not match again");
+        }
+        // Two outstanding, confirmed out of order: the older is forgotten with the newer.
+        h.push(AckNo::new(5000), SeqNo::new(1), Instant::ZERO);
+        h.push(AckNo::new(5001), SeqNo::new(2), Instant::ZERO);
+        assert!(h.acknowledge(AckNo::new(5001)).is_some());
+        assert_eq!(h.acknowledge(AckNo::new(5000)), None);
     }
 
     #[test]

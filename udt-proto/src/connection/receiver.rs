@@ -97,27 +97,53 @@ impl Connection {
     }
 
     /// The sender dropped an expired message: resolve its numbers (protocol notes §1 type 7).
-    pub(super) fn handle_drop_request(&mut self, req: &DropRequest) {
+    ///
+    /// The range must lie inside the receive window (a forged request cannot push the ACK point
+    /// anywhere). Numbers between what arrived and the message's first are still owed to us:
+    /// they become losses and are NAKed, never silently acknowledged. The ACK point may move, so
+    /// an ACK is scheduled.
+    pub(super) fn handle_drop_request(&mut self, now: Instant, req: &DropRequest) {
         let Some(link) = self.link.as_mut() else { return };
         let rx = &mut link.rx;
         self.stats.total.drop_requests_recv += 1;
-        let last = req.end_exclusive.prev();
-        let span = req.end_exclusive.diff(req.first);
-        // A range that is inverted or wider than the receive buffer is hostile.
-        if span <= 0 || span as usize > rx.buf.capacity() {
+        let (first, end) = (req.first, req.end_exclusive);
+        let base = rx.buf.read_seq();
+        let cap = rx.buf.capacity() as i32;
+        let inside = |s: SeqNo| (0..=cap).contains(&s.diff(base));
+        if end.diff(first) <= 0 || !inside(first) || !inside(end) {
             self.stats.total.dropped_invalid += 1;
             return;
         }
-        rx.buf.drop_range(req.first, req.end_exclusive);
-        rx.loss.remove_range(req.first, last);
+        let last = end.prev();
+        let expected = rx.largest.next();
+        let mut gap = None;
+        if first.is_after(expected) {
+            let added = rx.loss.insert(expected, first.prev(), now);
+            self.stats.total.rcv_loss += added as u64;
+            gap = Some((expected, first.prev()));
+        }
+        rx.buf.drop_range(first, end);
+        rx.loss.remove_range(first, last);
         if last.is_after(rx.largest) {
             rx.largest = last;
+        }
+        if let Some(range) = gap {
+            self.queue_nak(&[range]);
+            if self.config.periodic_nak && self.timers.get(Timer::Nak).is_none() {
+                self.timers.set(Timer::Nak, now + SYN);
+            }
+        }
+        if self.timers.get(Timer::Ack).is_none() {
+            self.timers.set(Timer::Ack, now + self.ack_period());
         }
     }
 
     /// The application read data: if that freed much buffer the peer does not know about, send
     /// a window update soon.
     pub(super) fn after_read(&mut self) {
+        if self.state != super::State::Connected {
+            return; // reading what is left after a close: nothing more goes out
+        }
         let Some(link) = self.link.as_mut() else { return };
         let rx = &mut link.rx;
         let free = rx.buf.free_packets() as u32;
@@ -146,16 +172,18 @@ impl Connection {
         if link.rx.loss.is_empty() {
             return;
         }
-        let mut due = Vec::new();
+        let mut due = std::mem::take(&mut self.ranges);
+        due.clear();
         link.rx.loss.collect_due(now, interval, MAX_REREPORT_RANGES, &mut due);
         if !due.is_empty() {
             self.queue_nak(&due);
         }
+        self.ranges = due;
         self.timers.set(Timer::Nak, now + SYN);
     }
 
     fn ack_period(&self) -> Duration {
-        self.cc.ack_period().map_or(SYN, |p| p.min(SYN))
+        self.cc.ack_period().map_or(SYN, |p| p.clamp(super::MIN_OVERRIDE, SYN))
     }
 
     /// How long a reported loss may stay unrepaired before it is reported again: the NAK and the
@@ -175,6 +203,9 @@ impl Connection {
 
     /// Send a full ACK if the rules allow; true if one was queued.
     fn send_full_ack(&mut self, now: Instant) -> bool {
+        if self.state != super::State::Connected {
+            return false;
+        }
         let Some(ack) = self.ack_point() else { return false };
         let rto_base = self.rtt.rto_base();
         let (rtt_us, var_us) = (self.rtt.rtt_us(), self.rtt.var_us());

@@ -35,43 +35,53 @@ impl Connection {
             self.stats.total.dropped_invalid += 1;
             return;
         }
-        if let Some(info) = ack.info {
-            // Confirm with ACK2 at once, but at most once per SYN unless the ACK repeats the
-            // number last confirmed (UDT4 processCtrl case 2; thesis §2.2.3: "not necessary to
-            // generate an ACK2 for every ACK").
-            let due = match tx.last_ack2 {
-                None => true,
-                Some((t, no)) => now - t > SYN || no == ack.ack_no,
-            };
-            if due {
-                tx.last_ack2 = Some((now, ack.ack_no));
-                self.control.push_back(PendingControl::Ack2(ack.ack_no));
-                self.stats.total.ack2_sent += 1;
+        let Some(info) = ack.info else {
+            // A light ACK (UDT4 processCtrl case 2, 4-byte body): moves the acknowledged point
+            // and shrinks the flow window by what it acknowledges; no RTT, no rates, no on_ack.
+            if ack.next_expected.is_after(tx.last_ack) {
+                let n = ack.next_expected.diff(tx.last_ack) as u32;
+                tx.flow_window = tx.flow_window.saturating_sub(n).max(2);
+                tx.last_ack = ack.next_expected;
+                tx.buf.acknowledge(ack.next_expected);
+                tx.loss.remove_before(ack.next_expected);
             }
-            if !ack.next_expected.is_before(tx.last_ack) {
-                // A repeated ACK still carries a fresh window (UDT4 processCtrl case 2).
-                tx.flow_window = info.avail_buf_pkts.max(2);
-            }
-            if !ack.next_expected.is_after(tx.last_ack) {
-                return; // repeated: no RTT, rate or congestion-control update (UDT4)
-            }
-            // UDT4: the sender adopts the receiver's RTT with the same smoothing.
-            self.rtt.update(info.rtt_us as u64);
-            if let Some(rates) = info.rates {
-                // protocol notes §1: smoothed as (7 old + new) / 8.
-                tx.peer_recv_rate = smooth(tx.peer_recv_rate, rates.recv_rate);
-                tx.peer_bandwidth = smooth(tx.peer_bandwidth, rates.capacity);
-            }
-        } else if ack.next_expected.is_after(tx.last_ack) {
-            // A light ACK shrinks the flow window by what it acknowledges (UDT4).
-            let n = ack.next_expected.diff(tx.last_ack) as u32;
-            tx.flow_window = tx.flow_window.saturating_sub(n).max(2);
-        } else {
+            return;
+        };
+        // Confirm with ACK2 at once, but at most once per SYN unless the ACK repeats the number
+        // last confirmed (UDT4 processCtrl case 2; thesis §2.2.3: "not necessary to generate an
+        // ACK2 for every ACK").
+        let due = match tx.last_ack2 {
+            None => true,
+            Some((t, no)) => now - t > SYN || no == ack.ack_no,
+        };
+        if due {
+            tx.last_ack2 = Some((now, ack.ack_no));
+            self.control.push_back(PendingControl::Ack2(ack.ack_no));
+            self.stats.total.ack2_sent += 1;
+        }
+        if !ack.next_expected.is_before(tx.last_ack) {
+            // A repeated ACK still carries a fresh window (UDT4).
+            tx.flow_window = info.avail_buf_pkts.max(2);
+        }
+        // Repeated full ACK: no RTT, rate or congestion-control update. Compared with the last
+        // *full* ACK, so a light ACK in between does not hide this one's RTT and rates (UDT4
+        // compares with m_iSndLastDataAck the same way).
+        if !ack.next_expected.is_after(tx.last_full_ack) {
             return;
         }
-        tx.last_ack = ack.next_expected;
-        tx.buf.acknowledge(ack.next_expected);
-        tx.loss.remove_before(ack.next_expected);
+        tx.last_full_ack = ack.next_expected;
+        // UDT4: the sender adopts the receiver's RTT with the same smoothing.
+        self.rtt.update(info.rtt_us as u64);
+        if let Some(rates) = info.rates {
+            // protocol notes §1: smoothed as (7 old + new) / 8.
+            tx.peer_recv_rate = smooth(tx.peer_recv_rate, rates.recv_rate);
+            tx.peer_bandwidth = smooth(tx.peer_bandwidth, rates.capacity);
+        }
+        if ack.next_expected.is_after(tx.last_ack) {
+            tx.last_ack = ack.next_expected;
+            tx.buf.acknowledge(ack.next_expected);
+            tx.loss.remove_before(ack.next_expected);
+        }
         let acked = tx.last_ack;
         self.with_cc(now, |cc, ctx| cc.on_ack(ctx, acked));
         self.restart_rate_sample(now);
@@ -87,13 +97,15 @@ impl Connection {
         let tx = &mut link.tx;
         self.stats.total.naks_recv += 1;
         let largest_sent = tx.buf.next_seq().prev();
-        let mut ranges: Vec<(SeqNo, SeqNo)> = Vec::new();
+        let mut ranges = std::mem::take(&mut self.ranges);
+        ranges.clear();
         for entry in list.iter() {
             let (start, end) = entry.bounds();
             // Inverted ranges and numbers never sent: drop the whole report (UDT4 breaks the
             // connection; we prefer to drop and count, docs/deviations.md).
             if start.is_after(end) || end.is_after(largest_sent) {
                 self.stats.total.dropped_invalid += 1;
+                self.ranges = ranges;
                 return;
             }
             if end.is_before(tx.last_ack) {
@@ -103,6 +115,7 @@ impl Connection {
             ranges.push((start, end));
         }
         if ranges.is_empty() {
+            self.ranges = ranges;
             return;
         }
         for &(s, e) in &ranges {
@@ -110,6 +123,7 @@ impl Connection {
             self.stats.total.snd_loss += added as u64;
         }
         self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
+        self.ranges = ranges;
         self.apply_pause(now);
         self.restart_rate_sample(now);
         self.drain_cc_messages();
@@ -223,14 +237,15 @@ impl Connection {
                     break;
                 }
                 Lookup::Expired { msg, first, end_exclusive } => {
-                    // Drop the whole message and tell the receiver (UDT4 packData).
-                    let last = end_exclusive.prev();
-                    let largest_sent = tx.buf.next_seq().prev();
-                    tx.loss.remove_range(first, last.min_wrapping(largest_sent));
+                    // Drop the whole message and tell the receiver (UDT4 packData): its unsent
+                    // rest is skipped so every number the request names counts as sent.
+                    tx.buf.skip_unsent_before(end_exclusive);
+                    tx.loss.remove_range(first, end_exclusive.prev());
                     let req = DropRequest { msg, first, end_exclusive };
                     self.stats.total.msgs_dropped_ttl += 1;
                     self.control.push_back(PendingControl::DropRequest(req));
-                    return None;
+                    // Send it now: returning None would tell the driver nothing is due.
+                    return self.transmit_control(now, buf);
                 }
                 Lookup::Acknowledged | Lookup::NotSent => continue,
             }
@@ -286,7 +301,8 @@ impl Connection {
 
     /// Queue a NAK for `ranges`, split so each packet fits the MSS.
     pub(super) fn queue_nak(&mut self, ranges: &[(SeqNo, SeqNo)]) {
-        let max_words = (self.max_datagram_size() - DATA_HEADER_LEN) / 4;
+        // Sized for the negotiated MSS: the peer's buffers are no larger.
+        let max_words = (self.mss as usize - crate::packet::IP_UDP_OVERHEAD - DATA_HEADER_LEN) / 4;
         let mut chunk: Vec<(SeqNo, SeqNo)> = Vec::new();
         let mut words = 0;
         for &(s, e) in ranges {

@@ -5,7 +5,8 @@
 //! the next event: a datagram arrival or a connection deadline. Nothing touches a socket or a
 //! clock; the same seed gives the same run.
 
-#![allow(dead_code)]
+// Test support: each test binary uses part of it, and a panic is the right failure here.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod pcap;
 
@@ -81,6 +82,11 @@ pub enum Side {
     Server,
 }
 
+/// A datagram on the link: (arrival time, tie-break, destination, queue-release marker, bytes).
+type InFlight = Reverse<(Instant, u64, Side, bool, Vec<u8>)>;
+/// A test's datagram filter: return false to drop a datagram (side = destination).
+type Filter = Box<dyn FnMut(Side, &[u8]) -> bool>;
+
 /// A simulated pair of endpoints.
 pub struct Pair {
     pub now: Instant,
@@ -92,15 +98,14 @@ pub struct Pair {
     pub server_addr: SocketAddr,
     to_server: Direction,
     to_client: Direction,
-    /// (arrival time, tie-break, destination side, departure-queue flag, bytes)
-    in_flight: BinaryHeap<Reverse<(Instant, u64, Side, bool, Vec<u8>)>>,
+    in_flight: BinaryHeap<InFlight>,
     counter: u64,
     rng: Xoshiro256PlusPlus,
     pub client_events: Vec<Event>,
     pub server_events: Vec<Event>,
     buf: Vec<u8>,
     /// Optional filter: return false to drop a datagram (side = destination).
-    pub filter: Option<Box<dyn FnMut(Side, &[u8]) -> bool>>,
+    pub filter: Option<Filter>,
 }
 
 pub const CLIENT: &str = "127.0.0.1:5000";
