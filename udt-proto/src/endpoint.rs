@@ -30,6 +30,10 @@ use crate::rng::SplitMix64;
 use crate::seq::SocketId;
 use crate::time::Instant;
 
+/// `Connection::connect` or `Connection::rendezvous`.
+type OpenConnection =
+    fn(Config, SocketId, SocketAddr, Instant, Box<dyn RngCore + Send>) -> Result<Connection, ConfigError>;
+
 const COOKIE_BUCKET: Duration = Duration::from_secs(60);
 /// Default bound on live accepted connections.
 pub const DEFAULT_MAX_ACCEPTED: usize = 1024;
@@ -170,11 +174,7 @@ impl Endpoint {
         peer: SocketAddr,
         now: Instant,
     ) -> Result<Connection, ConfigError> {
-        let id = self.allocate_id();
-        let rng = self.connection_rng();
-        let conn = Connection::connect(config, id, peer, now, rng)?;
-        self.routes.insert(id, Route { peer });
-        Ok(conn)
+        self.start(config, peer, now, Connection::connect)
     }
 
     /// Start a rendezvous connection with `peer` from this port.
@@ -184,11 +184,22 @@ impl Endpoint {
         peer: SocketAddr,
         now: Instant,
     ) -> Result<Connection, ConfigError> {
+        let conn = self.start(config, peer, now, Connection::rendezvous)?;
+        self.rendezvous_by_peer.insert(peer, conn.local_id());
+        Ok(conn)
+    }
+
+    fn start(
+        &mut self,
+        config: Config,
+        peer: SocketAddr,
+        now: Instant,
+        open: OpenConnection,
+    ) -> Result<Connection, ConfigError> {
         let id = self.allocate_id();
         let rng = self.connection_rng();
-        let conn = Connection::rendezvous(config, id, peer, now, rng)?;
+        let conn = open(config, id, peer, now, rng)?;
         self.routes.insert(id, Route { peer });
-        self.rendezvous_by_peer.insert(peer, id);
         Ok(conn)
     }
 

@@ -438,3 +438,41 @@ fn same_seed_same_run() {
     };
     assert_eq!(run(5), run(5));
 }
+
+#[test]
+fn a_slow_reader_stalls_the_sender_without_loss_and_reading_restarts_it_at_once() {
+    // A 64-packet receive buffer that the application leaves full for 2 s.
+    let config = Config { recv_buffer_pkts: 64, ..Config::default() };
+    let mut pair = connected_pair(91, LinkModel::default(), config);
+    let data = test_data(2_000_000, 8);
+    let mut written = 0;
+    pair.run_until(Duration::from_secs(2), |p| {
+        written += p.client.as_mut().unwrap().write(&data[written..]).unwrap_or(0);
+        false
+    });
+    let s = pair.server.as_ref().unwrap();
+    assert!(s.readable_bytes() > 60 * 1456, "the receive buffer should be full");
+    // A full receiver still advertises 2 packets (UDT4's floor, so a lost window update cannot
+    // deadlock the connection): the sender probes with 2 packets per ACK round and those are
+    // dropped for lack of room, then retransmitted. Nothing more than that probing may overflow.
+    let probes = s.counters().dropped_no_room;
+    assert!(probes <= 2 * 20, "{probes} packets overflowed the receive buffer in 2 s");
+    // Now read everything; the transfer must continue at once, not after a timeout.
+    let mut got = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    let t0 = pair.now;
+    let timeouts_before = pair.client.as_ref().unwrap().counters().timeouts;
+    assert!(pair.run_until(Duration::from_secs(60), |p| {
+        written += p.client.as_mut().unwrap().write(&data[written..]).unwrap_or(0);
+        while let Ok(n) = p.server.as_mut().unwrap().read(&mut chunk) {
+            got.extend_from_slice(&chunk[..n]);
+        }
+        got.len() == data.len()
+    }));
+    assert!(got == data);
+    // 2 MB through a 64-packet window on a 10 ms RTT path: about 22 round trips of 93 KB.
+    let took = pair.now - t0;
+    assert!(took < Duration::from_millis(600), "took {took:?}");
+    let timeouts = pair.client.as_ref().unwrap().counters().timeouts - timeouts_before;
+    assert_eq!(timeouts, 0, "once the reader drains the buffer no EXP timeout should be needed");
+}

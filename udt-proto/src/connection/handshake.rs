@@ -61,12 +61,7 @@ impl Connection {
         now: Instant,
         rng: Box<dyn RngCore + Send>,
     ) -> Result<Connection, ConfigError> {
-        let mut c = Connection::new_common(config, Role::Caller, local_id, peer, now, rng)?;
-        c.hs.request = Some(c.own_handshake(RequestType::Request, 0));
-        c.queue_request();
-        c.timers.set(Timer::HandshakeResend, now + c.config.handshake_resend);
-        c.timers.set(Timer::ConnectDeadline, now + c.config.connect_timeout);
-        Ok(c)
+        Connection::start(config, Role::Caller, local_id, peer, now, rng)
     }
 
     /// Start a rendezvous connection with `peer` (which does the same towards us).
@@ -77,11 +72,28 @@ impl Connection {
         now: Instant,
         rng: Box<dyn RngCore + Send>,
     ) -> Result<Connection, ConfigError> {
-        let mut c = Connection::new_common(config, Role::Rendezvous, local_id, peer, now, rng)?;
-        c.hs.request = Some(c.own_handshake(RequestType::Rendezvous, 0));
+        Connection::start(config, Role::Rendezvous, local_id, peer, now, rng)
+    }
+
+    /// Queue the first request of a caller (type 1) or rendezvous side (type 0) and arm the
+    /// resend and give-up timers.
+    fn start(
+        config: Config,
+        role: Role,
+        local_id: SocketId,
+        peer: SocketAddr,
+        now: Instant,
+        rng: Box<dyn RngCore + Send>,
+    ) -> Result<Connection, ConfigError> {
+        let mut c = Connection::new_common(config, role, local_id, peer, now, rng)?;
+        let (request_type, give_up) = match role {
+            Role::Rendezvous => (RequestType::Rendezvous, c.config.rendezvous_timeout),
+            _ => (RequestType::Request, c.config.connect_timeout),
+        };
+        c.hs.request = Some(c.own_handshake(request_type, 0));
         c.queue_request();
         c.timers.set(Timer::HandshakeResend, now + c.config.handshake_resend);
-        c.timers.set(Timer::ConnectDeadline, now + c.config.rendezvous_timeout);
+        c.timers.set(Timer::ConnectDeadline, now + give_up);
         Ok(c)
     }
 

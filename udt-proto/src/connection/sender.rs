@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use super::{CloseReason, Connection, PendingControl, Sender, State, SYN};
-use crate::buffer::Lookup;
-use crate::packet::{Ack, Boundary, DataHeader, DropRequest, LossEntry, NakList, DATA_HEADER_LEN};
+use crate::buffer::{Lookup, OutPacket};
+use crate::packet::{Ack, DataHeader, DropRequest, LossEntry, NakList, DATA_HEADER_LEN};
 use crate::seq::SeqNo;
 use crate::time::Instant;
 
@@ -250,18 +250,10 @@ impl Connection {
                 Lookup::Acknowledged | Lookup::NotSent => continue,
             }
         }
+        let timestamp = now.wire_timestamp(local_start);
         let header_and_len = if let Some((seq, _)) = chosen {
             let Lookup::Packet(p) = tx.buf.lookup(seq, now) else { return None };
-            write_data(
-                buf,
-                seq,
-                p.msg,
-                p.boundary,
-                p.in_order,
-                now.wire_timestamp(local_start),
-                peer_id,
-                p.payload,
-            )
+            write_data(buf, seq, &p, timestamp, peer_id)
         } else {
             // New data within the window (step 2b). A window stall is not the sender being
             // slow: it must not count in the rate-correction sample.
@@ -271,16 +263,7 @@ impl Connection {
             }
             let (seq, p) = tx.buf.take_new(now)?;
             chosen = Some((seq, false));
-            write_data(
-                buf,
-                seq,
-                p.msg,
-                p.boundary,
-                p.in_order,
-                now.wire_timestamp(local_start),
-                peer_id,
-                p.payload,
-            )
+            write_data(buf, seq, &p, timestamp, peer_id)
         };
         let (seq, retransmission) = chosen?;
         let (len, payload_len) = header_and_len?;
@@ -334,24 +317,27 @@ fn smooth(old: u32, new: u32) -> u32 {
     }
 }
 
-/// Write a data packet; returns (datagram length, payload length).
-#[allow(clippy::too_many_arguments)]
+/// Write a data packet carrying `packet` as `seq`; returns (datagram length, payload length).
 fn write_data(
     buf: &mut [u8],
     seq: SeqNo,
-    msg: crate::seq::MsgNo,
-    boundary: Boundary,
-    in_order: bool,
+    packet: &OutPacket<'_>,
     timestamp: u32,
     dst: crate::seq::SocketId,
-    payload: &[u8],
 ) -> Option<(usize, usize)> {
-    let total = DATA_HEADER_LEN + payload.len();
+    let total = DATA_HEADER_LEN + packet.payload.len();
     if buf.len() < total {
         return None;
     }
-    let header = DataHeader { seq, boundary, in_order, msg, timestamp, dst };
+    let header = DataHeader {
+        seq,
+        boundary: packet.boundary,
+        in_order: packet.in_order,
+        msg: packet.msg,
+        timestamp,
+        dst,
+    };
     header.emit(buf).ok()?;
-    buf[DATA_HEADER_LEN..total].copy_from_slice(payload);
-    Some((total, payload.len()))
+    buf[DATA_HEADER_LEN..total].copy_from_slice(packet.payload);
+    Some((total, packet.payload.len()))
 }
