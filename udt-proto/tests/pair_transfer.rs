@@ -54,6 +54,9 @@ fn check_with(name: &str, seed: u64, len: usize, forward: LinkModel, limit_secs:
         report.link.queue_drops,
     );
     assert_eq!(report.receiver.total.dropped_invalid, 0, "{name}: receiver dropped valid traffic as invalid");
+    // perfmon's send duration: positive, and never more than the connection's life.
+    let busy = report.sender.total.send_busy_us;
+    assert!(busy > 0 && busy <= report.sender.elapsed.as_micros() as u64, "{name}: send busy {busy} us");
 }
 
 #[test]

@@ -557,7 +557,12 @@ impl Connection {
             rtt_var_us: self.rtt.var_us(),
             ..InstantValues::default()
         };
-        if let Some(l) = &self.link {
+        if let Some(l) = &mut self.link {
+            // Count the busy period in progress, so a reading mid-transfer includes it.
+            if let Some(since) = l.tx.busy_since.as_mut() {
+                self.stats.total.send_busy_us += (now - *since).as_micros() as u64;
+                *since = now;
+            }
             self.stats.total.msgs_expired_unsent = l.tx.buf.expired_unsent_msgs();
             values.flow_window = l.tx.flow_window;
             values.flight = l.tx.buf.unacked_packets() as u32;
