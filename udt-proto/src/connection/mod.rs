@@ -17,15 +17,16 @@
 //! returns that time. Nothing here reads a clock, owns a socket or uses a global RNG.
 //!
 //! # Layout
-//! `mod.rs` holds the state and the public API; [`handshake`](self) setup, `sender.rs` the
+//! `mod.rs` holds the state and the public API; `handshake.rs` connection setup, `sender.rs` the
 //! sending half (ACK/NAK/EXP handling, pacing), `receiver.rs` the receiving half (loss
 //! detection, ACK/NAK generation, estimates), `transmit.rs` the encoding of queued control
-//! packets.
+//! packets, `timers.rs`, `rtt.rs`, `rate_sampling.rs` and `stats.rs` the pieces they share.
 //!
 //! Invariants: `link` is `Some` exactly from establishment on; the send buffer's head is the
-//! peer's last acknowledged sequence; every sequence in the sender's loss list was sent and is
-//! unacknowledged; every sequence in the receiver's loss list is after the last ACK sent... and
-//! before the largest received.
+//! peer's last acknowledged sequence (`last_ack`); every sequence in the sender's loss list was
+//! sent and is not acknowledged; every sequence in the receiver's loss list lies between its read
+//! position and the largest sequence received; after `Closed`, only an already queued shutdown
+//! leaves `poll_transmit`.
 
 mod config;
 mod event;
