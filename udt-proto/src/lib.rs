@@ -17,6 +17,8 @@
 //!
 //! The polling contract is documented on [`connection::Connection`].
 
+#![forbid(unsafe_code)]
+
 pub mod buffer;
 pub mod cc;
 pub mod connection;

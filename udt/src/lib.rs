@@ -1,0 +1,37 @@
+//! # udt: UDT over real UDP sockets
+//!
+//! A blocking, `std::net`-style API over the sans-IO protocol core [`udt_proto`]:
+//! [`UdtListener`] accepts connections, [`UdtStream`] is one connection (`Read`/`Write` for
+//! stream sockets, `send_msg`/`recv_msg` for message sockets, `send_file`/`recv_file`,
+//! `stats`). Each bound UDP port has one I/O thread (the multiplexer) serving every connection
+//! on it; see `mux.rs` for how it paces and wakes.
+//!
+//! ```no_run
+//! use std::io::{Read, Write};
+//! let listener = udt::UdtListener::bind("127.0.0.1:9000")?;
+//! let mut client = udt::UdtStream::connect("127.0.0.1:9000")?;
+//! let (mut server, _) = listener.accept()?;
+//! client.write_all(b"hello")?;
+//! let mut buf = [0u8; 5];
+//! server.read_exact(&mut buf)?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! Errors are `io::Error`s of the kinds a Rust user expects: `ConnectionRefused`, `TimedOut`,
+//! `ConnectionReset` (peer lost), `BrokenPipe` (peer closed), `NotConnected`.
+
+mod clock;
+mod error;
+mod file;
+mod listener;
+mod mux;
+mod options;
+mod stream;
+mod sys;
+mod udp;
+
+pub use listener::UdtListener;
+pub use options::{Config, Mode, Options};
+pub use stream::UdtStream;
+pub use udt_proto::connection::{Counters, InstantValues, Snapshot};
+pub use udt_proto::{self as proto};

@@ -1,0 +1,342 @@
+//! The multiplexer: one UDP socket, one I/O thread, many UDT connections (protocol notes §8).
+//!
+//! The I/O thread owns the socket and the protocol [`Endpoint`]; connections live in
+//! [`ConnShared`] (a mutex and a condvar) shared with the application's handles. Each round the
+//! thread receives what the socket holds, routes it, runs due timers, transmits what every
+//! connection has to send, and sleeps until the earliest deadline, a datagram, or a wake-up from
+//! an application call (an eventfd). The last few microseconds before a deadline are spun, not
+//! slept, so pacing keeps microsecond precision.
+//!
+//! Lock order: the multiplexer's state, then a connection. Application calls take only their
+//! connection's lock (and the multiplexer's, without a connection lock, to register or accept).
+//! Invariant: the thread runs while a handle (listener or stream) is alive or a connection is
+//! still closing; a connection is forgotten once closed and drained.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rand_core::{OsRng, RngCore};
+use udt_proto::connection::{Config, Connection, State};
+use udt_proto::endpoint::{DatagramEvent, Endpoint};
+use udt_proto::rng::SplitMix64;
+use udt_proto::{Instant, SocketId};
+
+use crate::clock;
+use crate::options::Options;
+use crate::sys::{self, EventFd};
+
+/// Deadlines closer than this are spun for instead of slept for.
+const SPIN: Duration = Duration::from_micros(60);
+/// At most this many datagrams are received per round, so transmission is not starved.
+const RECV_BATCH: usize = 256;
+/// Largest UDP datagram we handle.
+const MAX_DATAGRAM: usize = 65_536;
+
+/// A connection shared between the I/O thread and the application.
+#[derive(Debug)]
+pub(crate) struct ConnShared {
+    /// The protocol state machine.
+    pub conn: Mutex<Connection>,
+    /// Signalled whenever the I/O thread has handled input or timers for this connection.
+    pub changed: Condvar,
+}
+
+impl ConnShared {
+    fn new(conn: Connection) -> Arc<Self> {
+        Arc::new(ConnShared { conn: Mutex::new(conn), changed: Condvar::new() })
+    }
+
+    /// Lock the connection (a poisoned lock means a panic elsewhere: keep going with the state).
+    pub fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct MuxState {
+    endpoint: Endpoint,
+    conns: HashMap<SocketId, Arc<ConnShared>>,
+    /// Accepted connections not yet taken by `accept`, when listening.
+    accept_queue: Option<VecDeque<Arc<ConnShared>>>,
+    /// Datagrams dropped because the kernel's send buffer was full.
+    send_drops: u64,
+}
+
+/// One bound UDP port and its I/O thread.
+pub(crate) struct Mux {
+    socket: UdpSocket,
+    wake: EventFd,
+    state: Mutex<MuxState>,
+    accept_ready: Condvar,
+    local_addr: SocketAddr,
+    handles: AtomicUsize,
+}
+
+impl std::fmt::Debug for Mux {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mux").field("local_addr", &self.local_addr).finish_non_exhaustive()
+    }
+}
+
+impl Mux {
+    /// Bind a UDP socket at `addr` and start its I/O thread.
+    pub fn bind(addr: SocketAddr, options: &Options) -> io::Result<Arc<Mux>> {
+        let socket = crate::udp::bind(addr, options)?;
+        let local_addr = socket.local_addr()?;
+        let mut seed = [0u8; 8];
+        OsRng.try_fill_bytes(&mut seed).map_err(|e| io::Error::other(format!("no OS randomness: {e}")))?;
+        let endpoint = Endpoint::new(clock::now(), Box::new(SplitMix64::new(u64::from_le_bytes(seed))));
+        let mux = Arc::new(Mux {
+            socket,
+            wake: EventFd::new()?,
+            state: Mutex::new(MuxState {
+                endpoint,
+                conns: HashMap::new(),
+                accept_queue: None,
+                send_drops: 0,
+            }),
+            accept_ready: Condvar::new(),
+            local_addr,
+            handles: AtomicUsize::new(0),
+        });
+        let thread_mux = Arc::clone(&mux);
+        std::thread::Builder::new()
+            .name(format!("udt-io {local_addr}"))
+            .spawn(move || thread_mux.run())
+            .map_err(|e| io::Error::other(format!("cannot start the I/O thread: {e}")))?;
+        Ok(mux)
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    fn lock_state(&self) -> MutexGuard<'_, MuxState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An application handle now refers to this multiplexer.
+    pub fn add_handle(&self) {
+        self.handles.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// An application handle went away.
+    pub fn drop_handle(&self) {
+        self.handles.fetch_sub(1, Ordering::SeqCst);
+        self.wake.notify();
+    }
+
+    /// Wake the I/O thread (new data to send, a close, a read that freed buffer space).
+    pub fn wake(&self) {
+        self.wake.notify();
+    }
+
+    /// Start accepting connections with `config`.
+    pub fn listen(&self, config: Config) -> io::Result<()> {
+        let mut st = self.lock_state();
+        st.endpoint.listen(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        st.accept_queue.get_or_insert_with(VecDeque::new);
+        Ok(())
+    }
+
+    /// Stop accepting; connections accepted but not taken are closed.
+    pub fn stop_listening(&self) {
+        let mut st = self.lock_state();
+        st.endpoint.stop_listening();
+        if let Some(queue) = st.accept_queue.take() {
+            let now = clock::now();
+            for c in queue {
+                c.lock().close(now);
+            }
+        }
+        drop(st);
+        self.wake.notify();
+    }
+
+    /// Start a connection (regular or rendezvous) to `peer` from this port.
+    pub fn open(&self, config: Config, peer: SocketAddr, rendezvous: bool) -> io::Result<Arc<ConnShared>> {
+        let mut st = self.lock_state();
+        let now = clock::now();
+        let conn = if rendezvous {
+            st.endpoint.rendezvous(config, peer, now)
+        } else {
+            st.endpoint.connect(config, peer, now)
+        }
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let shared = ConnShared::new(conn);
+        let id = shared.lock().local_id();
+        st.conns.insert(id, Arc::clone(&shared));
+        drop(st);
+        self.wake.notify();
+        Ok(shared)
+    }
+
+    /// Wait for an accepted connection (at most `timeout`).
+    pub fn accept(&self, timeout: Option<Duration>) -> io::Result<Arc<ConnShared>> {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut st = self.lock_state();
+        loop {
+            let Some(queue) = st.accept_queue.as_mut() else {
+                return Err(io::Error::new(io::ErrorKind::NotConnected, "not listening"));
+            };
+            if let Some(c) = queue.pop_front() {
+                return Ok(c);
+            }
+            st = match deadline {
+                None => self.accept_ready.wait(st).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Err(crate::error::timed_out("accept"));
+                    }
+                    self.accept_ready.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0
+                }
+            };
+        }
+    }
+
+    /// Datagrams the kernel refused to take (send buffer full); the protocol retransmits them.
+    pub fn send_drops(&self) -> u64 {
+        self.lock_state().send_drops
+    }
+
+    /// The I/O thread.
+    fn run(self: Arc<Self>) {
+        sys::set_timer_slack(Duration::from_micros(1));
+        let mut inbuf = vec![0u8; MAX_DATAGRAM];
+        let mut outbuf = vec![0u8; MAX_DATAGRAM];
+        let mut idle_since_empty: Option<std::time::Instant> = None;
+        loop {
+            let now = clock::now();
+            let next = {
+                let mut st = self.lock_state();
+                self.receive(&mut st, now, &mut inbuf, &mut outbuf);
+                let next = self.service(&mut st, now, &mut outbuf);
+                let alone = self.handles.load(Ordering::SeqCst) == 0;
+                if alone && st.conns.is_empty() {
+                    // Nothing refers to us and nothing is closing: linger briefly for stray
+                    // handshakes, then stop.
+                    let since = *idle_since_empty.get_or_insert_with(std::time::Instant::now);
+                    if since.elapsed() > Duration::from_millis(50) {
+                        return;
+                    }
+                    Some(now + Duration::from_millis(10))
+                } else {
+                    idle_since_empty = None;
+                    next
+                }
+            };
+            self.sleep_until(next);
+        }
+    }
+
+    /// Receive and route up to `RECV_BATCH` datagrams.
+    fn receive(&self, st: &mut MuxState, now: Instant, inbuf: &mut [u8], outbuf: &mut [u8]) {
+        for _ in 0..RECV_BATCH {
+            let (n, from) = match self.socket.recv_from(inbuf) {
+                Ok(x) => x,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // ICMP errors (e.g. port unreachable) surface here on Linux: ignore them,
+                    // the protocol's timers deal with silent peers.
+                    tracing::trace!(error = %e, "recv_from");
+                    continue;
+                }
+            };
+            let bytes = &inbuf[..n];
+            match st.endpoint.handle_datagram(now, from, bytes, outbuf) {
+                DatagramEvent::Route(id) => {
+                    if let Some(c) = st.conns.get(&id) {
+                        c.lock().handle_datagram(now, bytes);
+                    }
+                }
+                DatagramEvent::Accepted(conn) => {
+                    let id = conn.local_id();
+                    let shared = ConnShared::new(*conn);
+                    st.conns.insert(id, Arc::clone(&shared));
+                    if let Some(q) = st.accept_queue.as_mut() {
+                        q.push_back(shared);
+                        self.accept_ready.notify_all();
+                    }
+                }
+                DatagramEvent::Respond(len) => {
+                    let _ = self.socket.send_to(&outbuf[..len], from);
+                }
+                DatagramEvent::Dropped => {}
+            }
+        }
+    }
+
+    /// Run timers, transmit, signal the application; returns the earliest deadline.
+    fn service(&self, st: &mut MuxState, now: Instant, outbuf: &mut [u8]) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        let mut finished = Vec::new();
+        for (id, shared) in &st.conns {
+            let mut conn = shared.lock();
+            if conn.poll_timeout().is_some_and(|t| t <= now) {
+                conn.handle_timeout(now);
+            }
+            let peer = conn.peer_addr();
+            while let Some(n) = conn.poll_transmit(now, outbuf) {
+                match self.socket.send_to(&outbuf[..n], peer) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        // The kernel buffer is full: this datagram is lost like any other, and
+                        // the protocol retransmits it. Stop sending for this round.
+                        st.send_drops += 1;
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, %peer, "send_to");
+                        break;
+                    }
+                }
+            }
+            let deadline = conn.poll_timeout();
+            if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
+                finished.push(*id);
+            }
+            if let Some(d) = deadline {
+                next = Some(next.map_or(d, |x: Instant| x.min(d)));
+            }
+            drop(conn);
+            shared.changed.notify_all();
+        }
+        for id in finished {
+            st.conns.remove(&id);
+            st.endpoint.forget(id);
+        }
+        next
+    }
+
+    /// Sleep until `deadline`, a datagram, or a wake-up; spin for the last microseconds.
+    fn sleep_until(&self, deadline: Option<Instant>) {
+        let left = deadline.map(clock::until);
+        match left {
+            Some(d) if d.is_zero() => {}
+            Some(d) if d <= SPIN => {
+                let end = std::time::Instant::now() + d;
+                while std::time::Instant::now() < end {
+                    std::hint::spin_loop();
+                }
+            }
+            _ => {
+                let timeout = left.map(|d| d - SPIN / 2);
+                match sys::wait(self.socket.as_raw_fd(), self.wake.raw(), timeout) {
+                    Ok(ready) if ready.wake => self.wake.drain(),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "ppoll failed");
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! `UdtStream`: one UDT connection as a blocking, std::net-style socket.
+//!
+//! Stream sockets implement `Read` and `Write`; message sockets use `send_msg` / `recv_msg`.
+//! Every blocking call waits on the connection's condvar, which the I/O thread signals after each
+//! round that touched the connection, and honours the read or write timeout. Dropping the stream
+//! closes it: buffered data keeps being sent in the background for up to the linger time;
+//! `close` does the same but waits for it.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, MutexGuard};
+use std::time::Duration;
+
+use udt_proto::connection::{CloseReason, ConnError, Connection, Snapshot, State};
+
+use crate::clock;
+use crate::error;
+use crate::mux::{ConnShared, Mux};
+use crate::options::Options;
+
+/// Largest chunk copied into the send buffer per lock hold, so the I/O thread is never blocked
+/// for long by a big write.
+const WRITE_CHUNK: usize = 256 * 1024;
+
+/// A UDT connection.
+#[derive(Debug)]
+pub struct UdtStream {
+    shared: Arc<ConnShared>,
+    mux: Arc<Mux>,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+}
+
+/// The first address `addr` resolves to.
+pub(crate) fn resolve(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
+    addr.to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing"))
+}
+
+/// The unspecified address of `peer`'s family, port 0.
+fn any_for(peer: SocketAddr) -> SocketAddr {
+    if peer.is_ipv4() {
+        SocketAddr::from(([0, 0, 0, 0], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    }
+}
+
+impl UdtStream {
+    /// Connect to a UDT listener with default options.
+    pub fn connect(addr: impl ToSocketAddrs) -> io::Result<UdtStream> {
+        UdtStream::connect_with(addr, Options::default())
+    }
+
+    /// Connect to a UDT listener from a new ephemeral UDP port.
+    pub fn connect_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtStream> {
+        let peer = resolve(addr)?;
+        let mux = Mux::bind(any_for(peer), &options)?;
+        UdtStream::open(mux, peer, options, false)
+    }
+
+    /// Rendezvous with `peer` from `local`: both sides call this towards each other.
+    pub fn rendezvous(
+        local: impl ToSocketAddrs,
+        peer: impl ToSocketAddrs,
+        options: Options,
+    ) -> io::Result<UdtStream> {
+        let (local, peer) = (resolve(local)?, resolve(peer)?);
+        let mux = Mux::bind(local, &options)?;
+        UdtStream::open(mux, peer, options, true)
+    }
+
+    /// Open a connection on an existing multiplexer and wait for the handshake.
+    pub(crate) fn open(
+        mux: Arc<Mux>,
+        peer: SocketAddr,
+        options: Options,
+        rendezvous: bool,
+    ) -> io::Result<UdtStream> {
+        mux.add_handle();
+        let shared = mux.open(options.config.clone(), peer, rendezvous);
+        let shared = match shared {
+            Ok(s) => s,
+            Err(e) => {
+                mux.drop_handle();
+                return Err(e);
+            }
+        };
+        let stream = UdtStream::wrap(shared, mux, &options);
+        {
+            let mut conn = stream.shared.lock();
+            loop {
+                match conn.state() {
+                    State::Connected => break,
+                    State::Closed(reason) => return Err(error::closed(reason)),
+                    State::Connecting => {
+                        conn = stream.shared.changed.wait(conn).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+            }
+        }
+        Ok(stream)
+    }
+
+    /// Wrap an established or connecting connection (the multiplexer's handle count is the
+    /// caller's business).
+    pub(crate) fn wrap(shared: Arc<ConnShared>, mux: Arc<Mux>, options: &Options) -> UdtStream {
+        UdtStream { shared, mux, read_timeout: options.read_timeout, write_timeout: options.write_timeout }
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.shared.lock().peer_addr())
+    }
+
+    /// The local UDP address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.mux.local_addr())
+    }
+
+    /// Limit how long a read waits (`None`: forever).
+    pub fn set_read_timeout(&mut self, timeout: Option<Duration>) {
+        self.read_timeout = timeout;
+    }
+
+    /// Limit how long a write waits (`None`: forever).
+    pub fn set_write_timeout(&mut self, timeout: Option<Duration>) {
+        self.write_timeout = timeout;
+    }
+
+    /// Performance counters (UDT4 `perfmon`); `clear` starts a new interval.
+    pub fn stats(&self, clear: bool) -> Snapshot {
+        self.shared.lock().stats(clock::now(), clear)
+    }
+
+    /// The congestion control's name.
+    pub fn congestion_control(&self) -> &'static str {
+        self.shared.lock().cc_name()
+    }
+
+    /// Datagrams this socket's UDP port could not hand to the kernel (send buffer full).
+    pub fn udp_send_drops(&self) -> u64 {
+        self.mux.send_drops()
+    }
+
+    /// Send one message (message sockets): whole or not at all, dropped by the sender if not
+    /// delivered within `ttl`, delivered after every earlier message if `in_order`. Blocks while
+    /// the send buffer is full.
+    pub fn send_msg(&self, data: &[u8], ttl: Option<Duration>, in_order: bool) -> io::Result<()> {
+        self.blocking(self.write_timeout, "send_msg", |conn| {
+            conn.send_msg(clock::now(), data, ttl, in_order)
+        })?;
+        self.mux.wake();
+        Ok(())
+    }
+
+    /// Receive one whole message (message sockets); `Ok(0)` once the peer has closed and every
+    /// message was read.
+    pub fn recv_msg(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.blocking(self.read_timeout, "recv_msg", |conn| conn.recv_msg(buf))?;
+        self.mux.wake();
+        Ok(n)
+    }
+
+    /// Wait until everything written has been acknowledged by the peer.
+    pub fn flush_acknowledged(&self) -> io::Result<()> {
+        self.blocking(self.write_timeout, "flush", |conn| {
+            if conn.is_flushed() {
+                Ok(())
+            } else if let State::Closed(reason) = conn.state() {
+                Err(ConnError::Closed(reason))
+            } else {
+                Err(ConnError::WouldBlock)
+            }
+        })
+    }
+
+    /// Close: send what is buffered (for at most the linger time), then shut down; waits for it.
+    pub fn close(self) -> io::Result<()> {
+        {
+            let mut conn = self.shared.lock();
+            conn.close(clock::now());
+        }
+        self.mux.wake();
+        let linger = self.shared.lock().config().linger.unwrap_or_default();
+        let deadline = std::time::Instant::now() + linger + Duration::from_secs(1);
+        let mut conn = self.shared.lock();
+        loop {
+            match conn.state() {
+                State::Closed(CloseReason::Local) | State::Closed(CloseReason::PeerShutdown) => return Ok(()),
+                State::Closed(reason) => return Err(error::closed(reason)),
+                _ => {}
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(error::timed_out("close"));
+            }
+            conn = self.shared.changed.wait_timeout(conn, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// Run `op` on the connection until it stops answering `WouldBlock`, waiting for the I/O
+    /// thread in between, at most `timeout`.
+    fn blocking<T>(
+        &self,
+        timeout: Option<Duration>,
+        what: &str,
+        mut op: impl FnMut(&mut Connection) -> Result<T, ConnError>,
+    ) -> io::Result<T> {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut conn: MutexGuard<'_, Connection> = self.shared.lock();
+        loop {
+            match op(&mut conn) {
+                Ok(v) => return Ok(v),
+                Err(ConnError::WouldBlock) => {}
+                Err(e) => return Err(error::from_conn(e)),
+            }
+            conn = match deadline {
+                None => self.shared.changed.wait(conn).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Err(error::timed_out(what));
+                    }
+                    self.shared.changed.wait_timeout(conn, left).unwrap_or_else(|e| e.into_inner()).0
+                }
+            };
+        }
+    }
+}
+
+impl Read for UdtStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&*self).read(buf)
+    }
+}
+
+impl Read for &UdtStream {
+    /// Blocks until data arrives; `Ok(0)` at end of stream (the peer closed and all was read).
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.blocking(self.read_timeout, "read", |conn| conn.read(buf))?;
+        // A read may free buffer space the peer should hear about (a window update).
+        self.mux.wake();
+        Ok(n)
+    }
+}
+
+impl Write for UdtStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*self).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&*self).flush()
+    }
+}
+
+impl Write for &UdtStream {
+    /// Blocks until some of `buf` fits the send buffer.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let chunk = &buf[..buf.len().min(WRITE_CHUNK)];
+        let n = self.blocking(self.write_timeout, "write", |conn| conn.write(chunk))?;
+        self.mux.wake();
+        Ok(n)
+    }
+
+    /// Data is handed to the protocol on `write`; nothing to flush. Use
+    /// [`UdtStream::flush_acknowledged`] to wait for the peer's acknowledgement.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for UdtStream {
+    fn drop(&mut self) {
+        self.shared.lock().close(clock::now());
+        self.mux.drop_handle();
+    }
+}
