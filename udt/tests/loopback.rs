@@ -48,3 +48,193 @@ fn stream_64mib_byte_for_byte() {
         (64 << 20) as f64 * 8.0 / took.as_secs_f64() / 1e6
     );
 }
+
+#[test]
+fn sixty_four_concurrent_connections_through_one_listener_port() {
+    let listener = UdtListener::bind_with("127.0.0.1:0", timeouts()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let clients: Vec<_> = (0..64u64)
+        .map(|i| {
+            thread::spawn(move || {
+                let mut c = UdtStream::connect_with(addr, timeouts()).unwrap();
+                let payload = data(200_000 + i as usize * 1000, i);
+                c.write_all(&(payload.len() as u64).to_le_bytes()).unwrap();
+                c.write_all(&payload).unwrap();
+                // Wait for the server's verdict: the hash-free echo of the length it read.
+                let mut echo = [0u8; 8];
+                c.read_exact(&mut echo).unwrap();
+                assert_eq!(u64::from_le_bytes(echo), payload.len() as u64);
+                c.close().unwrap();
+                payload
+            })
+        })
+        .collect();
+    let mut servers = Vec::new();
+    for _ in 0..64 {
+        let (mut s, _) = listener.accept().unwrap();
+        servers.push(thread::spawn(move || {
+            let mut len = [0u8; 8];
+            s.read_exact(&mut len).unwrap();
+            let mut got = vec![0u8; u64::from_le_bytes(len) as usize];
+            s.read_exact(&mut got).unwrap();
+            s.write_all(&len).unwrap();
+            s.flush_acknowledged().unwrap();
+            got
+        }));
+    }
+    let mut sent: Vec<Vec<u8>> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    let mut got: Vec<Vec<u8>> = servers.into_iter().map(|s| s.join().unwrap()).collect();
+    sent.sort();
+    got.sort();
+    assert!(sent == got, "some connection's data differs");
+}
+
+#[test]
+fn message_mode_delivers_whole_messages() {
+    let listener = UdtListener::bind_with("127.0.0.1:0", Options { ..udt::Options::message() }).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sender = thread::spawn(move || {
+        let c = UdtStream::connect_with(addr, Options::message()).unwrap();
+        for i in 0..500u32 {
+            let mut m = data(1 + (i as usize * 7919) % 20_000, i as u64);
+            m[0] = (i % 251) as u8;
+            c.send_msg(&m, None, true).unwrap();
+        }
+        c.close().unwrap();
+    });
+    let (s, _) = listener.accept().unwrap();
+    let mut buf = vec![0u8; 65536];
+    for i in 0..500u32 {
+        let n = s.recv_msg(&mut buf).unwrap();
+        let mut want = data(1 + (i as usize * 7919) % 20_000, i as u64);
+        want[0] = (i % 251) as u8;
+        assert_eq!(&buf[..n], &want[..], "message {i}");
+    }
+    sender.join().unwrap();
+    assert_eq!(s.recv_msg(&mut buf).unwrap(), 0, "end of messages after the peer closed");
+}
+
+#[test]
+fn rendezvous_connects_two_sockets_and_carries_data() {
+    // Reserve two free ports, release them, then rendezvous on them.
+    let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let side = thread::spawn(move || {
+        let mut s = UdtStream::rendezvous(b, a, timeouts()).unwrap();
+        let mut got = vec![0u8; 1 << 20];
+        s.read_exact(&mut got).unwrap();
+        got
+    });
+    let mut s = UdtStream::rendezvous(a, b, timeouts()).unwrap();
+    let payload = data(1 << 20, 3);
+    s.write_all(&payload).unwrap();
+    assert!(side.join().unwrap() == payload);
+    s.close().unwrap();
+}
+
+#[test]
+fn one_gib_file_to_file() {
+    let dir = std::env::temp_dir().join(format!("udt-file-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("src.bin");
+    let dst = dir.join("dst.bin");
+    {
+        let mut f = std::fs::File::create(&src).unwrap();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut chunk = vec![0u8; 1 << 20];
+        for _ in 0..1024 {
+            rng.fill_bytes(&mut chunk);
+            f.write_all(&chunk).unwrap();
+        }
+    }
+    let len = std::fs::metadata(&src).unwrap().len();
+    let listener = UdtListener::bind_with("127.0.0.1:0", timeouts()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let src2 = src.clone();
+    let sender = thread::spawn(move || {
+        let c = UdtStream::connect_with(addr, timeouts()).unwrap();
+        let f = std::fs::File::open(&src2).unwrap();
+        let t = std::time::Instant::now();
+        assert_eq!(c.send_file(&f, 0, len).unwrap(), len);
+        c.close().unwrap();
+        t.elapsed()
+    });
+    let (s, _) = listener.accept().unwrap();
+    let out = std::fs::File::create(&dst).unwrap();
+    assert_eq!(s.recv_file(&out, 0, len).unwrap(), len);
+    let took = sender.join().unwrap();
+    drop(out);
+    eprintln!("1 GiB file to file in {took:?} = {:.2} Gb/s", len as f64 * 8.0 / took.as_secs_f64() / 1e9);
+    let same = files_equal(&src, &dst);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(same, "received file differs");
+}
+
+fn files_equal(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let (mut fa, mut fb) = (std::fs::File::open(a).unwrap(), std::fs::File::open(b).unwrap());
+    let (mut ba, mut bb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    loop {
+        let na = fa.read(&mut ba).unwrap();
+        let mut nb = 0;
+        while nb < na {
+            let k = fb.read(&mut bb[nb..na]).unwrap();
+            if k == 0 {
+                return false;
+            }
+            nb += k;
+        }
+        if na == 0 {
+            return fb.read(&mut bb).unwrap() == 0;
+        }
+        if ba[..na] != bb[..na] {
+            return false;
+        }
+    }
+}
+
+#[test]
+fn connecting_where_nobody_listens_times_out() {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let t = std::time::Instant::now();
+    let err = UdtStream::connect(port).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+    assert!(t.elapsed() >= Duration::from_secs(2), "gave up after {:?}", t.elapsed());
+}
+
+/// Run by `a_killed_peer_is_detected` in a child process: connect, send, then wait to be killed.
+#[test]
+#[ignore = "helper process for a_killed_peer_is_detected"]
+fn child_peer() {
+    let Ok(addr) = std::env::var("UDT_CHILD_CONNECT") else { return };
+    let mut c = UdtStream::connect_with(addr.as_str(), timeouts()).unwrap();
+    c.write_all(&data(1 << 20, 4)).unwrap();
+    thread::sleep(Duration::from_secs(120));
+}
+
+#[test]
+fn a_killed_peer_is_detected() {
+    // Shorter limits than UDT4's (about 46 s): lost after 3 EXP expiries and 1 s of silence.
+    let mut options = timeouts();
+    options.config.broken_exp_count = 3;
+    options.config.broken_min_silence = Duration::from_secs(1);
+    let listener = UdtListener::bind_with("127.0.0.1:0", options).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_peer", "--ignored", "--nocapture"])
+        .env("UDT_CHILD_CONNECT", addr.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut s, _) = listener.accept().unwrap();
+    let mut got = vec![0u8; 1 << 20];
+    s.read_exact(&mut got).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed_at = std::time::Instant::now();
+    let err = s.read(&mut got).unwrap_err();
+    let after = killed_at.elapsed();
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}");
+    // 300 + 600 + 900 + 1200 ms of EXP back-off.
+    assert!(after > Duration::from_secs(2) && after < Duration::from_secs(10), "detected after {after:?}");
+}

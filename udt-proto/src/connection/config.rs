@@ -46,6 +46,11 @@ pub struct Config {
     pub periodic_nak: bool,
     /// How far a late sender may catch up on its pacing schedule, as time.
     pub max_pacing_debt: Duration,
+    /// The peer is declared lost after more than this many EXP expiries in a row... (UDT4: 16)
+    pub broken_exp_count: u32,
+    /// ...and at least this long without hearing from it (UDT4: 5 s). With the UDT4 values and
+    /// the 300 ms EXP floor, a silent peer is declared lost after about 46 s.
+    pub broken_min_silence: Duration,
     /// Initial sequence number to send with; `None` (the default) draws it from the RNG.
     /// Fixed values serve tests (e.g. a transfer across the 2^31 wrap) and replays.
     pub initial_seq: Option<crate::seq::SeqNo>,
@@ -67,6 +72,8 @@ impl Default for Config {
             max_bandwidth: None,
             periodic_nak: true,
             max_pacing_debt: Duration::from_millis(1),
+            broken_exp_count: 16,
+            broken_min_silence: Duration::from_secs(5),
             initial_seq: None,
         }
     }

@@ -135,7 +135,9 @@ impl Connection {
         if self.state != State::Connected {
             return;
         }
-        if self.exp_count > 16 && now - self.last_response > Duration::from_secs(5) {
+        if self.exp_count > self.config.broken_exp_count
+            && now - self.last_response > self.config.broken_min_silence
+        {
             tracing::info!(peer = ?self.peer_addr, "peer silent: connection lost");
             self.finish(CloseReason::ConnectionLost);
             return;
