@@ -74,6 +74,10 @@ pub(crate) struct Mux {
     accept_ready: Condvar,
     local_addr: SocketAddr,
     handles: AtomicUsize,
+    /// The kernel coalesces received datagrams (UDP GRO).
+    gro: bool,
+    /// Sends use UDP GSO; cleared for good at the first refusal.
+    gso: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Mux {
@@ -87,6 +91,7 @@ impl Mux {
     pub fn bind(addr: SocketAddr, options: &Options) -> io::Result<Arc<Mux>> {
         let socket = crate::udp::bind(addr, options)?;
         let local_addr = socket.local_addr()?;
+        let gro = sys::enable_gro(socket.as_raw_fd());
         let mut seed = [0u8; 8];
         OsRng.try_fill_bytes(&mut seed).map_err(|e| io::Error::other(format!("no OS randomness: {e}")))?;
         let endpoint = Endpoint::new(clock::now(), Box::new(SplitMix64::new(u64::from_le_bytes(seed))));
@@ -102,6 +107,8 @@ impl Mux {
             accept_ready: Condvar::new(),
             local_addr,
             handles: AtomicUsize::new(0),
+            gro,
+            gso: std::sync::atomic::AtomicBool::new(true),
         });
         let thread_mux = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -235,41 +242,53 @@ impl Mux {
         }
     }
 
-    /// Receive and route up to `RECV_BATCH` datagrams.
+    /// Receive and route up to `RECV_BATCH` reads (each may hold many coalesced datagrams).
     fn receive(&self, st: &mut MuxState, now: Instant, inbuf: &mut [u8], outbuf: &mut [u8]) {
         for _ in 0..RECV_BATCH {
-            let (n, from) = match self.socket.recv_from(inbuf) {
+            let read = if self.gro {
+                sys::recv_coalesced(self.socket.as_raw_fd(), inbuf)
+            } else {
+                self.socket.recv_from(inbuf).map(|(n, from)| (n, from, None))
+            };
+            let (n, from, segment) = match read {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     // ICMP errors (e.g. port unreachable) surface here on Linux: ignore them,
                     // the protocol's timers deal with silent peers.
-                    tracing::trace!(error = %e, "recv_from");
+                    tracing::trace!(error = %e, "receive");
                     continue;
                 }
             };
-            let bytes = &inbuf[..n];
-            match st.endpoint.handle_datagram(now, from, bytes, outbuf) {
-                DatagramEvent::Route(id) => {
-                    if let Some(c) = st.conns.get(&id) {
-                        c.lock().handle_datagram(now, bytes);
-                    }
-                }
-                DatagramEvent::Accepted(conn) => {
-                    let id = conn.local_id();
-                    let shared = ConnShared::new(*conn);
-                    st.conns.insert(id, Arc::clone(&shared));
-                    if let Some(q) = st.accept_queue.as_mut() {
-                        q.push_back(shared);
-                        self.accept_ready.notify_all();
-                    }
-                }
-                DatagramEvent::Respond(len) => {
-                    let _ = self.socket.send_to(&outbuf[..len], from);
-                }
-                DatagramEvent::Dropped => {}
+            let segment = segment.unwrap_or(n).max(1);
+            for datagram in inbuf[..n].chunks(segment) {
+                self.route(st, now, from, datagram, outbuf);
             }
+        }
+    }
+
+    /// Hand one datagram to its connection, the listener, or nobody.
+    fn route(&self, st: &mut MuxState, now: Instant, from: SocketAddr, bytes: &[u8], outbuf: &mut [u8]) {
+        match st.endpoint.handle_datagram(now, from, bytes, outbuf) {
+            DatagramEvent::Route(id) => {
+                if let Some(c) = st.conns.get(&id) {
+                    c.lock().handle_datagram(now, bytes);
+                }
+            }
+            DatagramEvent::Accepted(conn) => {
+                let id = conn.local_id();
+                let shared = ConnShared::new(*conn);
+                st.conns.insert(id, Arc::clone(&shared));
+                if let Some(q) = st.accept_queue.as_mut() {
+                    q.push_back(shared);
+                    self.accept_ready.notify_all();
+                }
+            }
+            DatagramEvent::Respond(len) => {
+                let _ = self.socket.send_to(&outbuf[..len], from);
+            }
+            DatagramEvent::Dropped => {}
         }
     }
 
@@ -277,23 +296,24 @@ impl Mux {
     fn service(&self, st: &mut MuxState, now: Instant, outbuf: &mut [u8]) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut finished = Vec::new();
-        for (id, shared) in &st.conns {
+        let MuxState { conns, send_drops, .. } = st;
+        for (id, shared) in conns.iter() {
             let mut conn = shared.lock();
             if conn.poll_timeout().is_some_and(|t| t <= now) {
                 conn.handle_timeout(now);
             }
             let peer = conn.peer_addr();
-            while let Some(n) = conn.poll_transmit(now, outbuf) {
-                match self.socket.send_to(&outbuf[..n], peer) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        // The kernel buffer is full: this datagram is lost like any other, and
-                        // the protocol retransmits it. Stop sending for this round.
-                        st.send_drops += 1;
-                        break;
+            let mut batch = TxBatch::new(outbuf, peer);
+            loop {
+                match batch.fill(|slot| conn.poll_transmit(now, slot)) {
+                    Fill::Added => {}
+                    Fill::Full | Fill::Ended => {
+                        if !self.flush(&mut batch, send_drops) {
+                            break;
+                        }
                     }
-                    Err(e) => {
-                        tracing::debug!(error = %e, %peer, "send_to");
+                    Fill::Nothing => {
+                        self.flush(&mut batch, send_drops);
                         break;
                     }
                 }
@@ -337,6 +357,136 @@ impl Mux {
                     }
                 }
             }
+        }
+    }
+
+    /// Send what `batch` holds: one GSO call for a run of datagrams, else one by one. Returns
+    /// false when the kernel's buffer is full (the rest of this round's sending stops; what was
+    /// not sent is lost like any datagram and retransmitted by the protocol).
+    fn flush(&self, batch: &mut TxBatch<'_>, send_drops: &mut u64) -> bool {
+        let sent = self.send_run(batch, send_drops);
+        batch.sent();
+        sent
+    }
+
+    fn send_run(&self, batch: &TxBatch<'_>, send_drops: &mut u64) -> bool {
+        let (bytes, segment, count) = batch.run();
+        if count == 0 {
+            return true;
+        }
+        let fd = self.socket.as_raw_fd();
+        if count > 1 && self.gso.load(Ordering::Relaxed) {
+            match sys::send_segments(fd, bytes, segment as u16, &batch.dest) {
+                Ok(_) => return true,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    *send_drops += count as u64;
+                    return false;
+                }
+                Err(e) => {
+                    tracing::info!(error = %e, "UDP GSO refused; sending datagrams one by one");
+                    self.gso.store(false, Ordering::Relaxed);
+                }
+            }
+        }
+        for (i, datagram) in bytes.chunks(segment.max(1)).enumerate() {
+            match self.socket.send_to(datagram, batch.peer) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    *send_drops += (count - i) as u64;
+                    return false;
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, peer = %batch.peer, "send_to");
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// What `TxBatch::fill` did.
+enum Fill {
+    /// Appended a datagram of the run's size; there is room for more.
+    Added,
+    /// Appended one; the batch is full.
+    Full,
+    /// Appended a shorter datagram, which ends a GSO run (or a longer one that starts the next
+    /// run: it waits in the buffer after the flush).
+    Ended,
+    /// Nothing more to send.
+    Nothing,
+}
+
+/// Datagrams for one peer gathered into one buffer: equal sizes except possibly the last, the
+/// shape UDP GSO sends in one call (at most 64 segments and 64 KB).
+struct TxBatch<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+    segment: usize,
+    count: usize,
+    /// A datagram longer than the run's size, waiting to start the next run.
+    pending: Option<(usize, usize)>,
+    peer: SocketAddr,
+    dest: socket2::SockAddr,
+}
+
+/// Largest GSO send: 64 KB of UDP payload (the kernel also caps segments at 64).
+const GSO_MAX_BYTES: usize = 65_000;
+const GSO_MAX_SEGMENTS: usize = 64;
+
+impl<'a> TxBatch<'a> {
+    fn new(buf: &'a mut [u8], peer: SocketAddr) -> Self {
+        TxBatch { buf, len: 0, segment: 0, count: 0, pending: None, peer, dest: peer.into() }
+    }
+
+    /// Let `produce` write the next datagram after what the batch holds.
+    fn fill(&mut self, produce: impl FnOnce(&mut [u8]) -> Option<usize>) -> Fill {
+        if self.pending.is_some() {
+            return Fill::Ended;
+        }
+        let room = self.buf.len() - self.len;
+        if room < 2048 {
+            return Fill::Full;
+        }
+        let Some(n) = produce(&mut self.buf[self.len..]) else { return Fill::Nothing };
+        if self.count == 0 {
+            self.segment = n;
+            self.count = 1;
+            self.len = n;
+        } else if n == self.segment {
+            self.count += 1;
+            self.len += n;
+        } else if n < self.segment {
+            self.count += 1;
+            self.len += n;
+            return Fill::Ended;
+        } else {
+            self.pending = Some((self.len, n));
+            return Fill::Ended;
+        }
+        if self.count >= GSO_MAX_SEGMENTS || self.len + self.segment > GSO_MAX_BYTES {
+            Fill::Full
+        } else {
+            Fill::Added
+        }
+    }
+
+    /// The run to send: (bytes, segment size, datagrams).
+    fn run(&self) -> (&[u8], usize, usize) {
+        (&self.buf[..self.len], self.segment, self.count)
+    }
+
+    /// The run was sent (or dropped): empty the batch, keeping a pending longer datagram as the
+    /// first of the next run.
+    fn sent(&mut self) {
+        self.len = 0;
+        self.count = 0;
+        if let Some((at, n)) = self.pending.take() {
+            self.buf.copy_within(at..at + n, 0);
+            self.len = n;
+            self.segment = n;
+            self.count = 1;
         }
     }
 }

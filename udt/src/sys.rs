@@ -115,3 +115,90 @@ pub fn set_int_option(
     }
     Ok(())
 }
+
+/// `UDP_SEGMENT` (linux/udp.h): generic segmentation offload for UDP sends.
+const UDP_SEGMENT: libc::c_int = 103;
+/// `UDP_GRO` (linux/udp.h): generic receive offload for UDP.
+const UDP_GRO: libc::c_int = 104;
+
+/// Send `buf` to `dest` as datagrams of `segment` bytes each (the last may be shorter) in one
+/// call, with UDP GSO. Errors such as `EINVAL` or `EIO` mean the kernel or device cannot do it.
+pub fn send_segments(fd: RawFd, buf: &[u8], segment: u16, dest: &socket2::SockAddr) -> io::Result<usize> {
+    let mut iov = libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    // Room for one cmsg carrying a u16, aligned as the kernel expects.
+    let mut control = [0u64; 4];
+    // SAFETY: CMSG_SPACE is a pure size computation.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) } as usize;
+    debug_assert!(space <= std::mem::size_of_val(&control));
+    // SAFETY: msghdr is a plain C struct; all-zero is a valid empty header.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = dest.as_ptr() as *mut libc::c_void;
+    msg.msg_namelen = dest.len();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space;
+    // SAFETY: `msg` points at `control`, which has room for one header of `space` bytes;
+    // CMSG_FIRSTHDR returns a pointer inside it, and CMSG_DATA room for the u16 written.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_UDP;
+        (*cmsg).cmsg_type = UDP_SEGMENT;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), segment);
+    }
+    // SAFETY: every pointer in `msg` refers to live memory of the stated length.
+    let n = unsafe { libc::sendmsg(fd, &msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Ask the kernel to coalesce received datagrams (UDP GRO). Returns whether it accepted.
+pub fn enable_gro(fd: RawFd) -> bool {
+    set_int_option(fd, libc::SOL_UDP, UDP_GRO, 1).is_ok()
+}
+
+/// One receive: the bytes, the sender, and the segment size when the kernel coalesced several
+/// datagrams of that size into `buf` (GRO).
+pub fn recv_coalesced(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, std::net::SocketAddr, Option<usize>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: sockaddr_storage is plain data; zero is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is a plain C struct; all-zero is a valid empty header.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = (&mut storage as *mut libc::sockaddr_storage).cast();
+    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    // SAFETY: every pointer in `msg` refers to live memory of the stated length.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut segment = None;
+    // SAFETY: the kernel filled `msg_controllen` bytes of `control`; the CMSG macros walk only
+    // within them, and a UDP_GRO message carries an int.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == UDP_GRO {
+                let size = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+                if size > 0 {
+                    segment = Some(size as usize);
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    // SAFETY: the kernel wrote a socket address of `msg_namelen` bytes into `storage`.
+    let addr = unsafe { socket2::SockAddr::new(storage, msg.msg_namelen) };
+    let from = addr
+        .as_socket()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "datagram from a non-IP address"))?;
+    Ok((n as usize, from, segment))
+}

@@ -8,6 +8,18 @@
 //!   pair) in a 64-entry ring; same median filter; capacity = 1e9 / mean gap.
 //!
 //! Gaps are kept in nanoseconds (UDT4 uses microseconds, which cannot resolve 10 Gb/s).
+//!
+//! Batched arrivals: a receive path with GRO or `recvmmsg` hands over several packets with one
+//! timestamp. Zero gaps would make the median filter report an infinite rate, so packets are
+//! grouped by timestamp: N packets stamped t2 after a batch stamped t1 arrived over (t1, t2],
+//! and each contributes a gap of (t2 - t1) / N. With one packet per timestamp (no batching) this
+//! is exactly the UDT4 estimator. A batch's samples are recorded when the next batch starts.
+//! A packet pair inside one batch arrived faster than the driver's clock can tell apart: its
+//! gap is recorded as 0, and a capacity made only of such pairs is reported as unlimited
+//! (`u32::MAX`). (Recording the batch's average instead made the capacity equal the current
+//! rate, so the native control saw no spare bandwidth and grew by its minimum step: 2-5 Gb/s
+//! instead of 9.4 on loopback. Per-packet kernel timestamps would measure such pairs; see
+//! docs/deviations.md.)
 //! Deviation (docs/deviations.md): UDT4 starts its rings filled with made-up gaps (1 s and 1 ms)
 //! and so reports a rate of 1 packet/s in its first ACKs, which a sender in slow start turns into
 //! a one-second packet period on its first loss. We filter only real samples and report 0
@@ -31,7 +43,11 @@ pub struct ArrivalEstimator {
     probes: [u64; PROBE_WINDOW],
     probe_pos: usize,
     probe_count: usize,
-    last_arrival: Option<Instant>,
+    /// Timestamp of the batch being received, and how many packets it has so far.
+    batch: Option<(Instant, u32)>,
+    /// Timestamp of the previous batch.
+    previous_batch: Option<Instant>,
+    /// The first packet of a pair (16n) and its batch timestamp.
     probe_start: Option<(SeqNo, Instant)>,
 }
 
@@ -44,7 +60,8 @@ impl Default for ArrivalEstimator {
             probes: [0; PROBE_WINDOW],
             probe_pos: 0,
             probe_count: 0,
-            last_arrival: None,
+            batch: None,
+            previous_batch: None,
             probe_start: None,
         }
     }
@@ -53,26 +70,43 @@ impl Default for ArrivalEstimator {
 impl ArrivalEstimator {
     /// A data packet with sequence `seq` arrived at `now`.
     pub fn on_arrival(&mut self, seq: SeqNo, now: Instant) {
-        if let Some(last) = self.last_arrival {
-            self.arrivals[self.arrival_pos] = (now - last).as_nanos() as u64;
-            self.arrival_pos = (self.arrival_pos + 1) % ARRIVAL_WINDOW;
-            self.arrival_count = (self.arrival_count + 1).min(ARRIVAL_WINDOW);
+        match self.batch {
+            Some((t, ref mut n)) if t == now => *n += 1,
+            _ => {
+                self.close_batch();
+                self.previous_batch = self.batch.map(|(t, _)| t);
+                self.batch = Some((now, 1));
+            }
         }
-        self.last_arrival = Some(now);
         // protocol notes §4: the packet after one with seq & 0xF == 0 follows it back to back.
         match seq.value() & 0xF {
             0 => self.probe_start = Some((seq, now)),
             1 => {
                 if let Some((first, t)) = self.probe_start.take() {
                     if first.next() == seq {
-                        self.probes[self.probe_pos] = (now - t).as_nanos() as u64;
-                        self.probe_pos = (self.probe_pos + 1) % PROBE_WINDOW;
-                        self.probe_count = (self.probe_count + 1).min(PROBE_WINDOW);
+                        self.push_probe((now - t).as_nanos() as u64);
                     }
                 }
             }
             _ => {}
         }
+    }
+
+    /// The current batch is complete: record its packets' average gaps.
+    fn close_batch(&mut self) {
+        let (Some((t, n)), Some(previous)) = (self.batch, self.previous_batch) else { return };
+        let gap = (t - previous).as_nanos() as u64 / u64::from(n.max(1));
+        for _ in 0..n.min(ARRIVAL_WINDOW as u32) {
+            self.arrivals[self.arrival_pos] = gap;
+            self.arrival_pos = (self.arrival_pos + 1) % ARRIVAL_WINDOW;
+            self.arrival_count = (self.arrival_count + 1).min(ARRIVAL_WINDOW);
+        }
+    }
+
+    fn push_probe(&mut self, gap: u64) {
+        self.probes[self.probe_pos] = gap;
+        self.probe_pos = (self.probe_pos + 1) % PROBE_WINDOW;
+        self.probe_count = (self.probe_count + 1).min(PROBE_WINDOW);
     }
 
     /// Packet arrival rate, packets per second (0 when too few consistent samples).
@@ -191,8 +225,10 @@ mod tests {
             t += std::time::Duration::from_micros(100);
             e.on_arrival(SeqNo::new(s), t);
         }
+        // 8 gaps recorded so far (the 9th arrival's batch is still open): not enough.
         assert_eq!(e.arrival_rate(), 0, "8 gaps are not enough");
         e.on_arrival(SeqNo::new(9), t + std::time::Duration::from_micros(100));
+        e.on_arrival(SeqNo::new(10), t + std::time::Duration::from_micros(200));
         assert_eq!(e.arrival_rate(), 10_000);
     }
 
@@ -214,6 +250,24 @@ mod tests {
             e.on_arrival(SeqNo::new(s), t);
         }
         assert_eq!(e.capacity(), 100_000);
+    }
+
+    #[test]
+    fn batched_arrivals_give_the_average_rate_not_infinity() {
+        // 44 packets per GRO batch, one batch every 50 us: 880,000 packets/s.
+        let mut e = ArrivalEstimator::default();
+        let mut seq = 0u32;
+        for b in 1..=200u64 {
+            let t = Instant::from_micros(b * 50);
+            for _ in 0..44 {
+                e.on_arrival(SeqNo::new(seq), t);
+                seq += 1;
+            }
+        }
+        let rate = e.arrival_rate();
+        assert!((870_000..=890_000).contains(&rate), "rate {rate}");
+        // Pairs inside a batch cannot be measured: capacity unlimited, never a made-up figure.
+        assert_eq!(e.capacity(), u32::MAX);
     }
 
     #[test]
