@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, lints, docs, then every test of the workspace.
-# `.ci/run` runs exactly this. Works on a fresh machine with a Rust toolchain; installs the
-# rustfmt and clippy components when they are missing.
+# `.ci/run` runs exactly this. Works on a fresh machine with a Rust toolchain: installs the
+# rustfmt and clippy components when they are missing, and builds the UDT4 interoperability
+# peers (installing Debian's libudt-dev, the reference UDT 4.11, when it is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,9 @@ for component in rustfmt clippy; do
         rustup component add "${component}"
     fi
 done
+
+echo "== interop peers (reference UDT4 4.11)"
+interop/setup.sh >/dev/null
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

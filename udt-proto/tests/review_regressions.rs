@@ -256,3 +256,47 @@ fn one_cookie_admits_one_connection_and_the_listener_is_bounded() {
     assert_eq!(admitted, 3);
     assert!(pair.server_ep.stats().over_limit >= 7);
 }
+
+#[test]
+fn ack2_is_sent_at_most_once_per_syn() {
+    let mut pair = Pair::new(86, link(1), link(1), Config::default());
+    pair.connect(Config::default());
+    assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
+    let c = pair.client.as_mut().unwrap();
+    c.write(&[1u8; 4 * 1456]).unwrap();
+    let now = pair.now;
+    let mut buf = [0u8; 2048];
+    let mut sent = Vec::new();
+    while let Some(n) = c.poll_transmit(now, &mut buf) {
+        sent.push(buf[..n].to_vec());
+    }
+    let isn = match Packet::parse(&sent[0]) {
+        Ok(Packet::Data(h, _)) => h.seq,
+        _ => panic!("expected data"),
+    };
+    let id = c.local_id();
+    // Four full ACKs with distinct numbers, all at the same instant (a burst, as UDT4 sends
+    // after several short packets).
+    for k in 1..=4u32 {
+        let ack = udt_proto::packet::Ack {
+            ack_no: udt_proto::AckNo::new(100 + k),
+            next_expected: isn.add(k as i32),
+            info: Some(udt_proto::packet::AckInfo {
+                rtt_us: 1000,
+                rtt_var_us: 100,
+                avail_buf_pkts: 8000,
+                rates: None,
+            }),
+        };
+        let mut out = [0u8; 64];
+        let n = ControlPacket { timestamp: 0, dst: id, body: Control::Ack(ack) }.emit(&mut out).unwrap();
+        c.handle_datagram(now, &out[..n]);
+    }
+    let mut ack2s = 0;
+    while let Some(n) = c.poll_transmit(now, &mut buf) {
+        if let Ok(Packet::Control(ControlPacket { body: Control::Ack2(_), .. })) = Packet::parse(&buf[..n]) {
+            ack2s += 1;
+        }
+    }
+    assert_eq!(ack2s, 1, "one ACK2 per SYN (UDT4)");
+}

@@ -176,7 +176,8 @@ impl UdtStream {
         })
     }
 
-    /// Close: send what is buffered (for at most the linger time), then shut down; waits for it.
+    /// Close: send what is buffered (for at most the linger time), then shut down; returns once
+    /// the shutdown packet has been handed to the socket, so a process may exit right after.
     pub fn close(self) -> io::Result<()> {
         {
             let mut conn = self.shared.lock();
@@ -188,8 +189,12 @@ impl UdtStream {
         let mut conn = self.shared.lock();
         loop {
             match conn.state() {
-                State::Closed(CloseReason::Local) | State::Closed(CloseReason::PeerShutdown) => return Ok(()),
-                State::Closed(reason) => return Err(error::closed(reason)),
+                State::Closed(CloseReason::Local) | State::Closed(CloseReason::PeerShutdown)
+                    if conn.is_drained() =>
+                {
+                    return Ok(())
+                }
+                State::Closed(reason) if conn.is_drained() => return Err(error::closed(reason)),
                 _ => {}
             }
             let left = deadline.saturating_duration_since(std::time::Instant::now());

@@ -524,6 +524,12 @@ impl Connection {
         }
     }
 
+    /// No control packet is waiting to leave (after a close: the shutdown has been handed to
+    /// the driver).
+    pub fn is_drained(&self) -> bool {
+        self.control.is_empty()
+    }
+
     /// Everything written has been acknowledged by the peer.
     pub fn is_flushed(&self) -> bool {
         self.link.as_ref().is_none_or(|l| l.tx.buf.is_empty())

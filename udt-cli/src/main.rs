@@ -1,0 +1,142 @@
+//! `udt`: move data over UDT (UDP-based Data Transfer).
+//!
+//! - `udt send FILE... HOST:PORT` and `udt recv [--listen ADDR:PORT] [--out DIR]`: file
+//!   transfer, verified end to end with BLAKE3 (see `PROTOCOL.md`).
+//! - `udt cat HOST:PORT` and `udt cat --listen ADDR:PORT`: netcat over a raw UDT stream.
+//! - `udt perf server`, `udt perf client HOST:PORT`, `udt perf --self`: iperf3-style tests.
+//!
+//! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error.
+
+mod cat;
+mod cpu;
+mod net;
+mod perf;
+mod progress;
+mod protocol;
+mod recv;
+mod send;
+mod units;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::{ArgAction, Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+/// The exit-status section of `udt --help`.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  success
+  1  a transfer or the network failed (refused or corrupt file, no answer, connection lost)
+  2  usage error (bad arguments)
+
+Logs go to standard error: -v for info, -vv for debug, -vvv for trace; RUST_LOG overrides.";
+
+/// Move data over UDT: file transfer, netcat and throughput tests.
+#[derive(Parser, Debug)]
+#[command(name = "udt", version, after_help = EXIT_STATUS, propagate_version = true)]
+struct Cli {
+    /// More log output on standard error (repeat for more).
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    verbose: u8,
+    /// No progress, summaries or "listening on" lines from send, recv and cat (errors still print).
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Send files to `udt recv`, each verified with BLAKE3.
+    #[command(after_help = EXIT_STATUS)]
+    Send(send::Args),
+    /// Receive files from `udt send` into a directory.
+    #[command(after_help = EXIT_STATUS)]
+    Recv(recv::Args),
+    /// Netcat over UDT: standard input to the peer, the peer to standard output.
+    #[command(after_help = EXIT_STATUS)]
+    Cat(cat::Args),
+    /// Throughput test (iperf3 style): `perf server`, `perf client HOST:PORT`, `perf --self`.
+    #[command(after_help = EXIT_STATUS)]
+    Perf(perf::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let result = match &cli.command {
+        Command::Send(a) => send::run(a, cli.quiet),
+        Command::Recv(a) => recv::run(a, cli.quiet),
+        Command::Cat(a) => cat::run(a, cli.quiet),
+        Command::Perf(a) => perf::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let name = match cli.command {
+                Command::Send(_) => "send",
+                Command::Recv(_) => "recv",
+                Command::Cat(_) => "cat",
+                Command::Perf(_) => "perf",
+            };
+            eprintln!("udt {name}: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Logs to standard error; `RUST_LOG` wins over `-v`.
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn send_takes_files_then_target() {
+        let cli = Cli::try_parse_from(["udt", "send", "a", "b/c.txt", "host:9000"]).unwrap();
+        match cli.command {
+            Command::Send(a) => {
+                assert_eq!(a.files.len(), 2);
+                assert_eq!(a.target, "host:9000");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["udt", "send", "host:9000"]).is_err());
+        assert!(Cli::try_parse_from(["udt", "send", "a", "host"]).is_err());
+    }
+
+    #[test]
+    fn perf_forms() {
+        assert!(Cli::try_parse_from(["udt", "perf", "--self", "--time", "2", "--json"]).is_ok());
+        assert!(Cli::try_parse_from(["udt", "perf", "client", "h:1", "-P", "4", "-t", "3"]).is_ok());
+        assert!(Cli::try_parse_from(["udt", "perf", "server", "-1"]).is_ok());
+        assert!(Cli::try_parse_from(["udt", "perf", "--time", "2"]).is_err());
+        assert!(Cli::try_parse_from(["udt", "perf", "--self", "--time", "0"]).is_err());
+        assert!(Cli::try_parse_from(["udt", "cat"]).is_err());
+        assert!(Cli::try_parse_from(["udt", "cat", "--listen", ":9000"]).is_ok());
+    }
+}

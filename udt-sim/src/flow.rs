@@ -1,0 +1,271 @@
+//! What travels through a topology: UDT flows (with any congestion control) and CBR UDP flows,
+//! each between two hosts, starting and stopping at given times.
+//!
+//! A UDT flow is a bulk transfer: the sender always has data, the receiver reads everything at
+//! once. Its [`CcChoice`] picks the congestion control of both ends (a TCP-like flow needs its
+//! controller at the receiver too, which decides how often to acknowledge). Flows close without
+//! lingering when they stop, so they stop sending at the stop time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use udt_proto::cc::{CcFactory, FixedFactory, NativeConfig, NativeFactory};
+use udt_proto::connection::Config;
+
+use crate::tcp::{NewRenoConfig, NewRenoFactory};
+use crate::topology::Vertex;
+
+/// The congestion control of a UDT flow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcChoice {
+    /// UDT's native algorithm (UDT4 `CUDTCC`), with its options.
+    Udt(NativeConfig),
+    /// The TCP-like NewReno window controller.
+    Tcp(NewRenoConfig),
+    /// A fixed sending rate in bits per second.
+    Fixed(u64),
+}
+
+impl CcChoice {
+    /// UDT native with default options.
+    pub fn udt() -> Self {
+        CcChoice::Udt(NativeConfig::default())
+    }
+
+    /// UDT native with the noisy-link option (thesis §3.5.2).
+    pub fn udt_noisy() -> Self {
+        CcChoice::Udt(NativeConfig { noisy_link: true, ..NativeConfig::default() })
+    }
+
+    /// TCP-like, acknowledging every `ack_every` packets.
+    pub fn tcp(ack_every: u32) -> Self {
+        CcChoice::Tcp(NewRenoConfig { ack_every, ..NewRenoConfig::default() })
+    }
+
+    /// Parse `udt`, `udt-noisy`, `tcp` (ACK every other packet), `tcp1`, `tcp2`, `fixed:<Mb/s>`.
+    /// UDT options can be added with `+`: `udt+noisy`, `udt+freeze` (the thesis' one-SYN sending
+    /// freeze), `udt+norc` (no rate correction), e.g. `udt+noisy+norc`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if let Some(opts) = s.strip_prefix("udt+") {
+            let mut c = NativeConfig::default();
+            for o in opts.split('+') {
+                match o {
+                    "noisy" => c.noisy_link = true,
+                    "freeze" => c.freeze_on_congestion = true,
+                    "norc" => c.rate_correction = false,
+                    _ => return Err(format!("unknown UDT option {o:?} (noisy, freeze, norc)")),
+                }
+            }
+            return Ok(CcChoice::Udt(c));
+        }
+        match s {
+            "udt" => Ok(Self::udt()),
+            "udt-noisy" | "noisy" => Ok(Self::udt_noisy()),
+            "tcp" | "tcp2" => Ok(Self::tcp(2)),
+            "tcp1" => Ok(Self::tcp(1)),
+            _ => match s.strip_prefix("fixed:") {
+                Some(mbps) => {
+                    let v: f64 = mbps.parse().map_err(|e| format!("cc {s:?}: {e}"))?;
+                    Ok(CcChoice::Fixed((v * 1e6) as u64))
+                }
+                None => Err(format!(
+                    "unknown congestion control {s:?} (udt, udt-noisy, tcp, tcp1, tcp2, fixed:<Mb/s>)"
+                )),
+            },
+        }
+    }
+
+    /// A short name for tables.
+    pub fn label(&self) -> String {
+        match self {
+            CcChoice::Udt(c) => {
+                let mut s = String::from("udt");
+                let d = NativeConfig::default();
+                if c.noisy_link
+                    && !c.freeze_on_congestion
+                    && c.rate_correction
+                    && c.initial_window == d.initial_window
+                {
+                    return "udt-noisy".into();
+                }
+                if c.noisy_link {
+                    s.push_str("+noisy");
+                }
+                if c.freeze_on_congestion {
+                    s.push_str("+freeze");
+                }
+                if !c.rate_correction {
+                    s.push_str("+norc");
+                }
+                s
+            }
+            CcChoice::Tcp(c) => format!("tcp{}", c.ack_every),
+            CcChoice::Fixed(bps) => format!("fixed:{}", *bps as f64 / 1e6),
+        }
+    }
+
+    /// Whether this is the TCP-like controller.
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, CcChoice::Tcp(_))
+    }
+
+    /// The factory `udt-proto` builds controllers with.
+    pub fn factory(&self) -> Arc<dyn CcFactory> {
+        match *self {
+            CcChoice::Udt(c) => Arc::new(NativeFactory(c)),
+            CcChoice::Tcp(c) => Arc::new(NewRenoFactory(c)),
+            CcChoice::Fixed(bps) => Arc::new(FixedFactory { bits_per_sec: bps }),
+        }
+    }
+}
+
+/// What a flow carries.
+#[derive(Clone, Debug)]
+pub enum FlowKind {
+    /// A bulk UDT transfer.
+    Udt {
+        /// Congestion control of both ends.
+        cc: CcChoice,
+        /// Send and receive buffers and flow window, packets.
+        buffer_pkts: u32,
+        /// Maximum segment size (IP packet size), bytes.
+        mss: u32,
+    },
+    /// Constant-bit-rate UDP.
+    Cbr {
+        /// UDP payload bytes per datagram.
+        payload: usize,
+        /// (time since the simulation start, bits/s of IP packets); zero before the first.
+        schedule: Vec<(Duration, u64)>,
+    },
+}
+
+/// One flow between two hosts.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    /// Name in tables and plots.
+    pub label: String,
+    /// Sending host.
+    pub src: Vertex,
+    /// Receiving host.
+    pub dst: Vertex,
+    /// What it carries.
+    pub kind: FlowKind,
+    /// When it starts (UDT: connects).
+    pub start: Duration,
+    /// When it stops, if it does.
+    pub stop: Option<Duration>,
+}
+
+impl FlowSpec {
+    /// A bulk UDT flow from `src` to `dst` with `cc`, 8192-packet buffers, 1500-byte MSS,
+    /// starting at time zero.
+    pub fn udt(label: impl Into<String>, src: Vertex, dst: Vertex, cc: CcChoice) -> Self {
+        FlowSpec {
+            label: label.into(),
+            src,
+            dst,
+            kind: FlowKind::Udt { cc, buffer_pkts: 8192, mss: 1500 },
+            start: Duration::ZERO,
+            stop: None,
+        }
+    }
+
+    /// A CBR flow of `payload`-byte datagrams following `schedule`.
+    pub fn cbr(
+        label: impl Into<String>,
+        src: Vertex,
+        dst: Vertex,
+        payload: usize,
+        schedule: Vec<(Duration, u64)>,
+    ) -> Self {
+        FlowSpec {
+            label: label.into(),
+            src,
+            dst,
+            kind: FlowKind::Cbr { payload, schedule },
+            start: Duration::ZERO,
+            stop: None,
+        }
+    }
+
+    /// Start at `t`.
+    pub fn starting(mut self, t: Duration) -> Self {
+        self.start = t;
+        self
+    }
+
+    /// Stop at `t`.
+    pub fn stopping(mut self, t: Duration) -> Self {
+        self.stop = Some(t);
+        self
+    }
+
+    /// Buffers (and flow window) of `pkts` packets (UDT flows).
+    pub fn buffers(mut self, pkts: u32) -> Self {
+        if let FlowKind::Udt { buffer_pkts, .. } = &mut self.kind {
+            *buffer_pkts = pkts.max(32);
+        }
+        self
+    }
+
+    /// Maximum segment size (IP packet bytes) of a UDT flow.
+    pub fn mss(mut self, bytes: u32) -> Self {
+        if let FlowKind::Udt { mss, .. } = &mut self.kind {
+            *mss = bytes;
+        }
+        self
+    }
+
+    /// The congestion control, for UDT flows.
+    pub fn cc(&self) -> Option<CcChoice> {
+        match &self.kind {
+            FlowKind::Udt { cc, .. } => Some(*cc),
+            FlowKind::Cbr { .. } => None,
+        }
+    }
+
+    /// The `udt-proto` configuration of both ends of a UDT flow.
+    pub fn udt_config(&self) -> Option<Config> {
+        let FlowKind::Udt { cc, buffer_pkts, mss } = &self.kind else { return None };
+        Some(Config {
+            mss: *mss,
+            flow_window: *buffer_pkts,
+            send_buffer_pkts: *buffer_pkts,
+            recv_buffer_pkts: *buffer_pkts,
+            linger: None,
+            cc: cc.factory(),
+            ..Config::default()
+        })
+    }
+}
+
+/// Buffers a UDT flow needs to fill a path of `rate_bps` and `rtt` with a queue of
+/// `queue_pkts`: the packets in flight with a full queue, a quarter more, at least UDT4's 8192.
+pub fn buffer_for(rate_bps: u64, rtt: Duration, queue_pkts: usize) -> u32 {
+    let bdp = crate::link::bdp_packets(rate_bps, rtt, 1500);
+    let need = (bdp + queue_pkts) as u64 * 5 / 4 + 64;
+    need.clamp(8192, 1 << 22) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_labels_controllers() {
+        for s in ["udt", "udt-noisy", "tcp1", "tcp2", "udt+freeze", "udt+noisy+norc"] {
+            assert_eq!(CcChoice::parse(s).unwrap().label(), s);
+        }
+        assert_eq!(CcChoice::parse("tcp").unwrap(), CcChoice::tcp(2));
+        assert_eq!(CcChoice::parse("fixed:50").unwrap(), CcChoice::Fixed(50_000_000));
+        assert!(CcChoice::parse("cubic").is_err());
+    }
+
+    #[test]
+    fn buffers_cover_the_path() {
+        assert_eq!(buffer_for(100_000_000, Duration::from_millis(10), 83), 8192);
+        let b = buffer_for(1_000_000_000, Duration::from_millis(100), 8333);
+        assert!(b >= 2 * 8333);
+    }
+}

@@ -1,0 +1,182 @@
+//! CI-sized acceptance checks of the issue against the thesis' numbers (chapter 4), on the
+//! real `udt-proto` connections. The full set runs by command:
+//! `cargo run --release -p udt-sim --example sim -- <fig4-2|fig4-3|...> --full`.
+//!
+//! Targets are the thesis' and are never loosened. Checks the current core fails are
+//! `#[ignore]`d with the measured value and the reason (see udt-sim/README.md); run them with
+//! `cargo test -p udt-sim --test acceptance -- --ignored`. Replay with `UDT_SIM_SEED=<seed>`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use udt_sim::link::LossModel;
+use udt_sim::report::RunResult;
+use udt_sim::rng::seed_from_env;
+use udt_sim::scenario::{ms, DumbbellRun, FlowDef};
+use udt_sim::CcChoice;
+
+const MBPS: u64 = 1_000_000;
+
+/// `n` flows of `cc` on `bw` Mb/s and `rtt` ms, DropTail max(BDP, 10), measured over
+/// [`warmup`, `time`] seconds.
+fn dumbbell(bw: u64, rtt: f64, n: usize, cc: CcChoice, time: u64, warmup: u64) -> DumbbellRun {
+    let mut r = DumbbellRun::uniform("acceptance", bw * MBPS, ms(rtt), n, cc);
+    r.time = Duration::from_secs(time);
+    r.warmup = Duration::from_secs(warmup);
+    r.seed = seed_from_env(1);
+    r
+}
+
+fn run(r: &DumbbellRun) -> RunResult {
+    let res = r.run().unwrap_or_else(|e| panic!("seed {}: {e}", r.seed));
+    let flows: Vec<String> = res.flows.iter().map(|f| format!("{:.1}", f.mean_mbps)).collect();
+    eprintln!(
+        "{} Mb/s, {} flows {}: util {:.1}%, F {:.4}, S {:.3}, loss {:.3}%, conv {:?} s; flows [{}] Mb/s; seed {}; {:.2} M deliveries/s",
+        res.params.bw_mbps,
+        res.params.flows,
+        res.params.cc,
+        res.measures.utilization * 100.0,
+        res.measures.fairness,
+        res.measures.stability,
+        res.measures.loss_rate * 100.0,
+        res.measures.convergence_s,
+        flows.join(" "),
+        r.seed,
+        res.deliveries_per_sec / 1e6,
+    );
+    res
+}
+
+/// Thesis Fig. 4-2: one flow above 94% utilization. Measured with the native controller as
+/// `udt-proto` ships it: 77.1% (seed 1). The cause is the rate correction of thesis §2.3.2.4
+/// (`NativeConfig::rate_correction`, on by default, not in UDT4): after a loss burst it raises
+/// the period to a "measured" period that includes a window stall (the stall is only noticed
+/// if the driver happens to poll during it), from 126 us to 1233 us here, and the flow needs
+/// ~7 s to recover. Without it (next test) the flow reaches 95.1%.
+#[test]
+#[ignore = "measured 77.1% (target 94%): rate correction inflates the period after losses; see README"]
+fn one_flow_100mbps_10ms_above_94_percent() {
+    let res = run(&dumbbell(100, 10.0, 1, CcChoice::udt(), 60, 20));
+    assert!(
+        res.measures.utilization > 0.94,
+        "seed {}: {:.1}%",
+        res.params.seed,
+        res.measures.utilization * 100.0
+    );
+}
+
+/// The same flow with the UDT4 controller exactly (no thesis rate correction) meets the target:
+/// this pins the diagnosis of the test above on the core, not on the simulator.
+#[test]
+fn one_flow_100mbps_10ms_above_94_percent_without_rate_correction() {
+    let cc = CcChoice::parse("udt+norc").unwrap();
+    let res = run(&dumbbell(100, 10.0, 1, cc, 60, 20));
+    assert!(
+        res.measures.utilization > 0.94,
+        "seed {}: {:.1}%",
+        res.params.seed,
+        res.measures.utilization * 100.0
+    );
+}
+
+/// Thesis Fig. 4-3: parallel flows share fairly (F > 0.9). Measured 0.987 (seed 1).
+#[test]
+fn four_flows_share_fairly() {
+    let res = run(&dumbbell(100, 10.0, 4, CcChoice::udt(), 60, 20));
+    assert!(res.measures.fairness > 0.9, "seed {}: F = {:.4}", res.params.seed, res.measures.fairness);
+    assert!(
+        res.measures.utilization > 0.8,
+        "seed {}: {:.1}%",
+        res.params.seed,
+        res.measures.utilization * 100.0
+    );
+}
+
+/// Chapter 3: from zero to 90% of an idle 1 Gb/s link in about 7.5 s after slow start. The
+/// check allows 7.5 s plus 2.5 s for slow start and takes the time to reach and hold 90% for
+/// 1 s. Measured 5.2 s (seed 1).
+#[test]
+fn converges_to_90_percent_of_idle_gigabit() {
+    let res = run(&dumbbell(1000, 10.0, 1, CcChoice::udt(), 15, 5));
+    let conv = res.measures.convergence_s.expect("never reached 90% of the link");
+    assert!(conv <= 10.0, "seed {}: {conv} s", res.params.seed);
+}
+
+/// Thesis Fig. 4-4: flows started 5 s apart are fair after 50 s (thesis: F above 0.999;
+/// issue: above 0.99). Measured F = 0.62 on 100 Mb/s, 1 ms (seed 1): four flows starve near
+/// 1.5 Mb/s.
+/// At ~125 packets/s a flow sends 1-2 packets per SYN, so the rate correction's measured
+/// period ((now - sample start) / packets) overestimates the real one and, applied only
+/// upwards, ratchets the period up faster than the 0.01-packet increase brings it down.
+/// With `udt+norc` the same run gives F = 0.998.
+#[test]
+#[ignore = "measured F = 0.62 (target 0.99): starving flows under rate correction; see README"]
+fn staggered_starts_are_fair_after_convergence() {
+    let mut r = dumbbell(100, 1.0, 10, CcChoice::udt(), 80, 50);
+    for (i, f) in r.flows.iter_mut().enumerate() {
+        f.start = Duration::from_secs(5 * i as u64);
+    }
+    let res = run(&r);
+    assert!(res.measures.fairness > 0.99, "seed {}: F = {:.4}", res.params.seed, res.measures.fairness);
+}
+
+/// Thesis Fig. 4-6: 7 flows with RTT 0.001..1000 ms on 100 Mb/s (thesis F = 0.978, issue
+/// >= 0.97). Measured F = 0.44 (seed 1), the same starvation as above; `udt+norc` gives 0.966.
+#[test]
+#[ignore = "measured F = 0.44 (target 0.97): starving flows under rate correction; see README"]
+fn seven_rtts_share_fairly() {
+    let mut r = dumbbell(100, 1.0, 7, CcChoice::udt(), 60, 18);
+    let rtts = [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0];
+    r.flows = rtts
+        .iter()
+        .map(|&rtt| FlowDef { cc: CcChoice::udt(), rtt: ms(rtt), start: Duration::ZERO, stop: None })
+        .collect();
+    r.queue = udt_sim::scenario::QueueChoice::DropTail(83);
+    let res = run(&r);
+    assert!(res.measures.fairness >= 0.97, "seed {}: F = {:.4}", res.params.seed, res.measures.fairness);
+}
+
+/// Thesis Fig. 4-16: with the noisy-link option one flow stays above 80% at 1% random loss.
+/// Measured 17.5% (seed 1), as the udt-proto README reports for the native controller under
+/// random loss: each loss event past the last decrease starts an epoch and cuts the rate by
+/// 1/9, and the increase of formula (2-1) cannot win that back at 1% loss.
+#[test]
+#[ignore = "measured 17.5% (target 80%): the native controller under 1% random loss; see README"]
+fn noisy_link_keeps_80_percent_at_1_percent_loss() {
+    let mut r = dumbbell(100, 10.0, 1, CcChoice::udt_noisy(), 60, 20);
+    r.loss = LossModel::Bernoulli(0.01);
+    let res = run(&r);
+    assert!(
+        res.measures.utilization > 0.8,
+        "seed {}: {:.1}%",
+        res.params.seed,
+        res.measures.utilization * 100.0
+    );
+}
+
+/// The TCP-like reference flow fills a 100 Mb/s, 10 ms link alone (NewReno with a BDP queue
+/// keeps the link busy). Measured 95.1% (seed 1).
+#[test]
+fn tcp_like_flow_fills_the_link() {
+    let res = run(&dumbbell(100, 10.0, 1, CcChoice::tcp(2), 60, 20));
+    assert!(
+        res.measures.utilization > 0.9,
+        "seed {}: {:.1}%",
+        res.params.seed,
+        res.measures.utilization * 100.0
+    );
+}
+
+/// The speed figure: printed, never asserted (tests check behaviour, not wall time).
+#[test]
+fn report_simulation_speed() {
+    let res = run(&dumbbell(1000, 10.0, 4, CcChoice::udt(), 5, 1));
+    eprintln!(
+        "speed (test profile): {:.2} M deliveries/s, {:.2} M data packets/s, {:.2} s wall for 5 s of 4 flows on 1 Gb/s",
+        res.deliveries_per_sec / 1e6,
+        res.data_packets as f64 / res.wall_s / 1e6,
+        res.wall_s
+    );
+    assert!(res.data_packets > 100_000);
+}
