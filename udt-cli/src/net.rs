@@ -4,7 +4,6 @@
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use udt::{Options, UdtListener, UdtStream};
@@ -63,20 +62,10 @@ pub fn connect(target: &str, options: Options) -> Result<UdtStream> {
     })
 }
 
-/// How long [`close`] gives the I/O thread to put the shutdown packet on the wire.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(50);
-
-/// Close a connection: wait until everything sent is acknowledged (at most the linger time),
-/// send the shutdown, and give the runtime's I/O thread a moment to transmit it.
-///
-/// Works around the runtime: `UdtStream::close` returns as soon as the connection is closed
-/// locally, when the shutdown packet is only queued; a process exiting right away never sends
-/// it, and the peer sees "connection lost" after its EXP timeout (tens of seconds) instead of an
-/// orderly end of stream.
+/// Close a connection: wait until everything sent is acknowledged (at most the linger time)
+/// and the shutdown packet has been handed to the socket, so the process may exit right after.
 pub fn close(stream: UdtStream) -> io::Result<()> {
-    let result = stream.close();
-    std::thread::sleep(SHUTDOWN_GRACE);
-    result
+    stream.close()
 }
 
 /// Listen on `addr`, naming it in the error.
