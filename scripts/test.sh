@@ -19,8 +19,8 @@ interop/setup.sh >/dev/null
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 echo "== cargo doc -D warnings"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --locked --quiet
 echo "== cargo test"
-cargo test --workspace --locked
+cargo test --workspace --all-features --locked

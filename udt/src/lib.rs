@@ -17,9 +17,14 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
+//! With the `tokio` feature, [`AsyncUdtListener`] and [`AsyncUdtStream`] (tokio `AsyncRead` /
+//! `AsyncWrite`) serve async programs from the same I/O threads.
+//!
 //! Errors are `io::Error`s of the kinds a Rust user expects: `ConnectionRefused`, `TimedOut`,
 //! `ConnectionReset` (peer lost), `BrokenPipe` (peer closed), `NotConnected`.
 
+#[cfg(feature = "tokio")]
+mod async_io;
 mod clock;
 mod error;
 mod file;
@@ -30,6 +35,8 @@ mod stream;
 mod sys;
 mod udp;
 
+#[cfg(feature = "tokio")]
+pub use async_io::{AsyncUdtListener, AsyncUdtStream};
 pub use listener::UdtListener;
 pub use options::{Config, Mode, Options};
 pub use stream::UdtStream;

@@ -13,8 +13,8 @@ use crate::stream::{resolve, UdtStream};
 /// A listening UDT socket.
 #[derive(Debug)]
 pub struct UdtListener {
-    mux: Arc<Mux>,
-    options: Options,
+    pub(crate) mux: Arc<Mux>,
+    pub(crate) options: Options,
     accept_timeout: Option<Duration>,
 }
 

@@ -44,11 +44,35 @@ pub(crate) struct ConnShared {
     pub conn: Mutex<Connection>,
     /// Signalled whenever the I/O thread has handled input or timers for this connection.
     pub changed: Condvar,
+    /// Async tasks waiting on this connection, woken with the condvar.
+    pub wakers: Mutex<Vec<std::task::Waker>>,
 }
 
 impl ConnShared {
     fn new(conn: Connection) -> Arc<Self> {
-        Arc::new(ConnShared { conn: Mutex::new(conn), changed: Condvar::new() })
+        Arc::new(ConnShared {
+            conn: Mutex::new(conn),
+            changed: Condvar::new(),
+            wakers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Wake blocked threads and async tasks.
+    pub fn notify(&self) {
+        self.changed.notify_all();
+        let wakers = std::mem::take(&mut *self.wakers.lock().unwrap_or_else(|e| e.into_inner()));
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// Register an async task to wake at the next change. Call it while holding the
+    /// connection's lock, after finding the operation would block, so no change is missed.
+    pub fn register(&self, waker: &std::task::Waker) {
+        let mut wakers = self.wakers.lock().unwrap_or_else(|e| e.into_inner());
+        if !wakers.iter().any(|w| w.will_wake(waker)) {
+            wakers.push(waker.clone());
+        }
     }
 
     /// Lock the connection (a poisoned lock means a panic elsewhere: keep going with the state).
@@ -72,6 +96,7 @@ pub(crate) struct Mux {
     wake: EventFd,
     state: Mutex<MuxState>,
     accept_ready: Condvar,
+    accept_wakers: Mutex<Vec<std::task::Waker>>,
     local_addr: SocketAddr,
     handles: AtomicUsize,
     /// The kernel coalesces received datagrams (UDP GRO).
@@ -105,6 +130,7 @@ impl Mux {
                 send_drops: 0,
             }),
             accept_ready: Condvar::new(),
+            accept_wakers: Mutex::new(Vec::new()),
             local_addr,
             handles: AtomicUsize::new(0),
             gro,
@@ -207,6 +233,19 @@ impl Mux {
         }
     }
 
+    /// Take an accepted connection if one is waiting; otherwise register `waker` for the next.
+    pub fn poll_accept(&self, waker: &std::task::Waker) -> std::task::Poll<io::Result<Arc<ConnShared>>> {
+        let mut st = self.lock_state();
+        let Some(queue) = st.accept_queue.as_mut() else {
+            return std::task::Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "not listening")));
+        };
+        if let Some(c) = queue.pop_front() {
+            return std::task::Poll::Ready(Ok(c));
+        }
+        self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()).push(waker.clone());
+        std::task::Poll::Pending
+    }
+
     /// Datagrams the kernel refused to take (send buffer full); the protocol retransmits them.
     pub fn send_drops(&self) -> u64 {
         self.lock_state().send_drops
@@ -283,6 +322,11 @@ impl Mux {
                 if let Some(q) = st.accept_queue.as_mut() {
                     q.push_back(shared);
                     self.accept_ready.notify_all();
+                    let wakers =
+                        std::mem::take(&mut *self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()));
+                    for w in wakers {
+                        w.wake();
+                    }
                 }
             }
             DatagramEvent::Respond(len) => {
@@ -326,7 +370,7 @@ impl Mux {
                 next = Some(next.map_or(d, |x: Instant| x.min(d)));
             }
             drop(conn);
-            shared.changed.notify_all();
+            shared.notify();
         }
         for id in finished {
             st.conns.remove(&id);

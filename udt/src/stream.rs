@@ -25,8 +25,8 @@ const WRITE_CHUNK: usize = 256 * 1024;
 /// A UDT connection.
 #[derive(Debug)]
 pub struct UdtStream {
-    shared: Arc<ConnShared>,
-    mux: Arc<Mux>,
+    pub(crate) shared: Arc<ConnShared>,
+    pub(crate) mux: Arc<Mux>,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
 }
@@ -39,7 +39,7 @@ pub(crate) fn resolve(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
 }
 
 /// The unspecified address of `peer`'s family, port 0.
-fn any_for(peer: SocketAddr) -> SocketAddr {
+pub(crate) fn any_for(peer: SocketAddr) -> SocketAddr {
     if peer.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -78,16 +78,7 @@ impl UdtStream {
         options: Options,
         rendezvous: bool,
     ) -> io::Result<UdtStream> {
-        mux.add_handle();
-        let shared = mux.open(options.config.clone(), peer, rendezvous);
-        let shared = match shared {
-            Ok(s) => s,
-            Err(e) => {
-                mux.drop_handle();
-                return Err(e);
-            }
-        };
-        let stream = UdtStream::wrap(shared, mux, &options);
+        let stream = UdtStream::start(mux, peer, &options, rendezvous)?;
         {
             let mut conn = stream.shared.lock();
             loop {
@@ -101,6 +92,23 @@ impl UdtStream {
             }
         }
         Ok(stream)
+    }
+
+    /// Start a connection on an existing multiplexer without waiting for the handshake.
+    pub(crate) fn start(
+        mux: Arc<Mux>,
+        peer: SocketAddr,
+        options: &Options,
+        rendezvous: bool,
+    ) -> io::Result<UdtStream> {
+        mux.add_handle();
+        match mux.open(options.config.clone(), peer, rendezvous) {
+            Ok(shared) => Ok(UdtStream::wrap(shared, mux, options)),
+            Err(e) => {
+                mux.drop_handle();
+                Err(e)
+            }
+        }
     }
 
     /// Wrap an established or connecting connection (the multiplexer's handle count is the

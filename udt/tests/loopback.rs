@@ -238,3 +238,26 @@ fn a_killed_peer_is_detected() {
     // 300 + 600 + 900 + 1200 ms of EXP back-off.
     assert!(after > Duration::from_secs(2) && after < Duration::from_secs(10), "detected after {after:?}");
 }
+
+#[test]
+fn ipv6_loopback_stream() {
+    let listener = match UdtListener::bind_with("[::1]:0", timeouts()) {
+        Ok(l) => l,
+        Err(e) => panic!("binding [::1] failed (no IPv6 loopback on this machine?): {e}"),
+    };
+    let addr = listener.local_addr().unwrap();
+    assert!(addr.is_ipv6());
+    let payload = data(8 << 20, 6);
+    let expected = payload.clone();
+    let sender = thread::spawn(move || {
+        let mut c = UdtStream::connect_with(addr, timeouts()).unwrap();
+        c.write_all(&payload).unwrap();
+        c.close().unwrap();
+    });
+    let (mut s, peer) = listener.accept().unwrap();
+    assert!(peer.is_ipv6());
+    let mut got = Vec::new();
+    s.read_to_end(&mut got).unwrap();
+    sender.join().unwrap();
+    assert!(got == expected);
+}

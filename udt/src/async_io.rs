@@ -1,0 +1,175 @@
+//! The async API (feature `tokio`): [`AsyncUdtListener`] and [`AsyncUdtStream`], which implements
+//! tokio's `AsyncRead` and `AsyncWrite`, so a UDT connection drops into async programs.
+//!
+//! No runtime thread is added: the same I/O thread that serves blocking sockets wakes async
+//! tasks. An operation that would block registers the task's waker while holding the
+//! connection's lock; the I/O thread touches the connection only under that lock and wakes every
+//! registered task after each round, so no wake-up is lost.
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use udt_proto::connection::{CloseReason, ConnError, Snapshot, State};
+
+use crate::clock;
+use crate::error;
+use crate::listener::UdtListener;
+use crate::mux::Mux;
+use crate::options::Options;
+use crate::stream::{any_for, resolve, UdtStream};
+
+/// A listening UDT socket for async programs.
+#[derive(Debug)]
+pub struct AsyncUdtListener {
+    inner: UdtListener,
+}
+
+impl AsyncUdtListener {
+    /// Listen on `addr` (binding does not block).
+    pub fn bind_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<Self> {
+        Ok(AsyncUdtListener { inner: UdtListener::bind_with(addr, options)? })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// The next connection.
+    pub async fn accept(&self) -> io::Result<(AsyncUdtStream, SocketAddr)> {
+        let mux = &self.inner.mux;
+        let shared = std::future::poll_fn(|cx| mux.poll_accept(cx.waker())).await?;
+        mux.add_handle();
+        let peer = shared.lock().peer_addr();
+        let stream = UdtStream::wrap(shared, Arc::clone(mux), &self.inner.options);
+        Ok((AsyncUdtStream { inner: stream }, peer))
+    }
+}
+
+/// A UDT connection for async programs.
+#[derive(Debug)]
+pub struct AsyncUdtStream {
+    inner: UdtStream,
+}
+
+impl AsyncUdtStream {
+    /// Connect to a UDT listener from a new ephemeral UDP port.
+    pub async fn connect_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<Self> {
+        let peer = resolve(addr)?;
+        let mux = Mux::bind(any_for(peer), &options)?;
+        let stream = AsyncUdtStream { inner: UdtStream::start(mux, peer, &options, false)? };
+        std::future::poll_fn(|cx| stream.poll_connected(cx)).await?;
+        Ok(stream)
+    }
+
+    /// The blocking socket behind this one.
+    pub fn into_std(self) -> UdtStream {
+        self.inner
+    }
+
+    /// Performance counters; `clear` starts a new interval.
+    pub fn stats(&self, clear: bool) -> Snapshot {
+        self.inner.stats(clear)
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.peer_addr()
+    }
+
+    fn poll_connected(&self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        let conn = self.inner.shared.lock();
+        match conn.state() {
+            State::Connected => Poll::Ready(Ok(())),
+            State::Closed(reason) => Poll::Ready(Err(error::closed(reason))),
+            State::Connecting => {
+                self.inner.shared.register(cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+
+    /// Close: flush (at most the linger time), send the shutdown, and wait until it has left.
+    pub async fn close(self) -> io::Result<()> {
+        self.inner.shared.lock().close(clock::now());
+        self.inner.mux.wake();
+        std::future::poll_fn(|cx| self.poll_closed(cx)).await
+    }
+
+    fn poll_closed(&self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        let conn = self.inner.shared.lock();
+        match conn.state() {
+            State::Closed(CloseReason::Local | CloseReason::PeerShutdown) if conn.is_drained() => {
+                Poll::Ready(Ok(()))
+            }
+            State::Closed(reason) if conn.is_drained() => Poll::Ready(Err(error::closed(reason))),
+            _ => {
+                self.inner.shared.register(cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl AsyncRead for AsyncUdtStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let mut conn = this.inner.shared.lock();
+        match conn.read(buf.initialize_unfilled()) {
+            Ok(n) => {
+                buf.advance(n);
+                drop(conn);
+                this.inner.mux.wake(); // a window update may be due
+                Poll::Ready(Ok(()))
+            }
+            Err(ConnError::WouldBlock) => {
+                this.inner.shared.register(cx.waker());
+                Poll::Pending
+            }
+            Err(e) => Poll::Ready(Err(error::from_conn(e))),
+        }
+    }
+}
+
+impl AsyncWrite for AsyncUdtStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let chunk = &data[..data.len().min(256 * 1024)];
+        let mut conn = this.inner.shared.lock();
+        match conn.write(chunk) {
+            Ok(n) => {
+                drop(conn);
+                this.inner.mux.wake();
+                Poll::Ready(Ok(n))
+            }
+            Err(ConnError::WouldBlock) => {
+                this.inner.shared.register(cx.waker());
+                Poll::Pending
+            }
+            Err(e) => Poll::Ready(Err(error::from_conn(e))),
+        }
+    }
+
+    /// Written data is with the protocol already.
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    /// Close the connection (UDT has no half-close): flush, shut down, wait for it to leave.
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        {
+            let mut conn = this.inner.shared.lock();
+            if conn.state() == State::Connected {
+                conn.close(clock::now());
+                drop(conn);
+                this.inner.mux.wake();
+            }
+        }
+        this.poll_closed(cx)
+    }
+}

@@ -1,0 +1,57 @@
+//! The async API (feature `tokio`) over loopback: concurrent connections on one runtime.
+#![cfg(feature = "tokio")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use udt::{AsyncUdtListener, AsyncUdtStream, Options};
+
+fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    Xoshiro256PlusPlus::seed_from_u64(seed).fill_bytes(&mut v);
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_async_connections_each_carry_their_data() {
+    let listener = AsyncUdtListener::bind_with("127.0.0.1:0", Options::default()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let (mut s, _) = listener.accept().await.unwrap();
+            tasks.push(tokio::spawn(async move {
+                let mut seed = [0u8; 8];
+                s.read_exact(&mut seed).await.unwrap();
+                let mut got = Vec::new();
+                s.read_to_end(&mut got).await.unwrap();
+                (u64::from_le_bytes(seed), got)
+            }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    let mut clients = Vec::new();
+    for seed in 0..8u64 {
+        clients.push(tokio::spawn(async move {
+            let mut c = AsyncUdtStream::connect_with(addr, Options::default()).await.unwrap();
+            c.write_all(&seed.to_le_bytes()).await.unwrap();
+            c.write_all(&data(4 << 20, seed)).await.unwrap();
+            c.shutdown().await.unwrap();
+        }));
+    }
+    for c in clients {
+        tokio::time::timeout(Duration::from_secs(60), c).await.unwrap().unwrap();
+    }
+    let received = tokio::time::timeout(Duration::from_secs(60), server).await.unwrap().unwrap();
+    assert_eq!(received.len(), 8);
+    for (seed, got) in received {
+        assert!(got == data(4 << 20, seed), "connection {seed}: data differs");
+    }
+}
