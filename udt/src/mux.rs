@@ -68,6 +68,7 @@ impl ConnShared {
 
     /// Register an async task to wake at the next change. Call it while holding the
     /// connection's lock, after finding the operation would block, so no change is missed.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn register(&self, waker: &std::task::Waker) {
         let mut wakers = self.wakers.lock().unwrap_or_else(|e| e.into_inner());
         if !wakers.iter().any(|w| w.will_wake(waker)) {
@@ -234,6 +235,7 @@ impl Mux {
     }
 
     /// Take an accepted connection if one is waiting; otherwise register `waker` for the next.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn poll_accept(&self, waker: &std::task::Waker) -> std::task::Poll<io::Result<Arc<ConnShared>>> {
         let mut st = self.lock_state();
         let Some(queue) = st.accept_queue.as_mut() else {
