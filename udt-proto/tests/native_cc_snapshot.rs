@@ -151,8 +151,12 @@ fn run(seed: u64) -> String {
         stats: Stats::new(Instant::ZERO),
         rng: Xoshiro256PlusPlus::seed_from_u64(seed),
     };
-    // The thesis' variant with the freeze, so the snapshot shows the pauses too.
-    let mut cc = NativeCc::new(NativeConfig { freeze_on_congestion: true, ..NativeConfig::default() });
+    // The thesis' variant with the freeze and rate correction, so the snapshot shows both.
+    let mut cc = NativeCc::new(NativeConfig {
+        freeze_on_congestion: true,
+        rate_correction: true,
+        ..NativeConfig::default()
+    });
     let mut out = String::new();
     cc.init(&mut env.ctx());
     line(&mut out, 0, "init", &mut cc);

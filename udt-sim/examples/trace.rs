@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p udt-sim --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
-//!     [--time S] [--every S] [--from S] [--flow I] [--cc udt|udt+norc|tcp|...] [--seed N]
+//!     [--time S] [--every S] [--from S] [--flow I] [--cc udt|udt+rc|tcp|...] [--seed N]
 //! ```
 //!
 //! Useful to see why a run of a scenario looks the way it does, e.g. how the period moves

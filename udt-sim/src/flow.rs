@@ -44,7 +44,8 @@ impl CcChoice {
 
     /// Parse `udt`, `udt-noisy`, `tcp` (ACK every other packet), `tcp1`, `tcp2`, `fixed:<Mb/s>`.
     /// UDT options can be added with `+`: `udt+noisy`, `udt+freeze` (the thesis' one-SYN sending
-    /// freeze), `udt+norc` (no rate correction), e.g. `udt+noisy+norc`.
+    /// freeze), `udt+rc` (the thesis' rate correction, off by default), e.g. `udt+noisy+rc`;
+    /// `norc` (rate correction off) is accepted for older command lines.
     pub fn parse(s: &str) -> Result<Self, String> {
         if let Some(opts) = s.strip_prefix("udt+") {
             let mut c = NativeConfig::default();
@@ -52,8 +53,9 @@ impl CcChoice {
                 match o {
                     "noisy" => c.noisy_link = true,
                     "freeze" => c.freeze_on_congestion = true,
+                    "rc" => c.rate_correction = true,
                     "norc" => c.rate_correction = false,
-                    _ => return Err(format!("unknown UDT option {o:?} (noisy, freeze, norc)")),
+                    _ => return Err(format!("unknown UDT option {o:?} (noisy, freeze, rc, norc)")),
                 }
             }
             return Ok(CcChoice::Udt(c));
@@ -83,7 +85,7 @@ impl CcChoice {
                 let d = NativeConfig::default();
                 if c.noisy_link
                     && !c.freeze_on_congestion
-                    && c.rate_correction
+                    && c.rate_correction == d.rate_correction
                     && c.initial_window == d.initial_window
                 {
                     return "udt-noisy".into();
@@ -94,8 +96,8 @@ impl CcChoice {
                 if c.freeze_on_congestion {
                     s.push_str("+freeze");
                 }
-                if !c.rate_correction {
-                    s.push_str("+norc");
+                if c.rate_correction {
+                    s.push_str("+rc");
                 }
                 s
             }
@@ -254,7 +256,7 @@ mod tests {
 
     #[test]
     fn parses_and_labels_controllers() {
-        for s in ["udt", "udt-noisy", "tcp1", "tcp2", "udt+freeze", "udt+noisy+norc"] {
+        for s in ["udt", "udt-noisy", "tcp1", "tcp2", "udt+freeze", "udt+noisy+rc"] {
             assert_eq!(CcChoice::parse(s).unwrap().label(), s);
         }
         assert_eq!(CcChoice::parse("tcp").unwrap(), CcChoice::tcp(2));
