@@ -4,6 +4,7 @@
 //!   transfer, verified end to end with BLAKE3 (see `PROTOCOL.md`).
 //! - `udt cat HOST:PORT` and `udt cat --listen ADDR:PORT`: netcat over a raw UDT stream.
 //! - `udt perf server`, `udt perf client HOST:PORT`, `udt perf --self`: iperf3-style tests.
+//! - `udt sim list`, `udt sim SCENARIO`: the thesis' experiments in the simulator.
 //!
 //! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error.
 
@@ -15,6 +16,7 @@ mod progress;
 mod protocol;
 mod recv;
 mod send;
+mod sim;
 mod units;
 
 use std::io::IsTerminal;
@@ -61,6 +63,9 @@ enum Command {
     /// Throughput test (iperf3 style): `perf server`, `perf client HOST:PORT`, `perf --self`.
     #[command(after_help = EXIT_STATUS)]
     Perf(perf::Args),
+    /// Run a simulator scenario (the thesis' chapter 4 experiments) in virtual time.
+    #[command(after_help = EXIT_STATUS)]
+    Sim(sim::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
         Command::Recv(a) => recv::run(a, cli.quiet),
         Command::Cat(a) => cat::run(a, cli.quiet),
         Command::Perf(a) => perf::run(a),
+        Command::Sim(a) => sim::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -80,6 +86,7 @@ fn main() -> ExitCode {
                 Command::Recv(_) => "recv",
                 Command::Cat(_) => "cat",
                 Command::Perf(_) => "perf",
+                Command::Sim(_) => "sim",
             };
             eprintln!("udt {name}: error: {e:#}");
             ExitCode::from(1)
