@@ -258,13 +258,14 @@ impl Mux {
         sys::set_timer_slack(Duration::from_micros(1));
         let mut inbuf = vec![0u8; MAX_DATAGRAM];
         let mut outbuf = vec![0u8; MAX_DATAGRAM];
+        let mut batch = TxBatch::default();
         let mut idle_since_empty: Option<std::time::Instant> = None;
         loop {
             let now = clock::now();
             let next = {
                 let mut st = self.lock_state();
                 self.receive(&mut st, now, &mut inbuf, &mut outbuf);
-                let next = self.service(&mut st, now, &mut outbuf);
+                let next = self.service(&mut st, now, &mut outbuf, &mut batch);
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
                 if alone && st.conns.is_empty() {
                     // Nothing refers to us and nothing is closing: linger briefly for stray
@@ -339,7 +340,13 @@ impl Mux {
     }
 
     /// Run timers, transmit, signal the application; returns the earliest deadline.
-    fn service(&self, st: &mut MuxState, now: Instant, outbuf: &mut [u8]) -> Option<Instant> {
+    fn service(
+        &self,
+        st: &mut MuxState,
+        now: Instant,
+        outbuf: &mut [u8],
+        batch: &mut TxBatch,
+    ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut finished = Vec::new();
         let MuxState { conns, send_drops, .. } = st;
@@ -348,22 +355,7 @@ impl Mux {
             if conn.poll_timeout().is_some_and(|t| t <= now) {
                 conn.handle_timeout(now);
             }
-            let peer = conn.peer_addr();
-            let mut batch = TxBatch::new(outbuf, peer);
-            loop {
-                match batch.fill(|slot| conn.poll_transmit(now, slot)) {
-                    Fill::Added => {}
-                    Fill::Full | Fill::Ended => {
-                        if !self.flush(&mut batch, send_drops) {
-                            break;
-                        }
-                    }
-                    Fill::Nothing => {
-                        self.flush(&mut batch, send_drops);
-                        break;
-                    }
-                }
-            }
+            self.transmit(&mut conn, now, outbuf, batch, send_drops);
             let deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
                 finished.push(*id);
@@ -406,27 +398,86 @@ impl Mux {
         }
     }
 
-    /// Send what `batch` holds: one GSO call for a run of datagrams, else one by one. Returns
-    /// false when the kernel's buffer is full (the rest of this round's sending stops; what was
-    /// not sent is lost like any datagram and retransmitted by the protocol).
-    fn flush(&self, batch: &mut TxBatch<'_>, send_drops: &mut u64) -> bool {
-        let sent = self.send_run(batch, send_drops);
-        batch.sent();
-        sent
+    /// Send everything `conn` has to send now. Datagrams are gathered into runs for UDP GSO:
+    /// equal sizes to one peer, the last possibly shorter (at most 64 segments and 64 KB).
+    /// Data payloads are not copied: each datagram is its header (written into `outbuf`) plus
+    /// its payload's range of the connection's send buffer, handed to the kernel as iovecs.
+    fn transmit(
+        &self,
+        conn: &mut Connection,
+        now: Instant,
+        outbuf: &mut [u8],
+        batch: &mut TxBatch,
+        drops: &mut u64,
+    ) {
+        let dest = socket2::SockAddr::from(conn.peer_addr());
+        batch.clear();
+        loop {
+            // Room for another header (or a whole control packet) in the header buffer.
+            if batch.used + 2048 > outbuf.len()
+                && !self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops)
+            {
+                return;
+            }
+            let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
+            let entry = Entry { header: batch.used..batch.used + t.len, payload: t.payload };
+            batch.used += t.len;
+            let size = entry.size();
+            let run = batch.entries.len();
+            let fits = batch.bytes + size <= GSO_MAX_BYTES && run < GSO_MAX_SEGMENTS;
+            if run == 0 || (size == batch.segment && fits) {
+                batch.push(entry);
+            } else if size < batch.segment && fits {
+                // A shorter datagram ends a run.
+                batch.push(entry);
+                if !self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops) {
+                    return;
+                }
+            } else {
+                // Longer, or no room: send the run, then start the next with this datagram. It
+                // joins the batch first, so its header (already in `outbuf`) stays reserved.
+                batch.push(entry);
+                if !self.flush_run(conn, outbuf, batch, run, &dest, drops) {
+                    return;
+                }
+            }
+        }
+        self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops);
     }
 
-    fn send_run(&self, batch: &TxBatch<'_>, send_drops: &mut u64) -> bool {
-        let (bytes, segment, count) = batch.run();
-        if count == 0 {
+    /// Send the first `n` entries of `batch` as one run (one GSO call, or one call each when
+    /// GSO is off or refused), keeping any later entries. Returns false when the kernel's buffer
+    /// is full: what was not sent is lost like any datagram, and the protocol retransmits it.
+    fn flush_run(
+        &self,
+        conn: &Connection,
+        outbuf: &[u8],
+        batch: &mut TxBatch,
+        n: usize,
+        dest: &socket2::SockAddr,
+        drops: &mut u64,
+    ) -> bool {
+        if n == 0 {
             return true;
         }
+        let storage = conn.send_storage();
         let fd = self.socket.as_raw_fd();
-        if count > 1 && self.gso.load(Ordering::Relaxed) {
-            match sys::send_segments(fd, bytes, segment as u16, &batch.dest) {
-                Ok(_) => return true,
+        batch.iov.clear();
+        for e in &batch.entries[..n] {
+            batch.iov.push(sys::iovec(&outbuf[e.header.clone()]));
+            if let Some(r) = &e.payload {
+                batch.iov.push(sys::iovec(&storage[r.clone()]));
+            }
+        }
+        let mut ok = true;
+        let mut sent_as_run = false;
+        if n > 1 && self.gso.load(Ordering::Relaxed) {
+            match sys::send_iov(fd, &batch.iov, Some(batch.segment as u16), dest) {
+                Ok(_) => sent_as_run = true,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    *send_drops += count as u64;
-                    return false;
+                    *drops += n as u64;
+                    ok = false;
+                    sent_as_run = true;
                 }
                 Err(e) => {
                     tracing::info!(error = %e, "UDP GSO refused; sending datagrams one by one");
@@ -434,105 +485,82 @@ impl Mux {
                 }
             }
         }
-        for (i, datagram) in bytes.chunks(segment.max(1)).enumerate() {
-            match self.socket.send_to(datagram, batch.peer) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    *send_drops += (count - i) as u64;
-                    return false;
+        if !sent_as_run {
+            let mut at = 0;
+            for (i, e) in batch.entries[..n].iter().enumerate() {
+                let parts = 1 + usize::from(e.payload.is_some());
+                match sys::send_iov(fd, &batch.iov[at..at + parts], None, dest) {
+                    Ok(_) => {}
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                        *drops += (n - i) as u64;
+                        ok = false;
+                        break;
+                    }
+                    Err(err) => {
+                        tracing::debug!(error = %err, "sendmsg");
+                        ok = false;
+                        break;
+                    }
                 }
-                Err(e) => {
-                    tracing::debug!(error = %e, peer = %batch.peer, "send_to");
-                    return false;
-                }
+                at += parts;
             }
         }
-        true
+        batch.entries.drain(..n);
+        batch.bytes = batch.entries.iter().map(Entry::size).sum();
+        batch.segment = batch.entries.first().map_or(0, Entry::size);
+        if batch.entries.is_empty() {
+            batch.used = 0;
+        }
+        ok
     }
 }
 
-/// What `TxBatch::fill` did.
-enum Fill {
-    /// Appended a datagram of the run's size; there is room for more.
-    Added,
-    /// Appended one; the batch is full.
-    Full,
-    /// Appended a shorter datagram, which ends a GSO run (or a longer one that starts the next
-    /// run: it waits in the buffer after the flush).
-    Ended,
-    /// Nothing more to send.
-    Nothing,
+/// One datagram of a batch: its header's bytes in the header buffer and, for data, its
+/// payload's range in the connection's send storage.
+#[derive(Clone, Debug)]
+struct Entry {
+    header: std::ops::Range<usize>,
+    payload: Option<std::ops::Range<usize>>,
 }
 
-/// Datagrams for one peer gathered into one buffer: equal sizes except possibly the last, the
-/// shape UDP GSO sends in one call (at most 64 segments and 64 KB).
-struct TxBatch<'a> {
-    buf: &'a mut [u8],
-    len: usize,
+impl Entry {
+    fn size(&self) -> usize {
+        self.header.len() + self.payload.as_ref().map_or(0, |r| r.len())
+    }
+}
+
+/// Datagrams gathered for one peer (reused across rounds: no allocation per packet). Lives in
+/// the I/O thread only; its iovecs point into buffers borrowed for one `flush_run` call and are
+/// rebuilt each time.
+#[derive(Debug, Default)]
+struct TxBatch {
+    entries: Vec<Entry>,
+    iov: Vec<libc::iovec>,
+    /// Bytes of the header buffer in use.
+    used: usize,
+    /// Datagram size of the run (the first entry's).
     segment: usize,
-    count: usize,
-    /// A datagram longer than the run's size, waiting to start the next run.
-    pending: Option<(usize, usize)>,
-    peer: SocketAddr,
-    dest: socket2::SockAddr,
+    /// Bytes in the run.
+    bytes: usize,
+}
+
+impl TxBatch {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.used = 0;
+        self.segment = 0;
+        self.bytes = 0;
+    }
+
+    fn push(&mut self, e: Entry) {
+        if self.entries.is_empty() {
+            self.segment = e.size();
+        }
+        self.bytes += e.size();
+        self.entries.push(e);
+    }
 }
 
 /// Largest GSO send: 64 KB of UDP payload (the kernel also caps segments at 64).
 const GSO_MAX_BYTES: usize = 65_000;
 const GSO_MAX_SEGMENTS: usize = 64;
-
-impl<'a> TxBatch<'a> {
-    fn new(buf: &'a mut [u8], peer: SocketAddr) -> Self {
-        TxBatch { buf, len: 0, segment: 0, count: 0, pending: None, peer, dest: peer.into() }
-    }
-
-    /// Let `produce` write the next datagram after what the batch holds.
-    fn fill(&mut self, produce: impl FnOnce(&mut [u8]) -> Option<usize>) -> Fill {
-        if self.pending.is_some() {
-            return Fill::Ended;
-        }
-        let room = self.buf.len() - self.len;
-        if room < 2048 {
-            return Fill::Full;
-        }
-        let Some(n) = produce(&mut self.buf[self.len..]) else { return Fill::Nothing };
-        if self.count == 0 {
-            self.segment = n;
-            self.count = 1;
-            self.len = n;
-        } else if n == self.segment {
-            self.count += 1;
-            self.len += n;
-        } else if n < self.segment {
-            self.count += 1;
-            self.len += n;
-            return Fill::Ended;
-        } else {
-            self.pending = Some((self.len, n));
-            return Fill::Ended;
-        }
-        if self.count >= GSO_MAX_SEGMENTS || self.len + self.segment > GSO_MAX_BYTES {
-            Fill::Full
-        } else {
-            Fill::Added
-        }
-    }
-
-    /// The run to send: (bytes, segment size, datagrams).
-    fn run(&self) -> (&[u8], usize, usize) {
-        (&self.buf[..self.len], self.segment, self.count)
-    }
-
-    /// The run was sent (or dropped): empty the batch, keeping a pending longer datagram as the
-    /// first of the next run.
-    fn sent(&mut self) {
-        self.len = 0;
-        self.count = 0;
-        if let Some((at, n)) = self.pending.take() {
-            self.buf.copy_within(at..at + n, 0);
-            self.len = n;
-            self.segment = n;
-            self.count = 1;
-        }
-    }
-}

@@ -121,38 +121,51 @@ const UDP_SEGMENT: libc::c_int = 103;
 /// `UDP_GRO` (linux/udp.h): generic receive offload for UDP.
 const UDP_GRO: libc::c_int = 104;
 
-/// Send `buf` to `dest` as datagrams of `segment` bytes each (the last may be shorter) in one
-/// call, with UDP GSO. Errors such as `EINVAL` or `EIO` mean the kernel or device cannot do it.
-pub fn send_segments(fd: RawFd, buf: &[u8], segment: u16, dest: &socket2::SockAddr) -> io::Result<usize> {
-    let mut iov = libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() };
+/// Send the concatenation of `iov` to `dest` in one `sendmsg`: as one datagram, or with
+/// `segment` as datagrams of that many bytes each (the last may be shorter), with UDP GSO.
+/// Errors such as `EINVAL` or `EIO` on a segmented send mean the kernel or device cannot do GSO.
+pub fn send_iov(
+    fd: RawFd,
+    iov: &[libc::iovec],
+    segment: Option<u16>,
+    dest: &socket2::SockAddr,
+) -> io::Result<usize> {
     // Room for one cmsg carrying a u16, aligned as the kernel expects.
     let mut control = [0u64; 4];
-    // SAFETY: CMSG_SPACE is a pure size computation.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) } as usize;
-    debug_assert!(space <= std::mem::size_of_val(&control));
     // SAFETY: msghdr is a plain C struct; all-zero is a valid empty header.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_name = dest.as_ptr() as *mut libc::c_void;
     msg.msg_namelen = dest.len();
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space;
-    // SAFETY: `msg` points at `control`, which has room for one header of `space` bytes;
-    // CMSG_FIRSTHDR returns a pointer inside it, and CMSG_DATA room for the u16 written.
-    unsafe {
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_UDP;
-        (*cmsg).cmsg_type = UDP_SEGMENT;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), segment);
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = iov.len();
+    if let Some(segment) = segment {
+        // SAFETY: CMSG_SPACE is a pure size computation.
+        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) } as usize;
+        debug_assert!(space <= std::mem::size_of_val(&control));
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        // SAFETY: `msg` points at `control`, which has room for one header of `space` bytes;
+        // CMSG_FIRSTHDR returns a pointer inside it, and CMSG_DATA room for the u16 written.
+        unsafe {
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_UDP;
+            (*cmsg).cmsg_type = UDP_SEGMENT;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
+            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), segment);
+        }
     }
-    // SAFETY: every pointer in `msg` refers to live memory of the stated length.
+    // SAFETY: every pointer in `msg` refers to live memory of the stated length: the iovecs
+    // were built from live slices by the caller, which keeps them borrowed during this call.
     let n = unsafe { libc::sendmsg(fd, &msg, 0) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(n as usize)
+}
+
+/// An iovec over `bytes` (the kernel only reads through it in `send_iov`).
+pub fn iovec(bytes: &[u8]) -> libc::iovec {
+    libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() }
 }
 
 /// Ask the kernel to coalesce received datagrams (UDP GRO). Returns whether it accepted.

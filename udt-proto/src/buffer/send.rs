@@ -182,6 +182,12 @@ impl SendBuffer {
         }
     }
 
+    /// The payload storage, for drivers that send payloads in place (see
+    /// `Connection::poll_transmit_ref`): packet payloads are ranges of it.
+    pub fn storage(&self) -> &[u8] {
+        &self.data
+    }
+
     /// Payload bytes per packet.
     pub fn payload_size(&self) -> usize {
         self.payload_size

@@ -91,6 +91,17 @@ pub enum State {
     Closed(CloseReason),
 }
 
+/// One datagram from [`Connection::poll_transmit_ref`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Bytes written at the start of the caller's buffer: a whole control packet, or the
+    /// header of a data packet.
+    pub len: usize,
+    /// For a data packet: its payload's range in [`Connection::send_storage`], to be sent right
+    /// after the header.
+    pub payload: Option<std::ops::Range<usize>>,
+}
+
 /// A control packet waiting to be sent.
 #[derive(Clone, Debug)]
 enum PendingControl {
@@ -420,9 +431,29 @@ impl Connection {
             return Some(n);
         }
         if self.state == State::Connected {
-            return self.transmit_data(now, buf);
+            return self.transmit_data(now, buf, true).map(|t| t.len);
         }
         None
+    }
+
+    /// Like [`poll_transmit`](Self::poll_transmit), without copying data payloads: for a data
+    /// packet only its 16-byte header is written into `buf`, and [`Transmit::payload`] says where
+    /// the payload lies in [`send_storage`](Self::send_storage). The datagram is the header
+    /// followed by that payload (e.g. two iovecs). The ranges stay valid until the connection is
+    /// used mutably for anything but further `poll_transmit_ref` calls.
+    pub fn poll_transmit_ref(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if let Some(len) = self.transmit_control(now, buf) {
+            return Some(Transmit { len, payload: None });
+        }
+        if self.state == State::Connected {
+            return self.transmit_data(now, buf, false);
+        }
+        None
+    }
+
+    /// The send buffer's payload storage (see [`poll_transmit_ref`](Self::poll_transmit_ref)).
+    pub fn send_storage(&self) -> &[u8] {
+        self.link.as_ref().map_or(&[], |l| l.tx.buf.storage())
     }
 
     /// When the driver must call `handle_timeout` (or `poll_transmit`, for paced data) next.

@@ -209,8 +209,15 @@ impl Connection {
         self.has_sendable(tx).then_some(tx.next_send)
     }
 
-    /// Emit one data packet (or a drop request for an expired message) if pacing allows.
-    pub(super) fn transmit_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+    /// Emit one data packet (or a drop request for an expired message) if pacing allows. With
+    /// `copy`, the payload is written after the header; without, only the header is written and
+    /// the payload's range in the send buffer's storage is returned.
+    pub(super) fn transmit_data(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        copy: bool,
+    ) -> Option<super::Transmit> {
         let period = self.send_period();
         let max_debt = self.config.max_pacing_debt;
         let local_start = self.start;
@@ -247,15 +254,16 @@ impl Connection {
                     self.stats.total.msgs_dropped_ttl += 1;
                     self.control.push_back(PendingControl::DropRequest(req));
                     // Send it now: returning None would tell the driver nothing is due.
-                    return self.transmit_control(now, buf);
+                    return self.transmit_control(now, buf).map(|len| super::Transmit { len, payload: None });
                 }
                 Lookup::Acknowledged | Lookup::NotSent => continue,
             }
         }
         let timestamp = now.wire_timestamp(local_start);
+        let base = tx.buf.storage().as_ptr() as usize;
         let header_and_len = if let Some((seq, _)) = chosen {
             let Lookup::Packet(p) = tx.buf.lookup(seq, now) else { return None };
-            write_data(buf, seq, &p, timestamp, peer_id)
+            write_data(buf, seq, &p, timestamp, peer_id, copy, base)
         } else {
             // New data within the window (step 2b). A window stall is not the sender being
             // slow: it must not count in the rate-correction sample.
@@ -265,10 +273,11 @@ impl Connection {
             }
             let (seq, p) = tx.buf.take_new(now)?;
             chosen = Some((seq, false));
-            write_data(buf, seq, &p, timestamp, peer_id)
+            write_data(buf, seq, &p, timestamp, peer_id, copy, base)
         };
         let (seq, retransmission) = chosen?;
-        let (len, payload_len) = header_and_len?;
+        let (len, payload) = header_and_len?;
+        let payload_len = payload.len();
         // Pacing (protocol notes §4).
         if seq.value() & 0xF != 0 {
             let base = tx.next_send.max(now - max_debt);
@@ -281,7 +290,7 @@ impl Connection {
             self.stats.total.retransmits += 1;
         }
         self.with_cc(now, |cc, ctx| cc.on_packet_sent(ctx, seq, retransmission));
-        Some(len)
+        Some(super::Transmit { len, payload: (!copy).then_some(payload) })
     }
 
     /// Queue a NAK for `ranges`, split so each packet fits the MSS.
@@ -319,15 +328,19 @@ fn smooth(old: u32, new: u32) -> u32 {
     }
 }
 
-/// Write a data packet carrying `packet` as `seq`; returns (datagram length, payload length).
+/// Write a data packet carrying `packet` as `seq`: the header, and with `copy` the payload after
+/// it. Returns the bytes written and the payload's range in the send buffer's storage (whose
+/// address is `base`).
 fn write_data(
     buf: &mut [u8],
     seq: SeqNo,
     packet: &OutPacket<'_>,
     timestamp: u32,
     dst: crate::seq::SocketId,
-) -> Option<(usize, usize)> {
-    let total = DATA_HEADER_LEN + packet.payload.len();
+    copy: bool,
+    base: usize,
+) -> Option<(usize, std::ops::Range<usize>)> {
+    let total = DATA_HEADER_LEN + if copy { packet.payload.len() } else { 0 };
     if buf.len() < total {
         return None;
     }
@@ -340,6 +353,9 @@ fn write_data(
         dst,
     };
     header.emit(buf).ok()?;
-    buf[DATA_HEADER_LEN..total].copy_from_slice(packet.payload);
-    Some((total, packet.payload.len()))
+    if copy {
+        buf[DATA_HEADER_LEN..total].copy_from_slice(packet.payload);
+    }
+    let start = packet.payload.as_ptr() as usize - base;
+    Some((total, start..start + packet.payload.len()))
 }

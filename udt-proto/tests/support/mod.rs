@@ -106,6 +106,8 @@ pub struct Pair {
     buf: Vec<u8>,
     /// Optional filter: return false to drop a datagram (side = destination).
     pub filter: Option<Filter>,
+    /// The client transmits with `poll_transmit_ref` (header + payload range, no copy).
+    pub vectored_client: bool,
 }
 
 pub const CLIENT: &str = "127.0.0.1:5000";
@@ -146,6 +148,7 @@ impl Pair {
             server_events: Vec::new(),
             buf: vec![0u8; 65_536],
             filter: None,
+            vectored_client: false,
         }
     }
 
@@ -187,8 +190,17 @@ impl Pair {
                 }) else {
                     break;
                 };
-                let Some(n) = conn.poll_transmit(now, &mut self.buf) else { break };
-                let bytes = self.buf[..n].to_vec();
+                let bytes = if side == Side::Client && self.vectored_client {
+                    let Some(t) = conn.poll_transmit_ref(now, &mut self.buf) else { break };
+                    let mut bytes = self.buf[..t.len].to_vec();
+                    if let Some(range) = t.payload {
+                        bytes.extend_from_slice(&conn.send_storage()[range]);
+                    }
+                    bytes
+                } else {
+                    let Some(n) = conn.poll_transmit(now, &mut self.buf) else { break };
+                    self.buf[..n].to_vec()
+                };
                 let dest = if side == Side::Client { Side::Server } else { Side::Client };
                 self.send(dest, bytes);
             }
