@@ -6,11 +6,20 @@
 //! [`UNLIMITED_PERIOD`] (1 us, the native algorithm's slow-start period), leaving the flow window
 //! as the only limit; a zero period is avoided so that pacers never see a degenerate interval.
 //!
+//! A [`BlastFactory`] builds controllers that share one rate with a [`BlastHandle`], through
+//! which the application changes the rate of a running connection (the thesis' `CUDPBlast`
+//! `setRate`, §5.3.1).
+//!
 //! Invariants: the controller never reacts to network events; the period only changes through
-//! the setters and, when the rate was given in bits per second, at `init`, which recomputes it
-//! for the negotiated MSS (a factory does not know the MSS when it builds the controller).
+//! the setters, the shared handle and, when the rate was given in bits per second, at `init`,
+//! which recomputes it for the negotiated MSS (a factory does not know the MSS when it builds
+//! the controller).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::CcFactory;
 
 use super::{CcContext, CongestionControl};
 
@@ -33,6 +42,8 @@ pub struct FixedRate {
     bits_per_sec: Option<u64>,
     /// Packet size the rate is converted with, bytes.
     mss: u32,
+    /// A rate in bits per second shared with a [`BlastHandle`]; overrides `period` when set.
+    shared: Option<Arc<AtomicU64>>,
 }
 
 /// `mss * 8 / bits_per_sec` seconds, rounded to the nanosecond, at least 1 ns; zero rate:
@@ -51,7 +62,7 @@ fn period_for(bits_per_sec: u64, mss: u32) -> Duration {
 impl FixedRate {
     /// A controller sending one packet every `period`, window `window` packets.
     pub fn new(period: Duration, window: f64) -> Self {
-        FixedRate { period, window, bits_per_sec: None, mss: DEFAULT_MSS }
+        FixedRate { period, window, bits_per_sec: None, mss: DEFAULT_MSS, shared: None }
     }
 
     /// A controller sending `bits_per_sec` of `mss`-byte packets (period `mss * 8 / rate`; zero:
@@ -63,6 +74,7 @@ impl FixedRate {
             window: FIXED_WINDOW,
             bits_per_sec: Some(bits_per_sec),
             mss,
+            shared: None,
         }
     }
 
@@ -97,11 +109,56 @@ impl CongestionControl for FixedRate {
     }
 
     fn send_period(&self) -> Duration {
-        self.period
+        match &self.shared {
+            Some(rate) => period_for(rate.load(Ordering::Relaxed), self.mss),
+            None => self.period,
+        }
     }
 
     fn congestion_window(&self) -> f64 {
         self.window
+    }
+}
+
+/// Changes, at run time, the rate of every controller its [`BlastFactory`] built.
+#[derive(Clone, Debug)]
+pub struct BlastHandle(Arc<AtomicU64>);
+
+impl BlastHandle {
+    /// Send `bits_per_sec` of MSS-sized packets from now on (zero: unlimited).
+    pub fn set_rate_bits_per_sec(&self, bits_per_sec: u64) {
+        self.0.store(bits_per_sec, Ordering::Relaxed);
+    }
+
+    /// The current rate in bits per second (zero: unlimited).
+    pub fn rate_bits_per_sec(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// UDP blast (thesis §5.3.1 `CUDPBlast`): fixed-rate controllers sharing one changeable rate.
+#[derive(Debug)]
+pub struct BlastFactory {
+    rate: Arc<AtomicU64>,
+}
+
+impl BlastFactory {
+    /// Controllers sending `bits_per_sec` (zero: unlimited, the flow window is the only limit).
+    pub fn new(bits_per_sec: u64) -> Self {
+        BlastFactory { rate: Arc::new(AtomicU64::new(bits_per_sec)) }
+    }
+
+    /// A handle that changes the rate of every controller built by this factory.
+    pub fn handle(&self) -> BlastHandle {
+        BlastHandle(Arc::clone(&self.rate))
+    }
+}
+
+impl CcFactory for BlastFactory {
+    fn build(&self) -> Box<dyn super::CongestionControl> {
+        let mut cc = FixedRate::from_bits_per_sec(self.rate.load(Ordering::Relaxed), DEFAULT_MSS);
+        cc.shared = Some(Arc::clone(&self.rate));
+        Box::new(cc)
     }
 }
 
@@ -193,5 +250,42 @@ mod tests {
         init_with_mss(&mut cc, 9000);
         assert_eq!(cc.send_period(), Duration::from_micros(30));
         assert_eq!(cc.congestion_window(), 64.0);
+    }
+
+    #[test]
+    fn blast_rate_changes_at_run_time() {
+        let factory = BlastFactory::new(12_000_000);
+        let handle = factory.handle();
+        let mut a = factory.build();
+        let b = factory.build();
+        assert_eq!(a.send_period(), Duration::from_millis(1));
+        handle.set_rate_bits_per_sec(120_000_000);
+        assert_eq!(a.send_period(), Duration::from_micros(100));
+        assert_eq!(b.send_period(), Duration::from_micros(100));
+        assert_eq!(handle.rate_bits_per_sec(), 120_000_000);
+        // The negotiated MSS scales the period.
+        let stats = Stats::new(Instant::ZERO);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut ctx = CcContext {
+            now: Instant::ZERO,
+            mss: 9000,
+            payload_size: 8956,
+            syn_interval: Duration::from_millis(10),
+            rtt: Duration::from_millis(100),
+            rtt_var: Duration::from_millis(50),
+            recv_rate: 0,
+            bandwidth: 0,
+            snd_curr_seq: SeqNo::new(0),
+            last_ack: SeqNo::new(1),
+            max_window: 25_600,
+            flight: 0,
+            measured_send_period: None,
+            stats: &stats,
+            rng: &mut rng,
+        };
+        a.init(&mut ctx);
+        assert_eq!(a.send_period(), Duration::from_micros(600));
+        handle.set_rate_bits_per_sec(0);
+        assert_eq!(a.send_period(), UNLIMITED_PERIOD);
     }
 }

@@ -11,6 +11,10 @@
 
 pub mod fixed;
 pub mod native;
+pub mod newreno;
+pub mod registry;
+pub mod spec;
+pub mod tcp;
 
 use std::fmt;
 use std::time::Duration;
@@ -21,8 +25,11 @@ use crate::connection::Stats;
 use crate::seq::SeqNo;
 use crate::time::Instant;
 
-pub use fixed::FixedRate;
+pub use fixed::{BlastFactory, BlastHandle, FixedRate};
 pub use native::{NativeCc, NativeConfig};
+pub use registry::{catalog, factory, lookup, CcInfo};
+pub use spec::{CcSpec, CcSpecError};
+pub use tcp::{Tcp, TcpConfig, TcpFactory, TcpVariant};
 
 /// Read-only facts handed to every callback (UDT4 CCC's protected members), plus the RNG.
 pub struct CcContext<'a> {
@@ -110,6 +117,12 @@ pub trait CongestionControl: Send + fmt::Debug {
     }
     /// Fixed retransmission timeout without back-off (UDT4 `setRTO`).
     fn rto(&self) -> Option<Duration> {
+        None
+    }
+    /// RTT override (thesis §5.1.2.2: "use either the RTT value provided by UDT, or its own"):
+    /// when set, the connection's timers (EXP, loss-report interval) use it in place of the
+    /// smoothed RTT. The RTT reported to the peer in ACKs stays the measured one.
+    fn rtt(&self) -> Option<Duration> {
         None
     }
     /// A pause before the next data packet (the thesis' one-SYN sending freeze after a

@@ -668,8 +668,16 @@ impl Connection {
             return rto.max(MIN_OVERRIDE);
         }
         let count = self.exp_count;
-        let base = self.rtt.rto_base() * count + SYN;
+        let base = self.rto_base() * count + SYN;
         base.max(MIN_EXP * count)
+    }
+
+    /// RTT + 4 RTTVar, with the congestion control's RTT override in place of the smoothed RTT.
+    fn rto_base(&self) -> Duration {
+        match self.cc.rtt() {
+            Some(rtt) => rtt + self.rtt.var() * 4,
+            None => self.rtt.rto_base(),
+        }
     }
 
     fn arm_exp(&mut self) {

@@ -1,0 +1,205 @@
+//! Congestion control by name: the catalog of built-in algorithms and the factory lookup behind
+//! `--cc NAME[:key=value,...]` and [`Config::with_cc`](crate::connection::Config).
+//!
+//! Each [`CcInfo`] names an algorithm, documents its parameters and builds a [`CcFactory`] from a
+//! [`CcParams`]. [`factory`] parses a specification, finds the entry by name or alias, lets it take
+//! its parameters and refuses any it did not take.
+//!
+//! Invariants: names and aliases are unique across the catalog and lowercase; every parameter an
+//! entry reads is listed in its `params` (checked by a test for every entry).
+
+use std::sync::Arc;
+
+use super::spec::{CcParams, CcSpec, CcSpecError};
+use super::tcp::{TcpConfig, TcpFactory};
+use super::{BlastFactory, CcFactory, NativeConfig, NativeFactory};
+use crate::cc::newreno::NewReno;
+
+/// One documented parameter of an algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamInfo {
+    /// Key, as written after the colon.
+    pub key: &'static str,
+    /// Default value, as text.
+    pub default: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+/// How an algorithm builds its factory from parameters.
+pub type BuildFn = fn(&mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError>;
+
+/// One algorithm of the catalog.
+#[derive(Clone, Copy, Debug)]
+pub struct CcInfo {
+    /// Canonical name.
+    pub name: &'static str,
+    /// Other accepted names.
+    pub aliases: &'static [&'static str],
+    /// One line for `udt cc list`.
+    pub summary: &'static str,
+    /// Where the algorithm comes from (thesis section, RFC, paper).
+    pub reference: &'static str,
+    /// Whether the receiving end should run the same algorithm (it sets the ACK interval or
+    /// answers with custom control messages).
+    pub both_ends: bool,
+    /// Its parameters.
+    pub params: &'static [ParamInfo],
+    /// Builds the factory.
+    pub build: BuildFn,
+}
+
+impl CcInfo {
+    /// Whether `name` (lowercase) is this algorithm's name or one of its aliases.
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+/// The parameters every TCP variant takes.
+pub const TCP_PARAMS: [ParamInfo; 2] = [
+    ParamInfo { key: "ack", default: "2", doc: "receiver acknowledges every N packets (1-64)" },
+    ParamInfo { key: "iw", default: "2", doc: "initial window, packets" },
+];
+
+/// Read the shared TCP parameters.
+pub fn tcp_config(p: &mut CcParams) -> Result<TcpConfig, CcSpecError> {
+    let d = TcpConfig::default();
+    Ok(TcpConfig {
+        ack_every: p.u64("ack", u64::from(d.ack_every), 1, 64)? as u32,
+        initial_window: p.f64("iw", d.initial_window, 1.0, 1e6)?,
+    })
+}
+
+fn build_native(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let d = NativeConfig::default();
+    Ok(Arc::new(NativeFactory(NativeConfig {
+        noisy_link: p.bool("noisy", d.noisy_link)?,
+        freeze_on_congestion: p.bool("freeze", d.freeze_on_congestion)?,
+        rate_correction: p.bool("rc", d.rate_correction)?,
+        initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
+    })))
+}
+
+fn build_blast(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    Ok(Arc::new(BlastFactory::new(p.bits_per_sec("rate", 0)?)))
+}
+
+fn build_newreno(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    Ok(Arc::new(TcpFactory::new(tcp_config(p)?, NewReno)))
+}
+
+/// The built-in algorithms.
+static CATALOG: &[CcInfo] = &[
+    CcInfo {
+        name: "udt",
+        aliases: &["native", "daimd"],
+        summary: "UDT native DAIMD rate control with packet-pair bandwidth estimation (default)",
+        reference: "thesis §2.2.5, ch. 3; UDT4 4.11 CUDTCC",
+        both_ends: false,
+        params: &[
+            ParamInfo { key: "noisy", default: "false", doc: "ignore the first loss of each event" },
+            ParamInfo { key: "freeze", default: "false", doc: "stop sending one SYN after a decrease" },
+            ParamInfo { key: "rc", default: "false", doc: "correct the period with the measured one" },
+            ParamInfo { key: "iw", default: "16", doc: "initial window, packets" },
+        ],
+        build: build_native,
+    },
+    CcInfo {
+        name: "blast",
+        aliases: &["udpblast", "fixed"],
+        summary: "UDP blast: a fixed sending rate, changeable at run time, no reaction to loss",
+        reference: "thesis §5.3.1, UDT4 demo CUDPBlast",
+        both_ends: false,
+        params: &[ParamInfo { key: "rate", default: "0", doc: "bits/s (k, m, g suffixes); 0 = unlimited" }],
+        build: build_blast,
+    },
+    CcInfo {
+        name: "newreno",
+        aliases: &["tcp", "reno", "ctcp"],
+        summary: "TCP NewReno: slow start, +1 packet per RTT, half the window per loss event",
+        reference: "thesis §5.3.2 CTCP; RFC 5681, RFC 6582",
+        both_ends: true,
+        params: &TCP_PARAMS,
+        build: build_newreno,
+    },
+];
+
+/// Every built-in algorithm, in the order `udt cc list` shows them.
+pub fn catalog() -> &'static [CcInfo] {
+    CATALOG
+}
+
+/// The catalog entry answering to `name` (any case).
+pub fn lookup(name: &str) -> Option<&'static CcInfo> {
+    let name = name.to_ascii_lowercase();
+    CATALOG.iter().find(|i| i.answers_to(&name))
+}
+
+/// A factory for `spec`.
+pub fn factory_for(spec: &CcSpec) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let info = lookup(&spec.name).ok_or_else(|| {
+        let names: Vec<&str> = CATALOG.iter().map(|i| i.name).collect();
+        CcSpecError(format!("unknown congestion control {:?} (known: {})", spec.name, names.join(", ")))
+    })?;
+    let mut params = CcParams::new(spec);
+    let factory = (info.build)(&mut params)?;
+    let known: Vec<&str> = info.params.iter().map(|p| p.key).collect();
+    params.finish(&known)?;
+    Ok(factory)
+}
+
+/// A factory for the specification `text` (`NAME[:key=value,...]`).
+pub fn factory(text: &str) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    factory_for(&CcSpec::parse(text)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lowercase() {
+        let mut seen = std::collections::HashSet::new();
+        for info in catalog() {
+            for n in std::iter::once(&info.name).chain(info.aliases) {
+                assert_eq!(*n, n.to_ascii_lowercase());
+                assert!(seen.insert(*n), "{n} twice");
+            }
+        }
+    }
+
+    #[test]
+    fn every_entry_builds_with_defaults_and_names_itself() {
+        for info in catalog() {
+            let f = factory(info.name).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            let cc = f.build();
+            // Controllers name themselves with the catalog name.
+            assert!(info.answers_to(cc.name()), "{} built {:?}", info.name, cc.name());
+            assert!(cc.congestion_window() >= 1.0);
+        }
+    }
+
+    #[test]
+    fn every_documented_parameter_is_accepted() {
+        for info in catalog() {
+            for p in info.params {
+                let spec = format!("{}:{}={}", info.name, p.key, p.default);
+                factory(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn lookups_and_errors() {
+        assert_eq!(lookup("TCP").map(|i| i.name), Some("newreno"));
+        assert_eq!(factory("reno:ack=1").unwrap().build().ack_interval(), Some(1));
+        let e = factory("nosuch").unwrap_err().0;
+        assert!(e.contains("unknown congestion control") && e.contains("newreno"), "{e}");
+        let e = factory("udt:noisy=true,speed=9").unwrap_err().0;
+        assert!(e.contains("speed") && e.contains("noisy"), "{e}");
+        assert!(factory("newreno:ack=0").is_err());
+        assert!(factory("blast:rate=fast").is_err());
+        assert_eq!(factory("blast:rate=12m").unwrap().build().send_period().as_micros(), 1000);
+    }
+}

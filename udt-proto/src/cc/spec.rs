@@ -1,0 +1,225 @@
+//! Congestion-control specifications as users write them: `NAME[:key=value,...]`.
+//!
+//! A [`CcSpec`] is parsed once (from a command line, a config file or code) and handed to the
+//! [registry](super::registry), which looks the name up and lets the algorithm take its
+//! parameters from a [`CcParams`]. Every key must be taken: [`CcParams::finish`] rejects any key
+//! the algorithm did not ask for, so a misspelt parameter is an error, never silently ignored.
+//!
+//! Invariants: names and keys are lowercase ASCII after parsing; a key appears at most once;
+//! numeric getters reject non-finite values and values outside the range they are given.
+
+use std::fmt;
+
+/// A parsed `NAME[:key=value,...]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcSpec {
+    /// Algorithm name (lowercase).
+    pub name: String,
+    /// `(key, value)` pairs in the order given (keys lowercase).
+    pub params: Vec<(String, String)>,
+}
+
+/// Why a specification was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcSpecError(pub String);
+
+impl fmt::Display for CcSpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CcSpecError {}
+
+fn err(msg: impl Into<String>) -> CcSpecError {
+    CcSpecError(msg.into())
+}
+
+impl CcSpec {
+    /// Parse `NAME[:key=value,...]`; whitespace around items is ignored.
+    pub fn parse(text: &str) -> Result<Self, CcSpecError> {
+        let text = text.trim();
+        let (name, rest) = match text.split_once(':') {
+            Some((n, r)) => (n.trim(), Some(r)),
+            None => (text, None),
+        };
+        if name.is_empty() {
+            return Err(err(format!("congestion control {text:?}: no algorithm name")));
+        }
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(err(format!("congestion control name {name:?}: letters, digits, '-' and '_' only")));
+        }
+        let mut params: Vec<(String, String)> = Vec::new();
+        for item in rest.into_iter().flat_map(|r| r.split(',')) {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            let Some((k, v)) = item.split_once('=') else {
+                return Err(err(format!("{name}: parameter {item:?} is not key=value")));
+            };
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+            if k.is_empty() || v.is_empty() {
+                return Err(err(format!("{name}: parameter {item:?} needs a key and a value")));
+            }
+            if params.iter().any(|(have, _)| *have == k) {
+                return Err(err(format!("{name}: parameter {k:?} given twice")));
+            }
+            params.push((k, v.to_string()));
+        }
+        Ok(CcSpec { name: name.to_ascii_lowercase(), params })
+    }
+}
+
+impl fmt::Display for CcSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        for (i, (k, v)) in self.params.iter().enumerate() {
+            write!(f, "{}{k}={v}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
+}
+
+/// The parameters of one specification, taken one by one by the algorithm that builds from it.
+#[derive(Debug)]
+pub struct CcParams {
+    algorithm: String,
+    pending: Vec<(String, String)>,
+}
+
+impl CcParams {
+    /// The parameters of `spec`.
+    pub fn new(spec: &CcSpec) -> Self {
+        CcParams { algorithm: spec.name.clone(), pending: spec.params.clone() }
+    }
+
+    fn take_raw(&mut self, key: &str) -> Option<String> {
+        let i = self.pending.iter().position(|(k, _)| k == key)?;
+        Some(self.pending.remove(i).1)
+    }
+
+    /// A number in `[min, max]`, or `default` when the key is absent.
+    pub fn f64(&mut self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, CcSpecError> {
+        let Some(raw) = self.take_raw(key) else { return Ok(default) };
+        let v: f64 =
+            raw.parse().map_err(|_| err(format!("{}: {key}={raw:?} is not a number", self.algorithm)))?;
+        if !v.is_finite() || v < min || v > max {
+            return Err(err(format!("{}: {key}={raw} is outside [{min}, {max}]", self.algorithm)));
+        }
+        Ok(v)
+    }
+
+    /// A whole number in `[min, max]`, or `default` when the key is absent.
+    pub fn u64(&mut self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, CcSpecError> {
+        let Some(raw) = self.take_raw(key) else { return Ok(default) };
+        let v: u64 = raw
+            .parse()
+            .map_err(|_| err(format!("{}: {key}={raw:?} is not a whole number", self.algorithm)))?;
+        if v < min || v > max {
+            return Err(err(format!("{}: {key}={raw} is outside [{min}, {max}]", self.algorithm)));
+        }
+        Ok(v)
+    }
+
+    /// `true`/`false` (also `1`/`0`, `on`/`off`, `yes`/`no`), or `default` when absent.
+    pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, CcSpecError> {
+        let Some(raw) = self.take_raw(key) else { return Ok(default) };
+        match raw.to_ascii_lowercase().as_str() {
+            "true" | "1" | "on" | "yes" => Ok(true),
+            "false" | "0" | "off" | "no" => Ok(false),
+            _ => Err(err(format!("{}: {key}={raw:?} is not true or false", self.algorithm))),
+        }
+    }
+
+    /// A rate in bits per second: a number with an optional `k`, `m` or `g` suffix (decimal,
+    /// `bit`, `bps` or `b/s` may follow), e.g. `500m`, `1.5gbit`, `100000`.
+    pub fn bits_per_sec(&mut self, key: &str, default: u64) -> Result<u64, CcSpecError> {
+        let Some(raw) = self.take_raw(key) else { return Ok(default) };
+        parse_rate(&raw).ok_or_else(|| {
+            err(format!("{}: {key}={raw:?} is not a rate (e.g. 100m, 1.5g, 250000)", self.algorithm))
+        })
+    }
+
+    /// Check that every parameter was taken; the error names the first unknown key.
+    pub fn finish(self, known: &[&str]) -> Result<(), CcSpecError> {
+        match self.pending.first() {
+            None => Ok(()),
+            Some((k, _)) if known.is_empty() => {
+                Err(err(format!("{} takes no parameters (got {k:?})", self.algorithm)))
+            }
+            Some((k, _)) => {
+                Err(err(format!("{}: unknown parameter {k:?} (known: {})", self.algorithm, known.join(", "))))
+            }
+        }
+    }
+}
+
+/// `500m` -> 500,000,000; `1.5g`, `100k`, `250000`, `100mbit`, `1gbps`, `10m/s`.
+pub fn parse_rate(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = ["bit/s", "b/s", "bps", "bit"].iter().find_map(|s| t.strip_suffix(s)).unwrap_or(&t);
+    let (num, mult) = match t.chars().last()? {
+        'k' => (&t[..t.len() - 1], 1e3),
+        'm' => (&t[..t.len() - 1], 1e6),
+        'g' => (&t[..t.len() - 1], 1e9),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    let bits = v * mult;
+    (bits.is_finite() && bits >= 0.0 && bits < 1e15).then_some(bits.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_parameters() {
+        let s = CcSpec::parse(" CUBIC : beta=0.7, c=0.4 ").unwrap();
+        assert_eq!(s.name, "cubic");
+        assert_eq!(s.params, vec![("beta".into(), "0.7".into()), ("c".into(), "0.4".into())]);
+        assert_eq!(s.to_string(), "cubic:beta=0.7,c=0.4");
+        assert_eq!(CcSpec::parse("udt").unwrap().params, vec![]);
+        assert_eq!(CcSpec::parse("udt:").unwrap().to_string(), "udt");
+    }
+
+    #[test]
+    fn refuses_malformed_specs() {
+        for bad in ["", ":a=1", "cubic:beta", "cubic:=1", "cubic:beta=", "cu bic", "x:a=1,a=2"] {
+            assert!(CcSpec::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn typed_getters_check_ranges_and_leftovers() {
+        let spec = CcSpec::parse("x:a=0.5,n=3,on=yes,r=1.5g").unwrap();
+        let mut p = CcParams::new(&spec);
+        assert_eq!(p.f64("a", 1.0, 0.0, 1.0).unwrap(), 0.5);
+        assert_eq!(p.f64("missing", 0.25, 0.0, 1.0).unwrap(), 0.25);
+        assert_eq!(p.u64("n", 1, 1, 10).unwrap(), 3);
+        assert!(p.bool("on", false).unwrap());
+        assert_eq!(p.bits_per_sec("r", 0).unwrap(), 1_500_000_000);
+        p.finish(&["a", "n", "on", "r"]).unwrap();
+
+        let spec = CcSpec::parse("x:a=2,typo=1").unwrap();
+        let mut p = CcParams::new(&spec);
+        assert!(p.f64("a", 1.0, 0.0, 1.0).unwrap_err().0.contains("outside"));
+        let e = p.finish(&["a"]).unwrap_err();
+        assert!(e.0.contains("typo"), "{e}");
+        let spec = CcSpec::parse("x:a=nan").unwrap();
+        assert!(CcParams::new(&spec).f64("a", 1.0, 0.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("100m"), Some(100_000_000));
+        assert_eq!(parse_rate("100mbit"), Some(100_000_000));
+        assert_eq!(parse_rate("2.5Gbps"), Some(2_500_000_000));
+        assert_eq!(parse_rate("64k"), Some(64_000));
+        assert_eq!(parse_rate("1200"), Some(1200));
+        assert_eq!(parse_rate("fast"), None);
+        assert_eq!(parse_rate("-1m"), None);
+        assert_eq!(parse_rate(""), None);
+    }
+}
