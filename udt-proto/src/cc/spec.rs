@@ -167,7 +167,7 @@ pub fn parse_rate(text: &str) -> Option<u64> {
     };
     let v: f64 = num.trim().parse().ok()?;
     let bits = v * mult;
-    (bits.is_finite() && bits >= 0.0 && bits < 1e15).then_some(bits.round() as u64)
+    (bits.is_finite() && (0.0..1e15).contains(&bits)).then_some(bits.round() as u64)
 }
 
 #[cfg(test)]
