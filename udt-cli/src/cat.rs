@@ -54,6 +54,10 @@ pub struct Args {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). TCP-like ones
+    /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
+    #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
+    pub cc: Option<net::CcArg>,
 }
 
 /// Parse non-negative seconds, fractions allowed.
@@ -76,7 +80,7 @@ enum Event {
 
 /// Run `udt cat`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
-    let mut options = net::options(args.mss);
+    let mut options = net::options(args.mss, args.cc.as_ref());
     options.read_timeout = Some(POLL);
     let stream = match (&args.target, args.listen) {
         (Some(target), _) => net::connect(target, options)?,

@@ -5,10 +5,12 @@
 //! - `udt cat HOST:PORT` and `udt cat --listen ADDR:PORT`: netcat over a raw UDT stream.
 //! - `udt perf server`, `udt perf client HOST:PORT`, `udt perf --self`: iperf3-style tests.
 //! - `udt sim list`, `udt sim SCENARIO`: the thesis' experiments in the simulator.
+//! - `udt cc list`: the congestion controls `--cc NAME[:key=value,...]` accepts.
 //!
 //! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error.
 
 mod cat;
+mod cc;
 mod cpu;
 mod net;
 mod perf;
@@ -66,6 +68,9 @@ enum Command {
     /// Run a simulator scenario (the thesis' chapter 4 experiments) in virtual time.
     #[command(after_help = EXIT_STATUS)]
     Sim(sim::Args),
+    /// Congestion controls: `cc list` describes what `--cc` accepts.
+    #[command(after_help = EXIT_STATUS)]
+    Cc(cc::Args),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         Command::Cat(a) => cat::run(a, cli.quiet),
         Command::Perf(a) => perf::run(a),
         Command::Sim(a) => sim::run(a),
+        Command::Cc(a) => cc::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -87,6 +93,7 @@ fn main() -> ExitCode {
                 Command::Cat(_) => "cat",
                 Command::Perf(_) => "perf",
                 Command::Sim(_) => "sim",
+                Command::Cc(_) => "cc",
             };
             eprintln!("udt {name}: error: {e:#}");
             ExitCode::from(1)

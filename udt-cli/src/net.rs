@@ -4,8 +4,10 @@
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use udt::proto::cc::CcFactory;
 use udt::{Options, UdtListener, UdtStream};
 
 /// Parse a connect target `HOST:PORT` (`[v6]:PORT` for IPv6 literals). Only the shape is checked
@@ -36,11 +38,31 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("`{s}` resolved to no address"))
 }
 
-/// Socket options for the command line's `--mss` (UDT4 default 1500 when `None`).
-pub fn options(mss: Option<u32>) -> Options {
+/// A `--cc NAME[:key=value,...]` argument: the text as given and the factory it names.
+#[derive(Clone, Debug)]
+pub struct CcArg {
+    /// The specification as typed.
+    pub spec: String,
+    /// Builds one controller per connection.
+    pub factory: Arc<dyn CcFactory>,
+}
+
+/// Parse `--cc`: the name and parameters are checked against the catalog here, so that a typo
+/// is a usage error (exit 2) that lists what exists.
+pub fn parse_cc(s: &str) -> Result<CcArg, String> {
+    let factory = udt::proto::cc::factory(s).map_err(|e| format!("{e} (see `udt cc list`)"))?;
+    Ok(CcArg { spec: s.to_string(), factory })
+}
+
+/// Socket options for the command line's `--mss` (UDT4 default 1500 when `None`) and `--cc`
+/// (UDT native when `None`).
+pub fn options(mss: Option<u32>, cc: Option<&CcArg>) -> Options {
     let mut options = Options::default();
     if let Some(mss) = mss {
         options.config.mss = mss;
+    }
+    if let Some(cc) = cc {
+        options.set_congestion_control_factory(Arc::clone(&cc.factory));
     }
     options
 }

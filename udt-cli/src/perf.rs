@@ -72,6 +72,10 @@ pub struct ServerArgs {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). TCP-like ones
+    /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
+    #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
+    pub cc: Option<net::CcArg>,
 }
 
 /// Arguments of `udt perf client`.
@@ -103,6 +107,10 @@ pub struct TestOpts {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). TCP-like ones
+    /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
+    #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
+    pub cc: Option<net::CcArg>,
 }
 
 /// Parse positive seconds (fractions allowed), at most a day.
@@ -118,7 +126,7 @@ fn parse_positive_secs(s: &str) -> Result<Duration, String> {
 pub fn run(args: &Args) -> Result<()> {
     match &args.mode {
         Some(Mode::Server(s)) => {
-            let listener = net::listen(s.listen, server::options(s.mss))?;
+            let listener = net::listen(s.listen, server::options(s.mss, s.cc.as_ref()))?;
             let local = listener.local_addr().context("reading the bound address")?;
             if !s.json {
                 println!("udt perf server listening on {local}");
@@ -140,7 +148,7 @@ pub fn run(args: &Args) -> Result<()> {
 
 /// `udt perf --self`: server and client in this process over loopback.
 fn run_self(test: &TestOpts) -> Result<()> {
-    let listener = net::listen(SocketAddr::from(([127, 0, 0, 1], 0)), server::options(test.mss))?;
+    let listener = net::listen(SocketAddr::from(([127, 0, 0, 1], 0)), server::options(test.mss, test.cc.as_ref()))?;
     let addr = listener.local_addr().context("reading the bound address")?;
     let interval = test.interval;
     let server = std::thread::Builder::new()

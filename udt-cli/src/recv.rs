@@ -42,6 +42,10 @@ pub struct Args {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). TCP-like ones
+    /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
+    #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
+    pub cc: Option<net::CcArg>,
 }
 
 /// Run `udt recv`.
@@ -55,7 +59,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         fs::canonicalize(&args.out).with_context(|| format!("cannot resolve {}", args.out.display()))?;
     let mode = progress::Mode::detect(quiet);
 
-    let listener = net::listen(args.listen, net::options(args.mss))?;
+    let listener = net::listen(args.listen, net::options(args.mss, args.cc.as_ref()))?;
     let local = listener.local_addr().context("reading the bound address")?;
     if !quiet {
         eprintln!("udt recv: listening on {local}, writing into {}", out.display());

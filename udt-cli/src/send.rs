@@ -30,6 +30,10 @@ pub struct Args {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). TCP-like ones
+    /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
+    #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
+    pub cc: Option<net::CcArg>,
 }
 
 /// One file ready to go.
@@ -49,7 +53,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mode = progress::Mode::detect(quiet);
     let count = u32::try_from(sources.len()).context("too many files")?;
 
-    let mut stream = net::connect(&args.target, net::options(args.mss))?;
+    let mut stream = net::connect(&args.target, net::options(args.mss, args.cc.as_ref()))?;
     tracing::info!(peer = %args.target, files = count, "connected");
     stream.write_all(&Header::new(count).encode()).context("sending the transfer header")?;
     match Status::read(&mut stream).context("waiting for the receiver to accept the transfer")? {

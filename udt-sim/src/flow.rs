@@ -6,14 +6,54 @@
 //! controller at the receiver too, which decides how often to acknowledge). Flows close without
 //! lingering when they stop, so they stop sending at the stop time.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use udt_proto::cc::{CcFactory, FixedFactory, NativeConfig, NativeFactory};
+use udt_proto::cc::{CcFactory, CcSpec, FixedFactory, NativeConfig, NativeFactory};
 use udt_proto::connection::Config;
 
 use crate::tcp::{NewRenoConfig, NewRenoFactory};
 use crate::topology::Vertex;
+
+/// Any algorithm of the `udt-proto` catalog, by specification (`cubic:beta=0.7`, `bbr`, ...).
+///
+/// Specifications are interned (one leaked entry per distinct text, so a process holds at most
+/// as many as it parsed different ones), which keeps [`CcChoice`] `Copy`. The factory is built
+/// per run, once per distinct specification, so all flows of a run with the same specification
+/// share it (an algorithm with a group manager, GTP, sees all of a receiver's flows) and runs
+/// never share state.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NamedCc {
+    spec: CcSpec,
+    tcp_like: bool,
+}
+
+impl NamedCc {
+    /// Look `text` up in the catalog (checking its parameters) and intern it.
+    pub fn intern(text: &str) -> Result<&'static NamedCc, String> {
+        static TABLE: OnceLock<Mutex<Vec<&'static NamedCc>>> = OnceLock::new();
+        let spec = CcSpec::parse(text).map_err(|e| e.to_string())?;
+        udt_proto::cc::registry::factory_for(&spec).map_err(|e| e.to_string())?;
+        let tcp_like = udt_proto::cc::lookup(&spec.name).is_some_and(|i| i.both_ends);
+        let mut table = TABLE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = table.iter().find(|n| n.spec == spec) {
+            return Ok(found);
+        }
+        let named: &'static NamedCc = Box::leak(Box::new(NamedCc { spec, tcp_like }));
+        table.push(named);
+        Ok(named)
+    }
+
+    /// The specification.
+    pub fn spec(&self) -> &CcSpec {
+        &self.spec
+    }
+
+    /// A fresh factory.
+    pub fn factory(&self) -> Arc<dyn CcFactory> {
+        udt_proto::cc::registry::factory_for(&self.spec).expect("checked when interned")
+    }
+}
 
 /// The congestion control of a UDT flow.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,6 +64,8 @@ pub enum CcChoice {
     Tcp(NewRenoConfig),
     /// A fixed sending rate in bits per second.
     Fixed(u64),
+    /// Any algorithm of the catalog, by name and parameters.
+    Named(&'static NamedCc),
 }
 
 impl CcChoice {
@@ -60,6 +102,9 @@ impl CcChoice {
             }
             return Ok(CcChoice::Udt(c));
         }
+        if s.contains(':') && !s.starts_with("fixed:") {
+            return NamedCc::intern(s).map(CcChoice::Named);
+        }
         match s {
             "udt" => Ok(Self::udt()),
             "udt-noisy" | "noisy" => Ok(Self::udt_noisy()),
@@ -70,9 +115,9 @@ impl CcChoice {
                     let v: f64 = mbps.parse().map_err(|e| format!("cc {s:?}: {e}"))?;
                     Ok(CcChoice::Fixed((v * 1e6) as u64))
                 }
-                None => Err(format!(
-                    "unknown congestion control {s:?} (udt, udt-noisy, tcp, tcp1, tcp2, fixed:<Mb/s>)"
-                )),
+                None => NamedCc::intern(s).map(CcChoice::Named).map_err(|e| {
+                    format!("{e}; also udt-noisy, udt+OPTION, tcp1, tcp2, fixed:<Mb/s>")
+                }),
             },
         }
     }
@@ -103,12 +148,18 @@ impl CcChoice {
             }
             CcChoice::Tcp(c) => format!("tcp{}", c.ack_every),
             CcChoice::Fixed(bps) => format!("fixed:{}", *bps as f64 / 1e6),
+            CcChoice::Named(n) => n.spec.to_string(),
         }
     }
 
-    /// Whether this is the TCP-like controller.
+    /// Whether this is a TCP-like (window-based, ACK-clocked) controller: the TCP side of the
+    /// friendliness experiments.
     pub fn is_tcp(&self) -> bool {
-        matches!(self, CcChoice::Tcp(_))
+        match self {
+            CcChoice::Tcp(_) => true,
+            CcChoice::Named(n) => n.tcp_like,
+            _ => false,
+        }
     }
 
     /// The factory `udt-proto` builds controllers with.
@@ -117,6 +168,7 @@ impl CcChoice {
             CcChoice::Udt(c) => Arc::new(NativeFactory(c)),
             CcChoice::Tcp(c) => Arc::new(NewRenoFactory(c)),
             CcChoice::Fixed(bps) => Arc::new(FixedFactory { bits_per_sec: bps }),
+            CcChoice::Named(n) => n.factory(),
         }
     }
 }

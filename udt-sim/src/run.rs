@@ -24,8 +24,10 @@ use crate::network::{FlowProgress, Network};
 pub struct FlowTrace {
     /// Its label.
     pub label: String,
-    /// Congestion control (`udt`, `tcp2`, ...) or `cbr`.
+    /// Congestion control (`udt`, `tcp2`, `cubic`, ...) or `cbr`.
     pub cc: String,
+    /// Whether the flow runs a TCP-like (window-based, ACK-clocked) controller.
+    pub tcp_like: bool,
     /// Start time.
     pub start: Duration,
     /// Stop time.
@@ -46,7 +48,7 @@ impl FlowTrace {
 
     /// Whether this is a TCP-like flow.
     pub fn is_tcp(&self) -> bool {
-        self.cc.starts_with("tcp")
+        self.tcp_like
     }
 }
 
@@ -116,6 +118,7 @@ pub fn run(net: &mut Network, duration: Duration, interval: Duration) -> RunTrac
         .map(|f| FlowTrace {
             label: f.spec.label.clone(),
             cc: f.spec.cc().map_or_else(|| "cbr".to_string(), |c| c.label()),
+            tcp_like: f.spec.cc().is_some_and(|c| c.is_tcp()),
             start: f.spec.start,
             stop: f.spec.stop,
             mbps: Vec::with_capacity(steps),

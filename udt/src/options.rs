@@ -1,8 +1,10 @@
 //! Socket options: the protocol configuration plus what only the runtime knows (UDP buffer
 //! sizes, timeouts). UDT4 names in brackets.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use udt_proto::cc::{CcFactory, CcSpecError};
 pub use udt_proto::connection::{Config, Mode};
 
 /// Options of a UDT socket.
@@ -43,5 +45,29 @@ impl Options {
         let mut o = Options::default();
         o.config.mode = Mode::Message;
         o
+    }
+}
+
+impl Options {
+    /// Choose the congestion control by specification, `NAME[:key=value,...]`, from the
+    /// catalog of `udt_proto::cc::registry` (`udt`, `blast:rate=500m`, `newreno`, `cubic:beta=0.7`,
+    /// ...; `udt cc list` shows them all). Set it before connecting or listening; an accepted
+    /// socket gets its listener's choice.
+    ///
+    /// ```
+    /// let mut options = udt::Options::default();
+    /// options.set_congestion_control("cubic:beta=0.7").unwrap();
+    /// assert!(options.set_congestion_control("cubic:speed=9").is_err());
+    /// ```
+    pub fn set_congestion_control(&mut self, spec: &str) -> Result<(), CcSpecError> {
+        self.config.cc = udt_proto::cc::factory(spec)?;
+        Ok(())
+    }
+
+    /// Choose the congestion control by factory: an algorithm of your own (implement
+    /// `udt_proto::cc::CongestionControl` and a `CcFactory` that builds it), or a built-in one
+    /// whose factory you keep a handle on (e.g. `BlastFactory::handle` to change its rate).
+    pub fn set_congestion_control_factory(&mut self, factory: Arc<dyn CcFactory>) {
+        self.config.cc = factory;
     }
 }

@@ -102,7 +102,7 @@ type WriterResult = Result<(u64, Instant)>;
 
 /// Run a test against `target`; print lines as it goes if `text`.
 pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
-    let mut options = net::options(opts.mss);
+    let mut options = net::options(opts.mss, opts.cc.as_ref());
     options.write_timeout = Some(WRITE_POLL);
     let mss = options.config.mss;
     let test_id = test_id();
@@ -115,7 +115,12 @@ pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
         write_patiently(&mut stream, &header.encode()).context("sending the test header")?;
         streams.push(Arc::new(stream));
     }
-    let cc = streams.first().map(|s| s.congestion_control()).unwrap_or("?").to_string();
+    // The name the controller gives itself, with the parameters as typed when --cc had any.
+    let name = streams.first().map(|s| s.congestion_control()).unwrap_or("?");
+    let cc = match opts.cc.as_ref().and_then(|c| c.spec.split_once(':')) {
+        Some((_, params)) if !params.trim().is_empty() => format!("{name}:{params}"),
+        _ => name.to_string(),
+    };
     if text {
         let plural = if opts.parallel == 1 { "" } else { "s" };
         println!(

@@ -36,8 +36,8 @@ pub enum Output {
 }
 
 /// Socket options of the server.
-pub fn options(mss: Option<u32>) -> Options {
-    net::options(mss)
+pub fn options(mss: Option<u32>, cc: Option<&net::CcArg>) -> Options {
+    net::options(mss, cc)
 }
 
 /// A test in progress.

@@ -17,10 +17,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use udt_proto::cc::CcFactory;
 use udt_proto::Instant;
 
 use crate::engine::{AnyNode, Sim};
-use crate::flow::{FlowKind, FlowSpec};
+use crate::flow::{CcChoice, FlowKind, FlowSpec, NamedCc};
 use crate::host::Host;
 use crate::link::{Link, LinkConfig};
 use crate::network::{FlowHandle, LinkInfo, Network};
@@ -258,6 +259,8 @@ impl Topology {
             .collect();
 
         let mut handles = Vec::with_capacity(self.flows.len());
+        // One factory per named algorithm per run (see `NamedCc`).
+        let mut named: Vec<(&'static NamedCc, Arc<dyn CcFactory>)> = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
             let (Some(hs), Some(hd)) = (self.host_index(f.src), self.host_index(f.dst)) else {
                 return Err(format!("flow {:?}: both ends must be hosts", f.label));
@@ -268,7 +271,17 @@ impl Topology {
             let at = |d: Duration| Instant::ZERO + d;
             match &f.kind {
                 FlowKind::Udt { .. } => {
-                    let config = f.udt_config().ok_or("not a UDT flow")?;
+                    let mut config = f.udt_config().ok_or("not a UDT flow")?;
+                    if let Some(CcChoice::Named(n)) = f.cc() {
+                        let i = match named.iter().position(|(k, _)| std::ptr::eq(*k, n)) {
+                            Some(i) => i,
+                            None => {
+                                named.push((n, n.factory()));
+                                named.len() - 1
+                            }
+                        };
+                        config.cc = Arc::clone(&named[i].1);
+                    }
                     let rx_rng = rng::stream(seed, FLOW_STREAM + 2 * i as u64 + 1);
                     hosts[hd as usize]
                         .add_receiver(dst_port, config.clone(), rx_rng)

@@ -1,0 +1,81 @@
+//! `udt cc list`: the congestion controls `--cc` accepts, with their parameters.
+//!
+//! The list is the `udt-proto` catalog itself, so it cannot drift from what `--cc` parses.
+
+use anyhow::Result;
+use serde::Serialize;
+use udt::proto::cc::{catalog, CcInfo};
+
+/// Arguments of `udt cc`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// `udt cc list`.
+#[derive(clap::Subcommand, Debug)]
+pub enum Action {
+    /// Describe every algorithm, its aliases and parameters.
+    List {
+        /// One JSON array instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct Param {
+    key: &'static str,
+    default: &'static str,
+    doc: &'static str,
+}
+
+#[derive(Serialize)]
+struct Entry {
+    name: &'static str,
+    aliases: &'static [&'static str],
+    summary: &'static str,
+    reference: &'static str,
+    both_ends: bool,
+    params: Vec<Param>,
+}
+
+fn entry(info: &CcInfo) -> Entry {
+    Entry {
+        name: info.name,
+        aliases: info.aliases,
+        summary: info.summary,
+        reference: info.reference,
+        both_ends: info.both_ends,
+        params: info.params.iter().map(|p| Param { key: p.key, default: p.default, doc: p.doc }).collect(),
+    }
+}
+
+/// Run `udt cc`.
+pub fn run(args: &Args) -> Result<()> {
+    let Action::List { json } = args.action;
+    let entries: Vec<Entry> = catalog().iter().map(entry).collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+        return Ok(());
+    }
+    println!("Congestion controls for --cc NAME[:key=value,...] (default: udt)\n");
+    for e in &entries {
+        let aliases =
+            if e.aliases.is_empty() { String::new() } else { format!(" (also {})", e.aliases.join(", ")) };
+        println!("{}{aliases}", e.name);
+        println!("    {}", e.summary);
+        println!("    from: {}", e.reference);
+        if e.both_ends {
+            println!("    run it at both ends: the receiver's controller sets the ACK interval or answers");
+        }
+        for p in &e.params {
+            println!("    {:<18} {} (default {})", format!("{}=", p.key), p.doc, p.default);
+        }
+        println!();
+    }
+    println!("Example: udt perf --self --cc cubic:beta=0.7   udt send --cc newreno:ack=1 FILE HOST:PORT");
+    Ok(())
+}
