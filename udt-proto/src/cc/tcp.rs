@@ -16,8 +16,8 @@
 //!   (default half the window) and the window drops to it; reports about packets sent before the
 //!   reduction belong to the same event (NewReno's recovery point, RFC 6582). The window is not
 //!   inflated during recovery; the ACK that passes the recovery point ends it.
-//! * **Timeout** (UDT's EXP timer): `ssthresh` from [`TcpVariant::ssthresh_after_timeout`], the
-//!   window back to one packet, slow start again.
+//! * **Timeout** (UDT's EXP timer): `ssthresh` from [`TcpVariant::ssthresh_after_timeout`]
+//!   (default half the packets in flight), the window back to one packet, slow start again.
 //!
 //! Invariants: the window stays within `[MIN_WINDOW, max window]` and finite; `ssthresh` is at
 //! least [`MIN_SSTHRESH`]; the variant sees the state only after the base has updated it for the
@@ -100,9 +100,12 @@ pub trait TcpVariant: Send + fmt::Debug {
         state.cwnd / 2.0
     }
 
-    /// The new `ssthresh` on a timeout (the window becomes one packet). Default: as for a loss.
+    /// The new `ssthresh` on a timeout (the window becomes one packet). Default: half the
+    /// packets in flight (RFC 5681 (4); UDT4's CTCP `pktFlightSize / 2`), or half the window when
+    /// that is larger: after a reduction the flight can exceed the window, and a timeout that
+    /// follows a mass loss must not leave the flow with a tiny threshold.
     fn ssthresh_after_timeout(&mut self, state: &TcpState, ctx: &CcContext<'_>) -> f64 {
-        self.ssthresh_after_loss(state, ctx)
+        (f64::from(ctx.flight) / 2.0).max(state.cwnd / 2.0)
     }
 
     /// Called at `init` after the base reset its state.
@@ -217,8 +220,10 @@ impl<V: TcpVariant> CongestionControl for Tcp<V> {
 
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, lost: &[(SeqNo, SeqNo)]) {
         let Some(&(first, _)) = lost.first() else { return };
-        if self.state.in_recovery && !first.is_after(self.state.recover) {
-            return; // the same loss event
+        if !first.is_after(self.state.recover) {
+            // Sent before the last reduction or timeout: the same loss event (a late NAK about
+            // packets a timeout already resent must not reduce the window again).
+            return;
         }
         let ssthresh = self.variant.ssthresh_after_loss(&self.state, ctx);
         let s = &mut self.state;
@@ -383,7 +388,7 @@ mod tests {
         sc.sent = 90;
         cc.on_loss(&mut sc.ctx(), &[(SeqNo::new(80), SeqNo::new(80))]);
         assert_eq!(cc.congestion_window(), 8.5);
-        cc.on_timeout(&mut sc.ctx());
+        cc.on_timeout(&mut sc.ctx()); // nothing in flight in the script: half the window
         assert_eq!(cc.congestion_window(), 1.0);
         assert_eq!(cc.state().ssthresh, 4.25);
         assert_eq!(cc.send_period(), Duration::ZERO);

@@ -292,7 +292,12 @@ impl Connection {
             last_ack_no: crate::seq::AckNo::new(0),
             last_ack_time: None,
             last_rates_time: None,
-            history: Default::default(),
+            history: super::rate_sampling::AckHistory::with_capacity(
+                super::rate_sampling::AckHistory::capacity_for(
+                    self.config.recv_buffer_pkts.max(self.config.flow_window),
+                    self.cc.ack_interval(),
+                ),
+            ),
             arrivals: Default::default(),
             pkts_since_ack: 0,
             light_acks: 1,

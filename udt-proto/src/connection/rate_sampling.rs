@@ -164,33 +164,57 @@ fn median_filtered_mean(window: &[u64]) -> Option<(f64, usize)> {
 }
 
 /// Full ACKs sent and not yet confirmed by ACK2: (ACK number, acknowledged sequence, send time),
-/// oldest first, in a ring of 1024 entries allocated once. Slot `(head + i) % 1024` holds the
-/// i-th oldest of `len` entries.
+/// oldest first, in a ring allocated once. Slot `(head + i) % capacity` holds the i-th oldest of
+/// `len` entries.
+///
+/// The ring must hold every ACK sent during one RTT, or the ACK2 that comes back names an
+/// entry already forgotten and the RTT is never sampled again. UDT4's 1024 is enough at one full
+/// ACK per SYN; a congestion control that asks for an ACK every N packets needs up to
+/// (flow window / N) entries, see [`AckHistory::capacity_for`].
 #[derive(Clone, Debug)]
 pub struct AckHistory {
-    entries: Box<[(AckNo, SeqNo, Instant); ACK_HISTORY]>,
+    entries: Box<[(AckNo, SeqNo, Instant)]>,
     head: usize,
     len: usize,
 }
 
+/// UDT4's ACK window size (`CACKWindow` 1024).
 const ACK_HISTORY: usize = 1024;
+/// The largest ring we allocate (16 Mi ACKs in flight would be absurd).
+const MAX_ACK_HISTORY: usize = 1 << 20;
 
 impl Default for AckHistory {
     fn default() -> Self {
-        AckHistory {
-            entries: Box::new([(AckNo::new(0), SeqNo::new(0), Instant::ZERO); ACK_HISTORY]),
-            head: 0,
-            len: 0,
-        }
+        AckHistory::with_capacity(ACK_HISTORY)
     }
 }
 
 impl AckHistory {
-    /// Record a full ACK; the oldest entry is forgotten when 1024 are kept.
+    /// A ring of `capacity` entries (at least 1).
+    pub fn with_capacity(capacity: usize) -> Self {
+        AckHistory {
+            entries: vec![(AckNo::new(0), SeqNo::new(0), Instant::ZERO); capacity.max(1)].into_boxed_slice(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// The ring size for a receiver with `window` packets of flow window that sends a full ACK
+    /// every `ack_interval` packets (`None`: on the SYN timer only): enough for one RTT of
+    /// ACKs, since at most a window of packets arrives per RTT; at least UDT4's 1024.
+    pub fn capacity_for(window: u32, ack_interval: Option<u32>) -> usize {
+        match ack_interval {
+            Some(n) if n > 0 => (window as usize / n as usize + 64).clamp(ACK_HISTORY, MAX_ACK_HISTORY),
+            _ => ACK_HISTORY,
+        }
+    }
+
+    /// Record a full ACK; the oldest entry is forgotten when the ring is full.
     pub fn push(&mut self, ack_no: AckNo, seq: SeqNo, now: Instant) {
-        self.entries[(self.head + self.len) % ACK_HISTORY] = (ack_no, seq, now);
-        if self.len == ACK_HISTORY {
-            self.head = (self.head + 1) % ACK_HISTORY;
+        let cap = self.entries.len();
+        self.entries[(self.head + self.len) % cap] = (ack_no, seq, now);
+        if self.len == cap {
+            self.head = (self.head + 1) % cap;
         } else {
             self.len += 1;
         }
@@ -199,16 +223,24 @@ impl AckHistory {
     /// The ACK2 for `ack_no` arrived: return the ACK's sequence and send time, and forget it and
     /// every older entry. `None` for an unknown, forgotten or already confirmed number.
     pub fn acknowledge(&mut self, ack_no: AckNo) -> Option<(SeqNo, Instant)> {
-        for i in 0..self.len {
-            let idx = (self.head + i) % ACK_HISTORY;
-            let (no, seq, t) = self.entries[idx];
-            if no == ack_no {
-                self.head = (idx + 1) % ACK_HISTORY;
-                self.len -= i + 1;
-                return Some((seq, t));
-            }
+        let cap = self.entries.len();
+        if self.len == 0 {
+            return None;
         }
-        None
+        // ACK numbers are consecutive: try the slot the number should be in first.
+        let first = self.entries[self.head].0;
+        let guess = ack_no.value().wrapping_sub(first.value()) as usize & 0x7FFF_FFFF;
+        let found = if guess < self.len && self.entries[(self.head + guess) % cap].0 == ack_no {
+            Some(guess)
+        } else {
+            (0..self.len).find(|&i| self.entries[(self.head + i) % cap].0 == ack_no)
+        };
+        let i = found?;
+        let idx = (self.head + i) % cap;
+        let (_, seq, t) = self.entries[idx];
+        self.head = (idx + 1) % cap;
+        self.len -= i + 1;
+        Some((seq, t))
     }
 }
 
@@ -296,5 +328,23 @@ mod tests {
         assert_eq!(h.acknowledge(AckNo::new(1500)), Some((SeqNo::new(15000), Instant::from_micros(1500))));
         assert_eq!(h.acknowledge(AckNo::new(1400)), None, "older than a confirmed one");
         assert!(h.acknowledge(AckNo::new(2000)).is_some());
+    }
+
+    #[test]
+    fn ack_history_sized_for_frequent_acks_and_found_directly() {
+        assert_eq!(AckHistory::capacity_for(25_600, None), 1024);
+        assert_eq!(AckHistory::capacity_for(25_600, Some(2)), 12_864);
+        assert_eq!(AckHistory::capacity_for(100, Some(1)), 1024);
+        let mut h = AckHistory::with_capacity(4);
+        let t = |us| Instant::from_micros(us);
+        for i in 0..6u32 {
+            h.push(AckNo::new(i + 10), SeqNo::new(100 + i), t(u64::from(i)));
+        }
+        // 10 and 11 were forgotten (capacity 4).
+        assert_eq!(h.acknowledge(AckNo::new(11)), None);
+        assert_eq!(h.acknowledge(AckNo::new(13)), Some((SeqNo::new(103), t(3))));
+        assert_eq!(h.acknowledge(AckNo::new(12)), None, "older than one confirmed");
+        assert_eq!(h.acknowledge(AckNo::new(15)), Some((SeqNo::new(105), t(5))));
+        assert_eq!(h.acknowledge(AckNo::new(15)), None);
     }
 }

@@ -17,6 +17,7 @@ mod errors;
 mod exec;
 mod fairness;
 mod friendliness;
+mod similarity;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -206,6 +207,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "fig4-15", about: errors::FIG4_15, run: errors::fig4_15 },
     Scenario { name: "fig4-16", about: errors::FIG4_16, run: errors::fig4_16 },
     Scenario { name: "convergence", about: efficiency::CONVERGENCE, run: efficiency::convergence },
+    Scenario { name: "table5-2", about: similarity::TABLE5_2, run: similarity::table5_2 },
     Scenario { name: "custom", about: efficiency::CUSTOM, run: efficiency::custom },
 ];
 
