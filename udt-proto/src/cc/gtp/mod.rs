@@ -196,7 +196,8 @@ impl CongestionControl for Gtp {
             None => {}
             Some(Err(Malformed)) => self.malformed += 1,
             Some(Ok(GtpMessage::Allocation { number, bits_per_sec })) => {
-                if self.tx.on_allocation(number, bits_per_sec) {
+                let request_lost = self.tx.on_allocation(number, bits_per_sec);
+                if request_lost {
                     self.send_request();
                 }
             }
