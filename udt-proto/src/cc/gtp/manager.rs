@@ -15,9 +15,11 @@
 //!   `m * (1 + headroom)`: what it uses plus room to grow. A flow that uses its allocation, or
 //!   whose allocation is too recent to judge, is unconstrained.
 //! * **Loss-based adjustment.** When the loss fraction of the interval exceeds `loss_threshold`,
-//!   the flow's demand is capped at its measured arrival rate (what got through the bottleneck
-//!   that dropped packets). Each loss-free interval raises the cap by `(1 + headroom)`; the cap
-//!   is dropped once it reaches the capacity.
+//!   the flow's demand is capped at 7/8 of its measured arrival rate (what got through the
+//!   bottleneck that dropped packets, less [`LOSS_DECREASE`]: capping at the arrival rate itself
+//!   would keep the bottleneck's queue full, since the sender also retransmits and the connection
+//!   sends every 16th packet unpaced). Each loss-free interval raises the cap by
+//!   `(1 + headroom)`; the cap is dropped once it reaches the capacity.
 //! * **Rate requests** from senders cap the demand as well (GTP's per-flow requests).
 //!
 //! The allocation is `max(fair share, MIN_RATE)` and is remembered per flow so that the next
@@ -41,6 +43,9 @@ use crate::time::Instant;
 /// The smallest rate ever allocated, bits/s (a flow is never starved to zero: it must keep
 /// sending to be measured).
 pub const MIN_RATE: u64 = 64_000;
+
+/// The cut below the measured arrival rate when a flow loses packets (UDT native's 1/8).
+pub const LOSS_DECREASE: f64 = 1.0 / 8.0;
 
 /// Identifies one flow (one receiving connection) within a manager.
 pub type FlowId = u64;
@@ -181,7 +186,7 @@ impl GroupManager {
             .expected(now, report.horizon)
             .is_some_and(|expected| scale(m, 1.0 + c.headroom / 2.0) < expected);
         flow.loss_cap = if report.loss_fraction > c.loss_threshold {
-            Some(m.max(MIN_RATE))
+            Some(scale(m, 1.0 - LOSS_DECREASE).max(MIN_RATE))
         } else {
             flow.loss_cap.map(|cap| scale(cap, 1.0 + c.headroom)).filter(|&cap| cap < c.capacity)
         };
@@ -300,13 +305,13 @@ mod tests {
         let mut g = GroupManager::new(ManagerConfig { capacity: 300 * M, ..ManagerConfig::default() });
         let (a, b) = (g.register(at(0)), g.register(at(0)));
         assert_eq!(g.report(a, &report(10, 150 * M, 0.0)), 150 * M);
-        // Flow b loses 5 % at 80 Mb/s: capped at 80; a gets the other 220.
-        assert_eq!(g.report(b, &report(10, 80 * M, 0.05)), 80 * M);
-        assert_eq!(g.report(a, &report(20, 150 * M, 0.0)), 220 * M);
-        // A loss-free interval raises the cap by 10 %: 88.
-        assert_eq!(g.report(b, &report(20, 80 * M, 0.0)), 88 * M);
-        // Below the threshold (1 %) counts as loss-free: 96.8.
-        assert_eq!(g.report(b, &report(30, 88 * M, 0.005)), 96_800_000);
+        // Flow b loses 5 % at 80 Mb/s: capped at 7/8 of it, 70; a gets the other 230.
+        assert_eq!(g.report(b, &report(10, 80 * M, 0.05)), 70 * M);
+        assert_eq!(g.report(a, &report(20, 150 * M, 0.0)), 230 * M);
+        // A loss-free interval raises the cap by 10 %: 77.
+        assert_eq!(g.report(b, &report(20, 70 * M, 0.0)), 77 * M);
+        // Below the threshold (1 %) counts as loss-free: 84.7.
+        assert_eq!(g.report(b, &report(30, 77 * M, 0.005)), 84_700_000);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! class instance of each individual connection" (§5.3.5). One controller type, [`Gtp`], runs at
 //! both ends of every connection:
 //!
-//! * At the **receiving end** ([`receiver`](self) half) each connection's controller joins the
+//! * At the **receiving end** each connection's controller joins the
 //!   [`GroupManager`] its [`GtpFactory`] shares among every controller it builds. Once per
 //!   control interval (default `max(SYN, RTT)`) it measures its flow's arrival rate and loss; the
 //!   manager recomputes the max-min fair allocation of the configured receiver `capacity` over

@@ -7,7 +7,9 @@
 //! connection's receiver-loss counter (`rcv_loss`, packets detected missing). The interval is
 //! the configured one or, by default, `max(SYN, RTT)` capped at one second: one round trip is the
 //! soonest an allocation can show its effect, and the SYN floor keeps the message rate bounded
-//! on short paths.
+//! on short paths. By default the flow's first interval is one SYN, so that a new sender leaves
+//! its conservative initial rate quickly (its first measurement is not judged against any
+//! allocation, and the receiver's RTT is still UDT's 100 ms default then).
 //!
 //! Invariants: a flow registers with the manager at its first data packet (or first request)
 //! and only then; every allocation message has a number one higher than the previous one.
@@ -68,7 +70,12 @@ impl ReceiverSide {
             self.restart(now, lost_total);
             return None;
         };
-        let interval = control_interval(interval, ctx);
+        let interval = match interval {
+            // The first allocation is judged against nothing: one SYN of measurement will do, and
+            // the RTT is still the 100 ms default before the first ACK2.
+            None if self.number == 0 => ctx.syn_interval,
+            configured => control_interval(configured, ctx),
+        };
         let elapsed = now.saturating_since(start);
         if elapsed < interval {
             self.packets += 1;

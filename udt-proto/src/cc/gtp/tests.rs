@@ -71,8 +71,9 @@ fn receiver_sends_an_allocation_after_one_interval() {
     let mut cc = f.build();
     with_ctx(us(0), 0, |ctx| cc.init(ctx));
     assert_eq!(cc.poll_custom_message(), None, "no request configured");
-    // 100 Mb/s: one 1500-byte packet every 120 us from 1 ms. The interval is max(SYN, RTT) =
-    // 10 ms: the packet at 11.08 ms (the 85th) closes it; the only flow gets all 300 Mb/s.
+    // 100 Mb/s: one 1500-byte packet every 120 us from 1 ms. The first interval is one SYN
+    // (10 ms): the packet at 11.08 ms (the 85th) closes it; the only flow gets all 300 Mb/s.
+    // Later intervals are max(SYN, RTT) = 10 ms as well.
     assert!(feed(&mut *cc, 1000, 120, 10_960).is_empty());
     let msgs = feed(&mut *cc, 11_080, 120, 21_000);
     assert_eq!(msgs.len(), 1);
@@ -193,7 +194,8 @@ fn loss_at_the_receiver_caps_the_allocation() {
     let f = factory(M * 1000);
     let mut cc = f.build();
     feed(&mut *cc, 0, 120, 9960); // 84 packets, interval not closed yet
-                                  // 4 packets lost during the interval: 4 / 88 > 1 %; capped at the 100 Mb/s that arrived.
+                                  // 4 packets lost during the interval: 4 / 88 > 1 %; capped at 7/8 of the 100 Mb/s that
+                                  // arrived.
     let msg = with_ctx(us(10_080), 4, |ctx| {
         cc.on_packet_received(ctx, SeqNo::new(0));
         cc.poll_custom_message()
@@ -201,7 +203,7 @@ fn loss_at_the_receiver_caps_the_allocation() {
     let msg = msg.expect("allocation");
     assert_eq!(
         GtpMessage::decode(&msg),
-        Some(Ok(GtpMessage::Allocation { number: 1, bits_per_sec: 100 * M }))
+        Some(Ok(GtpMessage::Allocation { number: 1, bits_per_sec: 87_500_000 }))
     );
 }
 
