@@ -10,6 +10,7 @@
 //! are pure reads: calling them twice without a callback in between returns the same values.
 
 pub mod fixed;
+pub mod gtp;
 pub mod native;
 pub mod newreno;
 pub mod registry;
@@ -26,6 +27,7 @@ use crate::seq::SeqNo;
 use crate::time::Instant;
 
 pub use fixed::{BlastFactory, BlastHandle, FixedRate};
+pub use gtp::{Gtp, GtpConfig, GtpFactory};
 pub use native::{NativeCc, NativeConfig};
 pub use registry::{catalog, factory, lookup, CcInfo};
 pub use spec::{CcSpec, CcSpecError};

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::spec::{CcParams, CcSpec, CcSpecError};
 use super::tcp::{TcpConfig, TcpFactory};
 use super::{BlastFactory, CcFactory, NativeConfig, NativeFactory};
+use crate::cc::gtp::{GtpConfig, GtpFactory, ManagerConfig};
 use crate::cc::newreno::NewReno;
 
 /// One documented parameter of an algorithm.
@@ -89,6 +90,31 @@ fn build_newreno(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     Ok(Arc::new(TcpFactory::new(tcp_config(p)?, NewReno)))
 }
 
+fn build_gtp(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let d = GtpConfig::default();
+    let capacity = p.bits_per_sec("capacity", d.manager.capacity)?;
+    if capacity == 0 {
+        return Err(CcSpecError("gtp: capacity must be positive".into()));
+    }
+    let interval_ms = p.u64("interval", 0, 0, 60_000)?;
+    Ok(Arc::new(GtpFactory::new(GtpConfig {
+        manager: ManagerConfig {
+            capacity,
+            headroom: p.f64("headroom", d.manager.headroom, 0.01, 1.0)?,
+            loss_threshold: p.f64("loss", d.manager.loss_threshold, 0.0, 1.0)?,
+            idle: std::time::Duration::from_millis(p.u64(
+                "idle",
+                d.manager.idle.as_millis() as u64,
+                1,
+                3_600_000,
+            )?),
+        },
+        initial_rate: p.bits_per_sec("init", d.initial_rate)?,
+        request: p.bits_per_sec("request", d.request)?,
+        interval: (interval_ms > 0).then(|| std::time::Duration::from_millis(interval_ms)),
+    })))
+}
+
 /// The built-in algorithms.
 static CATALOG: &[CcInfo] = &[
     CcInfo {
@@ -122,6 +148,32 @@ static CATALOG: &[CcInfo] = &[
         both_ends: true,
         params: &TCP_PARAMS,
         build: build_newreno,
+    },
+    CcInfo {
+        name: "gtp",
+        aliases: &["cgtp"],
+        summary:
+            "Group Transport Protocol: the receiver divides its capacity max-min fairly among its senders",
+        reference: "thesis §5.3.5 CGTP; Wu & Chien, GTP, CCGrid 2004",
+        both_ends: true,
+        params: &[
+            ParamInfo {
+                key: "capacity",
+                default: "1g",
+                doc: "receiver capacity shared by the group, bits/s",
+            },
+            ParamInfo { key: "init", default: "10m", doc: "sending rate until the first allocation, bits/s" },
+            ParamInfo { key: "request", default: "0", doc: "sender's rate request, bits/s; 0 = none" },
+            ParamInfo { key: "interval", default: "0", doc: "control interval, ms; 0 = max(SYN, RTT)" },
+            ParamInfo { key: "headroom", default: "0.1", doc: "extra share for a flow using less (0.01-1)" },
+            ParamInfo {
+                key: "loss",
+                default: "0.01",
+                doc: "loss fraction capping a flow at its arrival rate",
+            },
+            ParamInfo { key: "idle", default: "500", doc: "drop a flow silent this long, ms" },
+        ],
+        build: build_gtp,
     },
 ];
 
@@ -201,5 +253,9 @@ mod tests {
         assert!(factory("newreno:ack=0").is_err());
         assert!(factory("blast:rate=fast").is_err());
         assert_eq!(factory("blast:rate=12m").unwrap().build().send_period().as_micros(), 1000);
+        assert_eq!(factory("gtp:init=12m").unwrap().build().send_period().as_micros(), 1000);
+        assert_eq!(lookup("CGTP").map(|i| i.name), Some("gtp"));
+        assert!(factory("gtp:capacity=0").is_err());
+        assert!(factory("gtp:headroom=0").is_err());
     }
 }
