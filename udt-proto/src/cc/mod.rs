@@ -15,6 +15,8 @@ pub mod newreno;
 pub mod registry;
 pub mod spec;
 pub mod tcp;
+pub mod timing;
+pub mod vegas;
 
 use std::fmt;
 use std::time::Duration;
