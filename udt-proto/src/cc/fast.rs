@@ -1,5 +1,5 @@
-//! FAST TCP (thesis §5.3.4 `CFAST`, §3.x; Jin, Wei & Low, "FAST TCP: Motivation, Architecture,
-//! Algorithms, Performance", IEEE Infocom 2004, §3.2 eq. (3)-(4)): a [`TcpVariant`] that steers
+//! FAST TCP (thesis §5.3.4 `CFAST`, §3.6; Jin, Wei & Low, "FAST TCP: Motivation, Architecture,
+//! Algorithms, Performance", IEEE Infocom 2004, the window control algorithm): a [`TcpVariant`] that steers
 //! the window so that `alpha` of its packets sit in the bottleneck queue.
 //!
 //! Owns its [`Timing`] and, like `CFAST` in the thesis, reuses the Vegas machinery with a

@@ -9,6 +9,7 @@
 //! injected random number generator, so an algorithm never reads a clock or a global RNG. Outputs
 //! are pure reads: calling them twice without a callback in between returns the same values.
 
+pub mod bbr;
 pub mod fast;
 pub mod fixed;
 pub mod native;

@@ -221,11 +221,6 @@ impl Timing {
         self.round_end_seq = ctx.snd_curr_seq;
     }
 
-    /// Statistics of the round in progress so far (`mean_rtt` left unset).
-    pub fn current_round(&self) -> RoundStats {
-        self.round
-    }
-
     /// The smallest RTT seen on the connection.
     pub fn base_rtt(&self) -> Option<Duration> {
         self.base_rtt
