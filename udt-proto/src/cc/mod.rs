@@ -9,6 +9,8 @@
 //! injected random number generator, so an algorithm never reads a clock or a global RNG. Outputs
 //! are pure reads: calling them twice without a callback in between returns the same values.
 
+pub mod bbr;
+pub mod fast;
 pub mod fixed;
 pub mod gtp;
 pub mod native;
@@ -16,6 +18,8 @@ pub mod newreno;
 pub mod registry;
 pub mod spec;
 pub mod tcp;
+pub mod timing;
+pub mod vegas;
 
 use std::fmt;
 use std::time::Duration;

@@ -13,8 +13,11 @@ use std::sync::Arc;
 use super::spec::{CcParams, CcSpec, CcSpecError};
 use super::tcp::{TcpConfig, TcpFactory};
 use super::{BlastFactory, CcFactory, NativeConfig, NativeFactory};
+use crate::cc::bbr::{BbrConfig, BbrFactory};
+use crate::cc::fast::{Fast, FastConfig};
 use crate::cc::gtp::{GtpConfig, GtpFactory, ManagerConfig};
 use crate::cc::newreno::NewReno;
+use crate::cc::vegas::{Vegas, VegasConfig};
 
 /// One documented parameter of an algorithm.
 #[derive(Clone, Copy, Debug)]
@@ -115,6 +118,55 @@ fn build_gtp(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     })))
 }
 
+static VEGAS_PARAMS: [ParamInfo; 5] = [
+    TCP_PARAMS[0],
+    TCP_PARAMS[1],
+    ParamInfo { key: "alpha", default: "2", doc: "grow by 1 per RTT below this many packets queued" },
+    ParamInfo { key: "beta", default: "4", doc: "shrink by 1 per RTT above this many packets queued" },
+    ParamInfo { key: "gamma", default: "1", doc: "leave slow start above this many packets queued" },
+];
+
+fn build_vegas(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let config = tcp_config(p)?;
+    let d = VegasConfig::default();
+    let alpha = p.f64("alpha", d.alpha, 0.0, 1e6)?;
+    let beta = p.f64("beta", d.beta, alpha, 1e6)?;
+    let gamma = p.f64("gamma", d.gamma, 0.0, 1e6)?;
+    Ok(Arc::new(TcpFactory::new(config, Vegas::new(VegasConfig { alpha, beta, gamma }))))
+}
+
+static FAST_PARAMS: [ParamInfo; 4] = [
+    TCP_PARAMS[0],
+    TCP_PARAMS[1],
+    ParamInfo { key: "alpha", default: "200", doc: "packets kept queued at the bottleneck" },
+    ParamInfo { key: "gamma", default: "0.5", doc: "update smoothing, 0-1" },
+];
+
+fn build_fast(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let config = tcp_config(p)?;
+    let d = FastConfig::default();
+    let alpha = p.f64("alpha", d.alpha, 1.0, 1e6)?;
+    let gamma = p.f64("gamma", d.gamma, 0.01, 1.0)?;
+    Ok(Arc::new(TcpFactory::new(config, Fast::new(FastConfig { alpha, gamma }))))
+}
+
+static BBR_PARAMS: [ParamInfo; 4] = [
+    ParamInfo { key: "startup_gain", default: "2.885", doc: "Startup pacing and window gain (2/ln 2)" },
+    ParamInfo { key: "cwnd_gain", default: "2", doc: "ProbeBW window gain, times the BDP" },
+    ParamInfo { key: "probe_rtt_ms", default: "200", doc: "ProbeRTT duration, milliseconds" },
+    ParamInfo { key: "iw", default: "10", doc: "initial window, packets" },
+];
+
+fn build_bbr(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let d = BbrConfig::default();
+    Ok(Arc::new(BbrFactory(BbrConfig {
+        startup_gain: p.f64("startup_gain", d.startup_gain, 1.0, 10.0)?,
+        cwnd_gain: p.f64("cwnd_gain", d.cwnd_gain, 1.0, 10.0)?,
+        probe_rtt: std::time::Duration::from_millis(p.u64("probe_rtt_ms", 200, 1, 10_000)?),
+        initial_window: p.f64("iw", d.initial_window, 1.0, 1e6)?,
+    })))
+}
+
 /// The built-in algorithms.
 static CATALOG: &[CcInfo] = &[
     CcInfo {
@@ -174,6 +226,33 @@ static CATALOG: &[CcInfo] = &[
             ParamInfo { key: "idle", default: "500", doc: "drop a flow silent this long, ms" },
         ],
         build: build_gtp,
+    },
+    CcInfo {
+        name: "vegas",
+        aliases: &["cvegas"],
+        summary: "TCP Vegas: keeps alpha..beta packets queued, +-1 packet per RTT; Reno on loss",
+        reference: "thesis §5.3.4 CVegas; Brakmo & Peterson 1995; Linux tcp_vegas.c",
+        both_ends: true,
+        params: &VEGAS_PARAMS,
+        build: build_vegas,
+    },
+    CcInfo {
+        name: "fast",
+        aliases: &["fasttcp", "cfast"],
+        summary: "FAST TCP: window equation every other RTT toward alpha packets queued; 7/8 on loss",
+        reference: "thesis §5.3.4 CFAST; Jin, Wei & Low, Infocom 2004",
+        both_ends: true,
+        params: &FAST_PARAMS,
+        build: build_fast,
+    },
+    CcInfo {
+        name: "bbr",
+        aliases: &["bbr1"],
+        summary: "BBR v1: paces at the max delivery rate, window 2 BDP, ProbeBW/ProbeRTT; ignores loss",
+        reference: "Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00",
+        both_ends: false,
+        params: &BBR_PARAMS,
+        build: build_bbr,
     },
 ];
 
@@ -257,5 +336,11 @@ mod tests {
         assert_eq!(lookup("CGTP").map(|i| i.name), Some("gtp"));
         assert!(factory("gtp:capacity=0").is_err());
         assert!(factory("gtp:headroom=0").is_err());
+        assert_eq!(factory("vegas:alpha=1,beta=3,ack=1").unwrap().build().ack_interval(), Some(1));
+        assert!(factory("vegas:alpha=4,beta=2").is_err(), "beta below alpha");
+        assert_eq!(factory("fasttcp:alpha=50").unwrap().build().name(), "fast");
+        assert!(factory("fast:gamma=2").is_err());
+        let bbr = factory("bbr:iw=20,probe_rtt_ms=100").unwrap().build();
+        assert_eq!((bbr.congestion_window(), bbr.ack_interval()), (20.0, None));
     }
 }
