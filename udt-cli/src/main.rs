@@ -6,6 +6,7 @@
 //! - `udt perf server`, `udt perf client HOST:PORT`, `udt perf --self`: iperf3-style tests.
 //! - `udt sim list`, `udt sim SCENARIO`: the thesis' experiments in the simulator.
 //! - `udt cc list`: the congestion controls `--cc NAME[:key=value,...]` accepts.
+//! - `udt netem`: a WAN emulator between two network namespaces (root).
 //!
 //! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error.
 
@@ -71,6 +72,10 @@ enum Command {
     /// Congestion controls: `cc list` describes what `--cc` accepts.
     #[command(after_help = EXIT_STATUS)]
     Cc(cc::Args),
+    /// WAN emulator (root): two network namespaces joined through TUN devices with rate, delay,
+    /// loss, reordering, duplication and corruption applied in user space.
+    #[command(after_help = EXIT_STATUS)]
+    Netem(udt_netem::cli::Args),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Command::Perf(a) => perf::run(a),
         Command::Sim(a) => sim::run(a),
         Command::Cc(a) => cc::run(a),
+        Command::Netem(a) => udt_netem::cli::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -94,6 +100,7 @@ fn main() -> ExitCode {
                 Command::Perf(_) => "perf",
                 Command::Sim(_) => "sim",
                 Command::Cc(_) => "cc",
+                Command::Netem(_) => "netem",
             };
             eprintln!("udt {name}: error: {e:#}");
             ExitCode::from(1)

@@ -273,3 +273,47 @@ fn rendezvous_with_the_reference() {
     drop(s);
     theirs.finish();
 }
+
+/// Composable UDT never changes the wire: our client with each non-default congestion control
+/// (window-based, delay-based, model-based, fixed-rate, receiver-driven) streams to the reference
+/// server, data checked by content. GTP's sender gets no allocations from a UDT4 receiver and
+/// keeps its initial rate.
+#[test]
+fn our_client_with_other_congestion_controls_to_the_reference_server() {
+    for spec in ["newreno", "cubic", "bbr", "vegas", "fast", "scalable", "blast:rate=2g", "gtp:init=400m"] {
+        let mut server = Peer::spawn("udt4_stream_server", &["--port", "0"]);
+        let port = server.ready_port();
+        let data = generate(8 << 20, 11);
+        let mut o = options();
+        o.set_congestion_control(spec).unwrap();
+        let mut c = UdtStream::connect_with(local(port), o).unwrap();
+        c.write_all(&data).unwrap();
+        c.close().unwrap();
+        let done = server.line("DONE");
+        assert_eq!(done["bytes"], data.len().to_string(), "{spec}");
+        assert_eq!(done["fnv1a64"], fnv1a64(&data), "{spec}");
+        server.finish();
+    }
+}
+
+/// The receiving side of a TCP-like controller acknowledges every packet or every other packet
+/// (UDT4 receivers send full ACKs only on the 10 ms timer): the reference sender handles that.
+#[test]
+fn the_reference_client_to_our_server_acknowledging_every_packet() {
+    for spec in ["newreno:ack=1", "cubic"] {
+        let mut o = options();
+        o.set_congestion_control(spec).unwrap();
+        let listener = UdtListener::bind_with("127.0.0.1:0", o).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut client =
+            Peer::spawn("udt4_stream_client", &["--connect", &addr, "--bytes", "8388608", "--seed", "5"]);
+        let (mut s, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        let done = client.line("DONE");
+        assert!(got == generate(8 << 20, 5), "{spec}: received bytes differ from the reference client's");
+        assert_eq!(done["fnv1a64"], fnv1a64(&got), "{spec}");
+        client.finish();
+    }
+}

@@ -1,0 +1,149 @@
+//! Propagation delay with jitter, and reordering.
+//!
+//! A packet that left the bottleneck at `departed` is released at `departed + delay + j`,
+//! where `j` is the jitter draw (uniform in [-jitter, +jitter], or normal with standard
+//! deviation `jitter` truncated to +-3 of them) and the total is never below zero. Jitter never
+//! reorders: a release earlier than the previous one is moved up to it (like a real path
+//! whose delay varies but which keeps packets in order), so the mean delay rises a little when
+//! the jitter is large against the gaps between packets. A packet picked for reordering (with
+//! probability `reorder`) is instead released `reorder_delay` after its own jittered time and
+//! does not hold back the ones behind it, which therefore overtake it.
+//!
+//! Invariants: releases of non-reordered packets are non-decreasing, and each lies in
+//! `[departed + delay - jitter, departed + delay + jitter]` for uniform jitter (the upper bound
+//! holds because departures are non-decreasing).
+
+use std::time::Duration;
+
+use crate::config::{JitterDist, LinkConfig};
+use crate::impair::SimRng;
+
+/// When a packet is to be released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scheduled {
+    /// Release time.
+    pub at: Duration,
+    /// The packet was picked for reordering.
+    pub reordered: bool,
+}
+
+/// Delay, jitter and reordering of one direction.
+#[derive(Debug, Clone)]
+pub struct DelayLine {
+    delay: Duration,
+    jitter: Duration,
+    dist: JitterDist,
+    reorder: f64,
+    reorder_delay: Duration,
+    last_release: Duration,
+}
+
+impl DelayLine {
+    /// The delay line of `cfg`.
+    pub fn new(cfg: &LinkConfig) -> Self {
+        Self {
+            delay: cfg.delay,
+            jitter: cfg.jitter,
+            dist: cfg.jitter_dist,
+            reorder: cfg.reorder,
+            reorder_delay: cfg.reorder_delay,
+            last_release: Duration::ZERO,
+        }
+    }
+
+    /// A packet left the bottleneck at `departed` (non-decreasing between calls): when to
+    /// release it.
+    pub fn handle_departure(&mut self, departed: Duration, rng: &mut SimRng) -> Scheduled {
+        let release = departed + self.jittered_delay(rng);
+        if rng.chance(self.reorder) {
+            return Scheduled { at: release + self.reorder_delay, reordered: true };
+        }
+        let at = release.max(self.last_release);
+        self.last_release = at;
+        Scheduled { at, reordered: false }
+    }
+
+    fn jittered_delay(&self, rng: &mut SimRng) -> Duration {
+        if self.jitter.is_zero() {
+            return self.delay;
+        }
+        let unit = match self.dist {
+            JitterDist::Uniform => rng.unit() * 2.0 - 1.0,
+            JitterDist::Normal => rng.normal().clamp(-3.0, 3.0),
+        };
+        let secs = self.delay.as_secs_f64() + unit * self.jitter.as_secs_f64();
+        Duration::from_secs_f64(secs.max(0.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn line(delay: Duration, jitter: Duration, dist: JitterDist, reorder: f64) -> DelayLine {
+        DelayLine::new(&LinkConfig { delay, jitter, jitter_dist: dist, reorder, ..LinkConfig::default() })
+    }
+
+    #[test]
+    fn fixed_delay_is_exact() {
+        let mut rng = SimRng::seed(1);
+        let mut d = line(MS * 50, Duration::ZERO, JitterDist::Uniform, 0.0);
+        for i in 0..100u32 {
+            assert_eq!(
+                d.handle_departure(MS * i, &mut rng),
+                Scheduled { at: MS * (50 + i), reordered: false }
+            );
+        }
+    }
+
+    #[test]
+    fn uniform_jitter_stays_in_bounds_and_in_order() {
+        let mut rng = SimRng::seed(2);
+        let mut d = line(MS * 20, MS * 2, JitterDist::Uniform, 0.0);
+        let (mut last, mut sum, n) = (Duration::ZERO, 0.0, 20_000u32);
+        for i in 0..n {
+            let departed = MS * 5 * i; // gaps (5 ms) above the jitter's range (4 ms): no clamping
+            let s = d.handle_departure(departed, &mut rng);
+            let delay = s.at - departed;
+            assert!(delay >= MS * 18 && delay <= MS * 22, "{delay:?}");
+            assert!(s.at >= last);
+            last = s.at;
+            sum += delay.as_secs_f64();
+        }
+        let mean_ms = sum / f64::from(n) * 1e3;
+        assert!((mean_ms - 20.0).abs() < 0.2, "mean {mean_ms} ms");
+    }
+
+    #[test]
+    fn dense_traffic_with_jitter_is_never_reordered() {
+        let mut rng = SimRng::seed(3);
+        let mut d = line(MS * 10, MS * 5, JitterDist::Normal, 0.0);
+        let mut last = Duration::ZERO;
+        for i in 0..10_000u32 {
+            let departed = Duration::from_micros(10) * i;
+            let s = d.handle_departure(departed, &mut rng);
+            assert!(s.at >= last && !s.reordered);
+            assert!(s.at <= departed + MS * 25, "normal jitter is truncated at 3 sd");
+            last = s.at;
+        }
+    }
+
+    #[test]
+    fn reordering_lets_later_packets_overtake() {
+        let mut rng = SimRng::seed(4);
+        let mut d = line(MS * 10, Duration::ZERO, JitterDist::Uniform, 0.05);
+        let n = 100_000u32;
+        let releases: Vec<Scheduled> =
+            (0..n).map(|i| d.handle_departure(Duration::from_micros(100) * i, &mut rng)).collect();
+        let picked = releases.iter().filter(|s| s.reordered).count();
+        assert!((picked as i64 - 5000).abs() < 300, "picked {picked}");
+        // A picked packet (1 ms extra at 100 us spacing) is overtaken by the next one unless
+        // that one was picked too.
+        let overtaken = releases.windows(2).filter(|w| w[0].reordered && w[1].at < w[0].at).count();
+        let expected = releases.windows(2).filter(|w| w[0].reordered && !w[1].reordered).count();
+        assert_eq!(overtaken, expected);
+        assert!(overtaken > 4000);
+    }
+}
