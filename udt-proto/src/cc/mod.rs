@@ -9,12 +9,19 @@
 //! injected random number generator, so an algorithm never reads a clock or a global RNG. Outputs
 //! are pure reads: calling them twice without a callback in between returns the same values.
 
+pub mod bic;
+pub mod cubic;
 pub mod fixed;
+pub mod highspeed;
 pub mod native;
 pub mod newreno;
 pub mod registry;
+#[cfg(test)]
+mod response;
+pub mod scalable;
 pub mod spec;
 pub mod tcp;
+pub mod westwood;
 
 use std::fmt;
 use std::time::Duration;
