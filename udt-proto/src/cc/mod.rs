@@ -10,16 +10,23 @@
 //! are pure reads: calling them twice without a callback in between returns the same values.
 
 pub mod bbr;
+pub mod bic;
+pub mod cubic;
 pub mod fast;
 pub mod fixed;
 pub mod gtp;
+pub mod highspeed;
 pub mod native;
 pub mod newreno;
 pub mod registry;
+#[cfg(test)]
+mod response;
+pub mod scalable;
 pub mod spec;
 pub mod tcp;
 pub mod timing;
 pub mod vegas;
+pub mod westwood;
 
 use std::fmt;
 use std::time::Duration;

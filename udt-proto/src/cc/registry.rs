@@ -14,10 +14,15 @@ use super::spec::{CcParams, CcSpec, CcSpecError};
 use super::tcp::{TcpConfig, TcpFactory};
 use super::{BlastFactory, CcFactory, NativeConfig, NativeFactory};
 use crate::cc::bbr::{BbrConfig, BbrFactory};
+use crate::cc::bic::{Bic, BicConfig};
+use crate::cc::cubic::{Cubic, CubicConfig};
 use crate::cc::fast::{Fast, FastConfig};
 use crate::cc::gtp::{GtpConfig, GtpFactory, ManagerConfig};
+use crate::cc::highspeed::HighSpeed;
 use crate::cc::newreno::NewReno;
+use crate::cc::scalable::Scalable;
 use crate::cc::vegas::{Vegas, VegasConfig};
+use crate::cc::westwood::Westwood;
 
 /// One documented parameter of an algorithm.
 #[derive(Clone, Copy, Debug)]
@@ -167,6 +172,81 @@ fn build_bbr(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     })))
 }
 
+/// A number strictly between 0 and 1.
+fn fraction(p: &mut CcParams, algorithm: &str, key: &str, default: f64) -> Result<f64, CcSpecError> {
+    let v = p.f64(key, default, 0.0, 1.0)?;
+    if v <= 0.0 || v >= 1.0 {
+        return Err(CcSpecError(format!("{algorithm}: {key}={v} must be strictly between 0 and 1")));
+    }
+    Ok(v)
+}
+
+fn build_scalable(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let tcp = tcp_config(p)?;
+    let d = Scalable::default();
+    let a = p.f64("a", d.a, 1e-6, 1.0)?;
+    let b = fraction(p, "scalable", "b", d.b)?;
+    let lwnd = p.f64("lwnd", d.lwnd, 0.0, 1e6)?;
+    Ok(Arc::new(TcpFactory::new(tcp, Scalable { a, b, lwnd })))
+}
+
+fn build_highspeed(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let tcp = tcp_config(p)?;
+    let d = HighSpeed::default();
+    let h = HighSpeed {
+        low_window: p.f64("low_window", d.low_window, 2.0, 1e6)?,
+        high_window: p.f64("high_window", d.high_window, 2.0, 1e9)?,
+        high_p: p.f64("high_p", d.high_p, 1e-15, 1.0)?,
+        high_decrease: p.f64("high_decrease", d.high_decrease, 0.001, 0.5)?,
+    };
+    if h.high_window <= h.low_window {
+        return Err(CcSpecError(format!(
+            "highspeed: high_window={} must be above low_window={}",
+            h.high_window, h.low_window
+        )));
+    }
+    if h.high_p >= h.low_p() {
+        return Err(CcSpecError(format!(
+            "highspeed: high_p={} must be below Reno's loss rate at low_window ({:.3e})",
+            h.high_p,
+            h.low_p()
+        )));
+    }
+    Ok(Arc::new(TcpFactory::new(tcp, h)))
+}
+
+fn build_bic(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let tcp = tcp_config(p)?;
+    let d = BicConfig::default();
+    let c = BicConfig {
+        smax: p.f64("smax", d.smax, 1.0, 1e6)?,
+        smin: p.f64("smin", d.smin, 1e-6, 1e6)?,
+        beta: fraction(p, "bic", "beta", d.beta)?,
+        low_window: p.f64("low_window", d.low_window, 0.0, 1e6)?,
+        fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
+    };
+    if c.smin > c.smax {
+        return Err(CcSpecError(format!("bic: smin={} must not exceed smax={}", c.smin, c.smax)));
+    }
+    Ok(Arc::new(TcpFactory::new(tcp, Bic::new(c))))
+}
+
+fn build_westwood(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    Ok(Arc::new(TcpFactory::new(tcp_config(p)?, Westwood::default())))
+}
+
+fn build_cubic(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let tcp = tcp_config(p)?;
+    let d = CubicConfig::default();
+    let c = CubicConfig {
+        c: p.f64("c", d.c, 1e-3, 1e3)?,
+        beta: fraction(p, "cubic", "beta", d.beta)?,
+        fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
+        tcp_friendly: p.bool("tcp_friendly", d.tcp_friendly)?,
+    };
+    Ok(Arc::new(TcpFactory::new(tcp, Cubic::new(c))))
+}
+
 /// The built-in algorithms.
 static CATALOG: &[CcInfo] = &[
     CcInfo {
@@ -253,6 +333,79 @@ static CATALOG: &[CcInfo] = &[
         both_ends: false,
         params: &BBR_PARAMS,
         build: build_bbr,
+    },
+    CcInfo {
+        name: "scalable",
+        aliases: &["stcp"],
+        summary: "Scalable TCP: +a per ACKed packet (MIMD), 1/8 off per loss event, Reno up to lwnd",
+        reference: "thesis §5.3.3, Table 3-1; Kelly, CCR 2003",
+        both_ends: true,
+        params: &[
+            TCP_PARAMS[0],
+            TCP_PARAMS[1],
+            ParamInfo { key: "a", default: "0.01", doc: "increase per ACKed packet (thesis table: 0.1)" },
+            ParamInfo { key: "b", default: "0.125", doc: "fraction of the window removed per loss" },
+            ParamInfo { key: "lwnd", default: "16", doc: "legacy window: Reno at or below it, packets" },
+        ],
+        build: build_scalable,
+    },
+    CcInfo {
+        name: "highspeed",
+        aliases: &["hstcp"],
+        summary: "HighSpeed TCP: AIMD with a(w), b(w) from the response function 0.12/p^0.835",
+        reference: "thesis Table 3-1; RFC 3649",
+        both_ends: true,
+        params: &[
+            TCP_PARAMS[0],
+            TCP_PARAMS[1],
+            ParamInfo { key: "low_window", default: "38", doc: "Reno at or below it, packets" },
+            ParamInfo { key: "high_window", default: "83000", doc: "window reached at high_p, packets" },
+            ParamInfo { key: "high_p", default: "1e-7", doc: "loss rate at high_window" },
+            ParamInfo { key: "high_decrease", default: "0.1", doc: "b(high_window)" },
+        ],
+        build: build_highspeed,
+    },
+    CcInfo {
+        name: "bic",
+        aliases: &["bictcp"],
+        summary: "BiC TCP: binary search towards the last loss window, additive steps up to Smax",
+        reference: "thesis Table 3-1; Xu, Harfoush, Rhee, INFOCOM 2004",
+        both_ends: true,
+        params: &[
+            TCP_PARAMS[0],
+            TCP_PARAMS[1],
+            ParamInfo { key: "smax", default: "32", doc: "largest increase per RTT, packets" },
+            ParamInfo { key: "smin", default: "0.01", doc: "smallest increase per RTT, packets" },
+            ParamInfo { key: "beta", default: "0.125", doc: "fraction of the window removed per loss" },
+            ParamInfo { key: "low_window", default: "14", doc: "Reno at or below it, packets" },
+            ParamInfo { key: "fast_convergence", default: "true", doc: "lower w_max on an early loss" },
+        ],
+        build: build_bic,
+    },
+    CcInfo {
+        name: "westwood",
+        aliases: &["westwood-plus"],
+        summary: "TCP Westwood+: Reno increase, window = bandwidth estimate x min RTT after a loss",
+        reference: "Mascolo et al., MobiCom 2001; Grieco, Mascolo 2004 (Westwood+)",
+        both_ends: true,
+        params: &TCP_PARAMS,
+        build: build_westwood,
+    },
+    CcInfo {
+        name: "cubic",
+        aliases: &[],
+        summary: "CUBIC: window a cubic function of the time since the last loss, Reno-friendly",
+        reference: "RFC 9438 (obsoletes RFC 8312)",
+        both_ends: true,
+        params: &[
+            TCP_PARAMS[0],
+            TCP_PARAMS[1],
+            ParamInfo { key: "c", default: "0.4", doc: "C, packets/s^3" },
+            ParamInfo { key: "beta", default: "0.7", doc: "window kept on a loss event" },
+            ParamInfo { key: "fast_convergence", default: "true", doc: "lower W_max on an early loss" },
+            ParamInfo { key: "tcp_friendly", default: "true", doc: "at least Reno's rate (W_est)" },
+        ],
+        build: build_cubic,
     },
 ];
 
@@ -342,5 +495,37 @@ mod tests {
         assert!(factory("fast:gamma=2").is_err());
         let bbr = factory("bbr:iw=20,probe_rtt_ms=100").unwrap().build();
         assert_eq!((bbr.congestion_window(), bbr.ack_interval()), (20.0, None));
+    }
+
+    #[test]
+    fn loss_based_tcp_variants() {
+        assert_eq!(lookup("HSTCP").map(|i| i.name), Some("highspeed"));
+        assert_eq!(lookup("stcp").map(|i| i.name), Some("scalable"));
+        for spec in [
+            "scalable:a=0.1,b=0.125,lwnd=0",
+            "highspeed:low_window=38,high_window=83000,high_p=1e-7,high_decrease=0.1,ack=1",
+            "bic:smax=16,smin=0.01,beta=0.2,low_window=14,fast_convergence=off",
+            "westwood:iw=4",
+            "cubic:c=0.4,beta=0.8,fast_convergence=false,tcp_friendly=no",
+        ] {
+            let info = lookup(&CcSpec::parse(spec).unwrap().name).unwrap();
+            assert!(info.both_ends, "{spec}");
+            let cc = factory(spec).unwrap_or_else(|e| panic!("{spec}: {e}")).build();
+            assert!(info.answers_to(cc.name()));
+        }
+        assert_eq!(factory("westwood:iw=4").unwrap().build().congestion_window(), 4.0);
+        for bad in [
+            "scalable:b=1",
+            "scalable:a=0",
+            "cubic:beta=0",
+            "cubic:beta=1",
+            "bic:smin=64",
+            "highspeed:high_window=30",
+            "highspeed:high_p=0.01",
+            "westwood:alpha=1",
+        ] {
+            assert!(factory(bad).is_err(), "{bad} accepted");
+        }
+        assert!(factory("bic:smin=64").unwrap_err().0.contains("smax"));
     }
 }
