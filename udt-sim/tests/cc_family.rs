@@ -117,6 +117,41 @@ fn clean_gtp() {
     clean("gtp:capacity=900m", 0.9);
 }
 
+/// Scalable TCP: measured 96.5%: MIMD recovers from the slow-start overshoot in a few RTTs.
+#[test]
+fn clean_scalable() {
+    clean("scalable", 0.9);
+}
+
+/// HighSpeed TCP: measured 99.5%: at 8000 packets a(w) is ~70 packets per RTT and b(w) ~0.14.
+#[test]
+fn clean_highspeed() {
+    clean("highspeed", 0.95);
+}
+
+/// BiC: measured 99.5%: the binary search returns to the window of the last loss in ~12 RTTs.
+#[test]
+fn clean_bic() {
+    clean("bic", 0.95);
+}
+
+/// CUBIC: measured 99.8%: the cubic function returns to W_max within K = 11 s and plateaus.
+#[test]
+fn clean_cubic() {
+    clean("cubic", 0.95);
+}
+
+/// Westwood+: measured 12.7%. Expected to be low on this path: its bandwidth estimate is a
+/// per-RTT sample filtered twice (7/8 per sample), so at the end of slow start, when the rate
+/// doubles every RTT, it lags by several RTTs; the first loss sets the window to that estimate
+/// times the minimum RTT (~690 packets against a BDP of 8333) and Reno's +1 per RTT needs
+/// minutes to return (Linux's Westwood+ uses the same filters). Its strength is random loss,
+/// below. The check is that it does not collapse further.
+#[test]
+fn clean_westwood() {
+    clean("westwood", 0.1);
+}
+
 // ---- Response functions under random loss ------------------------------------------------
 
 /// Reno (thesis Table 3-1): 1.22 / sqrt(p). Measured ratios 0.92, 1.07, 1.06 at p = 1e-2, 1e-3,
@@ -144,6 +179,58 @@ fn response_vegas() {
 #[test]
 fn response_udt() {
     response("udt", |p| 30.0 / p.sqrt(), 0.3, 1.0, &[(1e-2, 200), (1e-3, 200), (1e-4, 200)]);
+}
+
+/// Scalable TCP (Kelly 2003, a = 0.01 per packet, b = 1/8): mean window
+/// a / (p ln(1 / (1 - b))) = 0.075 / p (thesis Table 3-1 writes 0.8 / p for a = 0.1, available
+/// as `scalable:a=0.1`). Measured ratios 0.87 and 1.19 at p = 1e-3, 1e-4.
+#[test]
+fn response_scalable() {
+    response("scalable", |p| 0.01 / (p * (8.0f64 / 7.0).ln()), 0.8, 1.25, &[(1e-3, 300), (1e-4, 300)]);
+}
+
+/// HighSpeed TCP (RFC 3649, thesis Table 3-1): 0.12 / p^0.835 above Low_Window = 38 packets,
+/// Reno's 1.22 / sqrt(p) below. Measured ratios 1.13 and 1.17 at p = 1e-3, 1e-4.
+#[test]
+fn response_highspeed() {
+    let f = |p: f64| (0.12 / p.powf(0.835)).max(1.22 / p.sqrt());
+    response("highspeed", f, 0.8, 1.25, &[(1e-3, 300), (1e-4, 300)]);
+}
+
+/// CUBIC (RFC 9438 §5.1, C = 0.4, beta = 0.7): (C (3 + beta) / (4 (1 - beta)))^(1/4) RTT^(3/4)
+/// / p^(3/4) = 1.054 RTT^0.75 / p^0.75 (RTT in seconds), and Reno's 1.22 / sqrt(p) in the
+/// Reno-friendly region. Measured ratios 1.00, 1.22, 1.37 at p = 1e-2, 1e-3, 1e-4: the formula is
+/// derived for periodic loss; with random loss some cycles run long, and CUBIC's convex growth
+/// past W_max gains more from a long cycle than it loses to a short one (the unit test's
+/// periodic model in `cc/cubic.rs` matches 1.054 within 8%). Tolerance [0.8, 1.5].
+#[test]
+fn response_cubic() {
+    let f = |p: f64| (1.054 * RTT_S.powf(0.75) / p.powf(0.75)).max(1.22 / p.sqrt());
+    response("cubic", f, 0.8, 1.5, &[(1e-2, 200), (1e-3, 300), (1e-4, 300)]);
+}
+
+/// BiC (Smax = 32, Smin = 0.01, beta = 1/8): between two bounds. Above: AIMD(Smax, beta), the
+/// large-window limit sqrt(Smax (2 - beta) / (2 beta p)) = 15.5 / sqrt(p) (the thesis' 24.65 /
+/// sqrt(p) could not be derived, see `cc/bic.rs`). Below: the periodic-loss model of the unit
+/// tests with fast convergence, 2.9 / sqrt(p) at 1e-3 and 6.9 / sqrt(p) at 1e-4, whose binary
+/// search near W_max makes the exponent steeper than 0.5 at these windows. Measured 166.5 and
+/// 1018 packets per RTT (5.3 / sqrt(p) and 10.2 / sqrt(p)).
+#[test]
+fn response_bic() {
+    for (p, model) in [(1e-3, 2.9), (1e-4, 6.9)] {
+        let w = window(&run("bic", 1, p, 300));
+        let (lo, hi) = (model / p.sqrt(), 15.5 / p.sqrt());
+        assert!((lo..=hi).contains(&w), "bic at p={p}: {w:.1} packets/RTT outside [{lo:.1}, {hi:.1}]");
+    }
+}
+
+/// Westwood+ under random loss: a loss sets the window to the bandwidth estimate times the
+/// minimum RTT instead of halving it, so random loss (which does not lower the delivered rate
+/// much) costs less than Reno's response. Measured 2.8 and 5.0 times Reno's 1.22 / sqrt(p) at
+/// p = 1e-3, 1e-4; the check asks for 1.5 times.
+#[test]
+fn westwood_keeps_more_than_reno_under_random_loss() {
+    response("westwood", |p| 1.22 / p.sqrt(), 1.5, 10.0, &[(1e-3, 300), (1e-4, 300)]);
 }
 
 /// BBR v1 ignores random loss up to its design point: at 0.1% loss it keeps measured 92.7% of
