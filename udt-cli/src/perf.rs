@@ -148,7 +148,8 @@ pub fn run(args: &Args) -> Result<()> {
 
 /// `udt perf --self`: server and client in this process over loopback.
 fn run_self(test: &TestOpts) -> Result<()> {
-    let listener = net::listen(SocketAddr::from(([127, 0, 0, 1], 0)), server::options(test.mss, test.cc.as_ref()))?;
+    let listener =
+        net::listen(SocketAddr::from(([127, 0, 0, 1], 0)), server::options(test.mss, test.cc.as_ref()))?;
     let addr = listener.local_addr().context("reading the bound address")?;
     let interval = test.interval;
     let server = std::thread::Builder::new()

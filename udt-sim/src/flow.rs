@@ -115,9 +115,9 @@ impl CcChoice {
                     let v: f64 = mbps.parse().map_err(|e| format!("cc {s:?}: {e}"))?;
                     Ok(CcChoice::Fixed((v * 1e6) as u64))
                 }
-                None => NamedCc::intern(s).map(CcChoice::Named).map_err(|e| {
-                    format!("{e}; also udt-noisy, udt+OPTION, tcp1, tcp2, fixed:<Mb/s>")
-                }),
+                None => NamedCc::intern(s)
+                    .map(CcChoice::Named)
+                    .map_err(|e| format!("{e}; also udt-noisy, udt+OPTION, tcp1, tcp2, fixed:<Mb/s>")),
             },
         }
     }

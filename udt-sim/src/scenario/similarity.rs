@@ -41,10 +41,7 @@ pub(super) fn table5_2(p: &Params) -> Result<Report, String> {
         r.time = time;
         r.warmup = p.warmup(time, 0.5);
         r.thesis = TABLE_5_2.iter().find(|row| row.0 == n).map(|row| {
-            format!(
-                "TCP {} / CTCP {} Mb/s, F {} / {}, S {} / {}",
-                row.1, row.2, row.3, row.4, row.5, row.6
-            )
+            format!("TCP {} / CTCP {} Mb/s, F {} / {}, S {} / {}", row.1, row.2, row.3, row.4, row.5, row.6)
         });
         runs.push(r);
     }
