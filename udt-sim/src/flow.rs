@@ -313,7 +313,16 @@ mod tests {
         }
         assert_eq!(CcChoice::parse("tcp").unwrap(), CcChoice::tcp(2));
         assert_eq!(CcChoice::parse("fixed:50").unwrap(), CcChoice::Fixed(50_000_000));
-        assert!(CcChoice::parse("cubic").is_err());
+        // Anything in the catalog, with parameters; one interned entry per distinct spec.
+        let cubic = CcChoice::parse("cubic:beta=0.8").unwrap();
+        assert_eq!(cubic.label(), "cubic:beta=0.8");
+        assert!(cubic.is_tcp());
+        assert_eq!(cubic, CcChoice::parse("cubic:beta=0.8").unwrap());
+        assert!(!CcChoice::parse("bbr").unwrap().is_tcp());
+        assert_eq!(CcChoice::parse("cubic:beta=0.8").unwrap().factory().build().name(), "cubic");
+        for bad in ["nosuch", "cubic:beta=2", "cubic:typo=1", "udt+fast"] {
+            assert!(CcChoice::parse(bad).is_err(), "{bad} accepted");
+        }
     }
 
     #[test]
