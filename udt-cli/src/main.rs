@@ -7,9 +7,11 @@
 //! - `udt sim list`, `udt sim SCENARIO`: the thesis' experiments in the simulator.
 //! - `udt cc list`: the congestion controls `--cc NAME[:key=value,...]` accepts.
 //! - `udt netem`: a WAN emulator between two network namespaces (root).
+//! - `udt bench`: UDT against UDT4, kernel TCP and UDP across that emulator (root).
 //!
 //! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error.
 
+mod bench;
 mod cat;
 mod cc;
 mod cpu;
@@ -76,6 +78,10 @@ enum Command {
     /// loss, reordering, duplication and corruption applied in user space.
     #[command(after_help = EXIT_STATUS)]
     Netem(udt_netem::cli::Args),
+    /// WAN benchmark (root): our UDT against UDT4, kernel TCP (CUBIC, BBR) and raw UDP through
+    /// the same emulated paths (RTT x loss), with shared-link runs.
+    #[command(after_help = EXIT_STATUS)]
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +95,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Cc(a) => cc::run(a),
         Command::Netem(a) => udt_netem::cli::run(a),
+        Command::Bench(a) => bench::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -101,6 +108,7 @@ fn main() -> ExitCode {
                 Command::Sim(_) => "sim",
                 Command::Cc(_) => "cc",
                 Command::Netem(_) => "netem",
+                Command::Bench(_) => "bench",
             };
             eprintln!("udt {name}: error: {e:#}");
             ExitCode::from(1)

@@ -1,0 +1,98 @@
+//! Smoke test of `udt bench --quick --json`, which is also the CI smoke test of `udt netem`:
+//! UDT and kernel TCP (CUBIC) each move data through a 50 Mbit/s, 20 ms emulated path and must
+//! fill more than half of it. Needs root, /dev/net/tun, `ip` and iperf3; otherwise it prints
+//! why it is skipped and passes. The child is killed if it outlives its deadline.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Deadline of the whole benchmark run (it takes about 12 s).
+const DEADLINE: Duration = Duration::from_secs(90);
+
+fn on_path(prog: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+}
+
+fn skip_reason() -> Option<String> {
+    let uid = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string())
+    });
+    if uid.as_deref() != Some("0") {
+        return Some("not root".into());
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("/dev/net/tun is missing".into());
+    }
+    for prog in ["ip", "iperf3"] {
+        if !on_path(prog) {
+            return Some(format!("{prog} is not installed"));
+        }
+    }
+    if !std::path::Path::new("/usr/bin/time").is_file() {
+        return Some("GNU time (/usr/bin/time) is not installed".into());
+    }
+    None
+}
+
+#[test]
+fn quick_bench_moves_udt_and_tcp_through_the_emulator() {
+    if let Some(why) = skip_reason() {
+        println!("skipped: {why}");
+        return;
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_udt"))
+        .args(["bench", "--quick", "--json"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > DEADLINE {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("udt bench --quick did not finish in {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(status.success(), "udt bench failed: {status}\n{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}):\n{out}"));
+    let paths = doc["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 1);
+    assert_eq!(paths[0]["path"]["rate_bps"], 50_000_000);
+    let rows = paths[0]["rows"].as_array().unwrap();
+    for system in ["udt", "tcp-cubic"] {
+        let row =
+            rows.iter().find(|r| r["system"] == system).unwrap_or_else(|| panic!("no {system} row:\n{out}"));
+        assert_eq!(row["status"], "ok", "{system}: {row}");
+        let flow = &row["flow"];
+        let bytes = flow["bytes"].as_u64().unwrap();
+        let util = flow["utilization"].as_f64().unwrap();
+        println!(
+            "{system}: {bytes} bytes, {:.1} Mb/s, {:.0}% of 50 Mbit/s",
+            flow["goodput_mbps"],
+            util * 100.0
+        );
+        assert!(bytes > 0, "{system} delivered nothing");
+        assert!(util > 0.5, "{system} used only {:.0}% of the link:\n{row}", util * 100.0);
+        assert!(flow["cpu_send_s"].as_f64().is_some() && flow["cpu_recv_s"].as_f64().is_some(), "{row}");
+    }
+    // The emulator forwarded the traffic and cleaned up its namespaces.
+    assert!(paths[0]["emulator"]["a_to_b"]["packets_in"].as_u64().unwrap() > 1000);
+    let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&netns.stdout);
+    assert!(!list.contains(&format!("ub{}", child.id())), "namespaces left behind: {list}");
+}
