@@ -13,6 +13,15 @@ for component in rustfmt clippy; do
     fi
 done
 
+# iperf3 (kernel TCP through the WAN emulator in the `udt bench --quick` smoke test); the test
+# skips with a message where it cannot be installed.
+if ! command -v iperf3 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing iperf3"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null \
+        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null; } \
+        || echo "iperf3 could not be installed: the bench smoke test will be skipped"
+fi
+
 echo "== interop peers (reference UDT4 4.11)"
 interop/setup.sh >/dev/null
 
