@@ -171,7 +171,7 @@ mod tests {
     use rand_xoshiro::rand_core::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
-    fn init_with_mss(cc: &mut FixedRate, mss: u32) {
+    fn init_with_mss(cc: &mut dyn CongestionControl, mss: u32) {
         let stats = Stats::new(Instant::ZERO);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         let mut ctx = CcContext {
@@ -264,26 +264,7 @@ mod tests {
         assert_eq!(b.send_period(), Duration::from_micros(100));
         assert_eq!(handle.rate_bits_per_sec(), 120_000_000);
         // The negotiated MSS scales the period.
-        let stats = Stats::new(Instant::ZERO);
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let mut ctx = CcContext {
-            now: Instant::ZERO,
-            mss: 9000,
-            payload_size: 8956,
-            syn_interval: Duration::from_millis(10),
-            rtt: Duration::from_millis(100),
-            rtt_var: Duration::from_millis(50),
-            recv_rate: 0,
-            bandwidth: 0,
-            snd_curr_seq: SeqNo::new(0),
-            last_ack: SeqNo::new(1),
-            max_window: 25_600,
-            flight: 0,
-            measured_send_period: None,
-            stats: &stats,
-            rng: &mut rng,
-        };
-        a.init(&mut ctx);
+        init_with_mss(a.as_mut(), 9000);
         assert_eq!(a.send_period(), Duration::from_micros(600));
         handle.set_rate_bits_per_sec(0);
         assert_eq!(a.send_period(), UNLIMITED_PERIOD);

@@ -101,7 +101,8 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn init(&mut self, _ctx: &mut CcContext<'_>) {}
     /// The connection is closing.
     fn close(&mut self, _ctx: &mut CcContext<'_>) {}
-    /// A full or light ACK advanced the acknowledged point to `ack` (next expected).
+    /// A full ACK advanced the acknowledged point to `ack` (next expected); light ACKs do not
+    /// call it (their progress shows in the next full ACK).
     fn on_ack(&mut self, _ctx: &mut CcContext<'_>, _ack: SeqNo) {}
     /// A NAK reported the inclusive ranges `lost` (already validated against what was sent).
     fn on_loss(&mut self, _ctx: &mut CcContext<'_>, _lost: &[(SeqNo, SeqNo)]) {}
