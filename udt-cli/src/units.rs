@@ -27,24 +27,10 @@ pub fn rate(bytes_per_sec: f64) -> String {
     bits(bytes_per_sec * 8.0)
 }
 
-/// A rate in bits per second: `1.2 Gb/s`, `940 Mb/s`.
+/// A rate in bits per second: `1.20 Gb/s`, `940 Mb/s` (the emulator's formatting, shared so
+/// that `udt perf`, `udt netem` and `udt bench` print rates alike).
 pub fn bits(bits_per_sec: f64) -> String {
-    let (value, unit) = if bits_per_sec >= 1e9 {
-        (bits_per_sec / 1e9, "Gb/s")
-    } else if bits_per_sec >= 1e6 {
-        (bits_per_sec / 1e6, "Mb/s")
-    } else if bits_per_sec >= 1e3 {
-        (bits_per_sec / 1e3, "kb/s")
-    } else {
-        (bits_per_sec.max(0.0), "b/s")
-    };
-    if value >= 100.0 || unit == "b/s" {
-        format!("{value:.0} {unit}")
-    } else if value >= 10.0 {
-        format!("{value:.1} {unit}")
-    } else {
-        format!("{value:.2} {unit}")
-    }
+    udt_netem::stats::format_bits(bits_per_sec)
 }
 
 /// A short duration for ETAs: `5s`, `2m05s`, `1h02m`.
