@@ -94,10 +94,11 @@ impl CcChoice {
             for o in opts.split('+') {
                 match o {
                     "noisy" => c.noisy_link = true,
+                    "delay" => c.delay_check = true,
                     "freeze" => c.freeze_on_congestion = true,
                     "rc" => c.rate_correction = true,
                     "norc" => c.rate_correction = false,
-                    _ => return Err(format!("unknown UDT option {o:?} (noisy, freeze, rc, norc)")),
+                    _ => return Err(format!("unknown UDT option {o:?} (noisy, delay, freeze, rc, norc)")),
                 }
             }
             return Ok(CcChoice::Udt(c));
@@ -129,6 +130,7 @@ impl CcChoice {
                 let mut s = String::from("udt");
                 let d = NativeConfig::default();
                 if c.noisy_link
+                    && !c.delay_check
                     && !c.freeze_on_congestion
                     && c.rate_correction == d.rate_correction
                     && c.initial_window == d.initial_window
@@ -137,6 +139,9 @@ impl CcChoice {
                 }
                 if c.noisy_link {
                     s.push_str("+noisy");
+                }
+                if c.delay_check {
+                    s.push_str("+delay");
                 }
                 if c.freeze_on_congestion {
                     s.push_str("+freeze");

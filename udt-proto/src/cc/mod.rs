@@ -18,6 +18,7 @@ pub mod gtp;
 pub mod highspeed;
 pub mod native;
 pub mod newreno;
+pub mod loss_check;
 pub mod registry;
 #[cfg(test)]
 mod response;

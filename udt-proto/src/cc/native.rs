@@ -31,6 +31,22 @@
 //! * A congestion warning multiplies the period by 1.125 without UDT4's rounding up (UDT4 rounds
 //!   the interval in CPU ticks, far finer than microseconds).
 //!
+//! Delay-checked loss response ([`NativeConfig::delay_check`], `udt:delay=true`; ours, not in the
+//! thesis or UDT4; the default of the `udt` runtime): the thesis' noisy-link idea (§3.5.2) made
+//! to work at any loss rate and path length.
+//! * Out of slow start, a loss report changes nothing unless [`LossCheck`] finds it a congestion
+//!   signal: the packet after the loss saw a queue above half the longest one seen (and 1 ms),
+//!   the last decrease has had two RTTs to act and the queue is not draining, or more than 5%
+//!   of the last window was lost. Link errors are retransmitted and otherwise ignored: no
+//!   decrease, no epoch, and the next SYN still increases.
+//! * A congestion decrease starts from no faster than the receiver's arrival rate (a
+//!   window-limited sender, period 1 us after slow start on a long path, would otherwise need
+//!   dozens of 1.125 steps to reach a sane period).
+//! * The window holds one more base RTT, `W = AS * (RTT + base + SYN) + 16`: a packet stays in
+//!   the cumulative flight until its hole is repaired, two RTTs after it left.
+//! * A timeout before the first RTT sample (the 100 ms start value meeting a longer path) does
+//!   not end slow start.
+//!
 //! Choices where UDT4 and the thesis differ or are silent:
 //! * The new-epoch test compares the *first* lost sequence number of the report with the largest
 //!   number sent at the last decrease, as UDT4 does; the thesis (§2.2.5, §3.5.1) uses the *largest*
@@ -45,6 +61,7 @@
 
 use std::time::Duration;
 
+use super::loss_check::LossCheck;
 use super::{CcContext, CongestionControl};
 use crate::seq::SeqNo;
 use crate::time::Instant;
@@ -79,6 +96,11 @@ pub struct NativeConfig {
     pub rate_correction: bool,
     /// Initial congestion window in packets (UDT4: 16; thesis: 2). Default 16.
     pub initial_window: f64,
+    /// Delay-checked loss response: out of slow start, a loss report counts only when
+    /// [`LossCheck`] finds it a congestion signal (a queue near its longest, not draining after
+    /// the last decrease, or heavy loss); other losses are retransmitted and otherwise ignored.
+    /// Default off.
+    pub delay_check: bool,
 }
 
 impl Default for NativeConfig {
@@ -88,6 +110,7 @@ impl Default for NativeConfig {
             freeze_on_congestion: false,
             rate_correction: false,
             initial_window: 16.0,
+            delay_check: false,
         }
     }
 }
@@ -124,6 +147,10 @@ pub struct NativeCc {
     cwnd: f64,
     /// A one-SYN freeze waiting for [`CongestionControl::take_pause`].
     pause_pending: bool,
+    /// The congestion test of the delay-checked loss response.
+    check: LossCheck,
+    /// The queue the loss report being handled measured (delay-checked mode).
+    last_loss_queue: Option<std::time::Duration>,
 }
 
 impl NativeCc {
@@ -146,6 +173,8 @@ impl NativeCc {
             period_us: 1.0,
             cwnd: config.initial_window,
             pause_pending: false,
+            check: LossCheck::new(),
+            last_loss_queue: None,
         }
     }
 
@@ -230,6 +259,22 @@ impl NativeCc {
         }
     }
 
+    /// A decrease on a congestion signal. In delay-checked mode it starts from no faster than
+    /// the receiver's arrival rate (a window-limited sender may run a period far below what the
+    /// path delivers, and 1.125 steps from there would take dozens of decreases) and tells the
+    /// loss check.
+    fn decrease_checked(&mut self, ctx: &CcContext<'_>) {
+        if self.config.delay_check {
+            if ctx.recv_rate > 0 {
+                self.period_us = self.period_us.max(1e6 / f64::from(ctx.recv_rate));
+            }
+            self.decrease();
+            self.check.on_decrease(ctx.now, ctx.rtt, self.last_loss_queue);
+        } else {
+            self.decrease();
+        }
+    }
+
     /// Thesis (2-3), UDT4 `CUDTCC::onLoss`: one multiplicative decrease, period rounded up to a
     /// whole microsecond.
     fn decrease(&mut self) {
@@ -274,6 +319,9 @@ impl CongestionControl for NativeCc {
     /// UDT4 `CUDTCC::init`.
     fn init(&mut self, ctx: &mut CcContext<'_>) {
         let syn_us = ctx.syn_interval.as_secs_f64() * 1e6;
+        if self.config.delay_check {
+            self.check.init(ctx.now, ctx.max_window);
+        }
         // UDT4 CUDTCC::init: m_iRCInterval = m_iSYNInterval
         self.rc_interval_us = if syn_us > 0.0 { syn_us } else { DEFAULT_SYN_US };
         // UDT4 CUDTCC::init: m_LastRCTime = CTimer::getTime()
@@ -305,6 +353,7 @@ impl CongestionControl for NativeCc {
     /// UDT4 `CUDTCC::onACK`: slow-start growth, window update and the increase of thesis
     /// (2-1)/(2-2), at most once per SYN.
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        self.check.on_ack(ctx.now, ack, ctx.rtt);
         // UDT4 CUDTCC::onACK: if (currtime - m_LastRCTime < m_iRCInterval) return;
         let since_us = duration_us(ctx.now - self.last_rc_time);
         if since_us < self.rc_interval_us {
@@ -337,7 +386,14 @@ impl CongestionControl for NativeCc {
         } else {
             // thesis §2.2.4 W = AS * (SYN + RTT); UDT4 CUDTCC::onACK:
             // m_dCWndSize = m_iRcvRate / 1000000.0 * (m_iRTT + m_iRCInterval) + 16
-            self.cwnd = f64::from(ctx.recv_rate) / 1e6 * (rtt_us(ctx) + self.rc_interval_us) + WINDOW_MARGIN;
+            let horizon_us = match self.check.base_rtt().filter(|_| self.config.delay_check) {
+                // Delay-checked mode: a packet stays in the cumulative flight until its hole is
+                // repaired (NAK back, retransmission out, ACK back: two RTTs and a SYN), and
+                // link errors are expected, so the window holds one more base RTT.
+                Some(base) => rtt_us(ctx) + duration_us(base) + self.rc_interval_us,
+                None => rtt_us(ctx) + self.rc_interval_us,
+            };
+            self.cwnd = f64::from(ctx.recv_rate) / 1e6 * horizon_us + WINDOW_MARGIN;
         }
 
         // UDT4 CUDTCC::onACK: during slow start, no rate increase
@@ -380,6 +436,18 @@ impl CongestionControl for NativeCc {
         let Some(&(first_lost, _)) = lost.first() else {
             return;
         };
+        let verdict = if self.config.delay_check {
+            let v = self.check.classify(ctx.now, ctx.rtt, lost);
+            if !v.congestion && !self.slow_start {
+                // A link error, not congestion. Retransmission repairs it; the rate, the window
+                // and the epoch bookkeeping stay as they are.
+                return;
+            }
+            Some(v)
+        } else {
+            None
+        };
+        self.last_loss_queue = verdict.and_then(|v| v.queue);
 
         // UDT4 CUDTCC::onLoss: slow start stops at the first loss
         let was_slow_start = self.slow_start;
@@ -416,7 +484,7 @@ impl CongestionControl for NativeCc {
             if react {
                 // thesis (2-3), figure 3-6 step 1.a; UDT4 CUDTCC::onLoss:
                 // m_dPktSndPeriod = ceil(m_dPktSndPeriod * 1.125)
-                self.decrease();
+                self.decrease_checked(ctx);
                 // thesis §2.2.5: stop sending for the next SYN
                 if self.config.freeze_on_congestion {
                     self.pause_pending = true;
@@ -448,7 +516,7 @@ impl CongestionControl for NativeCc {
                     // thesis figure 3-6 step 2.a; UDT4 CUDTCC::onLoss:
                     // m_dPktSndPeriod = ceil(m_dPktSndPeriod * 1.125), after thesis §2.3.2.4
                     self.correct_period(ctx);
-                    self.decrease();
+                    self.decrease_checked(ctx);
                     // thesis figure 3-6 step 2.b; UDT4: m_iLastDecSeq = m_iSndCurrSeqNo
                     self.last_dec_seq = ctx.snd_curr_seq;
                 }
@@ -456,8 +524,18 @@ impl CongestionControl for NativeCc {
         }
     }
 
+    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
+        self.check.on_sent(ctx.now, seq, retransmission);
+    }
+
     /// UDT4 `CUDTCC::onTimeout`: only ends slow start (the decrease there is commented out).
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        // Delay-checked mode: a timeout before the first RTT sample is the start value of the
+        // RTT (100 ms) meeting a longer path, not a loss; slow start goes on (the connection
+        // still resends).
+        if self.config.delay_check && self.check.base_rtt().is_none() {
+            return;
+        }
         if self.slow_start {
             // UDT4 CUDTCC::onTimeout (DEVIATION for the unknown-rate fallback, see
             // leave_slow_start)

@@ -1,0 +1,408 @@
+//! Is this loss congestion? The test behind the native algorithm's delay-checked loss response
+//! (`udt:noisy=delay`, see [`super::native`]): a generalisation of the thesis' noisy-link option
+//! (§3.5.2) that tells link errors from congestion by the queue they come with.
+//!
+//! A DropTail bottleneck drops when its queue is full, so a congestion loss comes with a full
+//! queue; a link error comes with whatever queue there is. [`LossCheck`] measures the queue at
+//! the moment of each loss:
+//! * **The loss's own RTT**: the receiver sends a NAK as soon as the packet after a gap arrives,
+//!   so `now - sent(last lost + 1)` when the NAK arrives is an RTT sample taken by the packet that
+//!   followed the loss through the same queue, with no smoothing lag. Send times are kept in a
+//!   ring indexed by sequence number (allocated once at [`LossCheck::init`], sized from the flow
+//!   window, 8 bytes a packet). A retransmitted or overwritten slot gives no sample; the smoothed
+//!   RTT stands in for it.
+//! * **Base RTT**: the minimum over the connection of those samples and of one timed packet at a
+//!   time (the first packet sent while none is pending, ended by the first full ACK beyond it).
+//!   Samples can only be late (SYN-timer ACKs, holes), so the minimum converges from above.
+//!
+//! A new loss report (one that reaches past every earlier report; re-reports of the same holes
+//! carry no news and are not congestion) is congestion when, with `queue = sample - base`:
+//! 1. the queue is above the threshold `max(1 ms, max_queue / 2)`, where `max_queue` is the
+//!    largest smoothed queue (smoothed RTT - base) seen on this connection: DropTail drops at a
+//!    full queue, so a loss with the queue under half its usual peak is a link error. The
+//!    threshold adapts to the buffer: 1 ms on shallow ones (below that host noise would pass for
+//!    a queue), half of it on deep ones;
+//! 2. the last decrease has had an RTT to reach the queue: after a decrease, losses are not
+//!    congestion for one smoothed RTT;
+//! 3. the queue is not draining: after that, a loss with a shorter queue than at the last
+//!    decrease shows the decrease working (once the queue falls below the threshold the episode
+//!    is over).
+//!
+//! Independently, a loss rate above [`MAX_TOLERATED_LOSS`] over the last window (an RTT and at
+//! least [`LOSS_WINDOW_PACKETS`] packets) is congestion whatever the delay says: a buffer too
+//! shallow to show a queue must not make the flow ignore heavy overflow.
+//!
+//! Invariants: the base RTT only decreases and `max_queue` only grows; at most one ACK sample is
+//! pending; until the first sample there is no base and every loss is congestion (the unmodified
+//! algorithm); nothing is allocated after `init`.
+
+use std::time::Duration;
+
+use crate::seq::SeqNo;
+use crate::time::Instant;
+
+/// Flag on a ring entry's sequence number: the packet was retransmitted.
+const RETRANSMITTED: u32 = 1 << 31;
+/// Ring sizes, entries.
+const MIN_SLOTS: usize = 64;
+const MAX_SLOTS: usize = 1 << 20;
+
+/// After a decrease, losses are not congestion for this many smoothed RTTs.
+pub const HOLD_RTTS: u32 = 2;
+/// The smallest queue delay taken for a queue.
+pub const MIN_THRESHOLD: Duration = Duration::from_millis(1);
+/// How long the smoothed RTT takes to follow a change of the queue: 16 ACKs at one per SYN
+/// (two 1/8 smoothings in series, the receiver's and the sender's).
+pub const SMOOTHING_LAG: Duration = Duration::from_millis(160);
+/// The loss-rate window lasts at least an RTT and this many packets sent.
+pub const LOSS_WINDOW_PACKETS: u64 = 256;
+/// A loss fraction over the last RTT above this is congestion whatever the delay says.
+pub const MAX_TOLERATED_LOSS: f64 = 0.05;
+
+/// The congestion test of the delay-checked loss response.
+#[derive(Clone, Debug, Default)]
+pub struct LossCheck {
+    /// The packet being timed and when it left.
+    pending: Option<(SeqNo, Instant)>,
+    /// Smallest RTT sample so far.
+    base: Option<Duration>,
+    /// Largest queue delay (smoothed RTT - base) seen so far.
+    max_queue: Duration,
+    /// No loss is congestion before this time (set by a decrease).
+    hold_until: Option<Instant>,
+    /// The queue at the last decrease, while its episode lasts.
+    queue_at_decrease: Option<Duration>,
+    /// Send times by sequence number: `(seq | RETRANSMITTED, microseconds since start)`.
+    sent: Vec<(u32, u32)>,
+    /// When the ring's times start.
+    start: Instant,
+    /// The largest sequence number reported lost so far.
+    highest_reported: Option<SeqNo>,
+    /// The loss-rate window: when it started, packets sent and lost in it.
+    window_start: Instant,
+    window_sent: u64,
+    window_lost: u64,
+    /// Packets sent in the last complete window.
+    last_window_sent: u64,
+    /// The loss fraction of the last complete window.
+    last_loss_rate: f64,
+}
+
+impl LossCheck {
+    /// No sample yet.
+    pub fn new() -> Self {
+        LossCheck::default()
+    }
+
+    /// Allocate the send-time ring for a flow window of `max_window` packets; times count from
+    /// `now`.
+    pub fn init(&mut self, now: Instant, max_window: u32) {
+        let slots = (max_window as usize).next_power_of_two().clamp(MIN_SLOTS, MAX_SLOTS);
+        self.sent = vec![(u32::MAX, 0); slots];
+        self.start = now;
+    }
+
+    /// A data packet left at `now`.
+    pub fn on_sent(&mut self, now: Instant, seq: SeqNo, retransmission: bool) {
+        self.window_sent += 1;
+        if !self.sent.is_empty() {
+            let mask = self.sent.len() - 1;
+            let t = self.micros(now);
+            let slot = &mut self.sent[seq.value() as usize & mask];
+            let flag = if retransmission || slot.0 & !RETRANSMITTED == seq.value() { RETRANSMITTED } else { 0 };
+            *slot = (seq.value() | flag, t);
+        }
+        match self.pending {
+            Some((timed, _)) if retransmission && timed == seq => self.pending = None,
+            Some(_) => {}
+            None if !retransmission => self.pending = Some((seq, now)),
+            None => {}
+        }
+    }
+
+    /// A full ACK at `now` says everything before `ack` arrived; `rtt` is the smoothed RTT.
+    pub fn on_ack(&mut self, now: Instant, ack: SeqNo, rtt: Duration) {
+        if let Some((timed, sent)) = self.pending {
+            if ack.is_after(timed) {
+                let sample = now.saturating_since(sent);
+                self.base = Some(self.base.map_or(sample, |b| b.min(sample)));
+                self.pending = None;
+            }
+        }
+        if let Some(queue) = self.queue(rtt) {
+            if queue <= self.threshold().unwrap_or(MIN_THRESHOLD) {
+                // The queue has drained: the last decrease's episode is over.
+                self.queue_at_decrease = None;
+            }
+        }
+        if now.saturating_since(self.window_start) >= rtt && self.window_sent >= LOSS_WINDOW_PACKETS {
+            self.last_loss_rate =
+                if self.window_sent > 0 { self.window_lost as f64 / self.window_sent as f64 } else { 0.0 };
+            self.window_start = now;
+            self.last_window_sent = self.window_sent;
+            self.window_sent = 0;
+            self.window_lost = 0;
+        }
+    }
+
+    /// The rate was decreased at `now` with the smoothed RTT `rtt`, on a loss that saw `queue`.
+    pub fn on_decrease(&mut self, now: Instant, rtt: Duration, queue: Option<Duration>) {
+        self.hold_until = Some(now + rtt * HOLD_RTTS);
+        self.queue_at_decrease = queue;
+    }
+
+    /// The smallest RTT sample so far.
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base
+    }
+
+    /// The largest queue delay seen so far.
+    pub fn max_queue(&self) -> Duration {
+        self.max_queue
+    }
+
+    /// The queue delay above which a loss may be congestion, once a base is known.
+    pub fn threshold(&self) -> Option<Duration> {
+        self.base.map(|_| (self.max_queue / 2).max(MIN_THRESHOLD))
+    }
+
+    /// Classify the loss report `lost` arriving at `now` with the smoothed RTT `rtt` (module
+    /// docs); counts its packets toward the loss rate. The queue it measured, when it measured
+    /// one, goes with the verdict, for [`LossCheck::on_decrease`].
+    pub fn classify(&mut self, now: Instant, rtt: Duration, lost: &[(SeqNo, SeqNo)]) -> Verdict {
+        let packets: u64 = lost.iter().map(|&(a, b)| u64::from(a.len_to(b))).sum();
+        self.window_lost += packets;
+        let newest = lost.iter().map(|&(_, b)| b).reduce(|x, y| if y.is_after(x) { y } else { x });
+        let fresh = match (newest, self.highest_reported) {
+            (Some(n), Some(h)) => n.is_after(h),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if fresh {
+            self.highest_reported = newest;
+        }
+        let sample = newest.filter(|_| fresh).and_then(|n| self.sample_after(now, n));
+        if let Some(s) = sample {
+            let base = self.base.map_or(s, |b| b.min(s));
+            self.base = Some(base);
+            self.max_queue = self.max_queue.max(s - base);
+        }
+        let queue = self.queue(sample.unwrap_or(rtt));
+        // The window in progress is measured against at least the last one's size, so that the
+        // first loss of a fresh window is not a large fraction of few packets.
+        let sent = self.window_sent.max(self.last_window_sent).max(1) as f64;
+        if self.last_loss_rate > MAX_TOLERATED_LOSS || self.window_lost as f64 / sent > MAX_TOLERATED_LOSS {
+            return Verdict { congestion: true, queue };
+        }
+        let (Some(q), Some(threshold)) = (queue, self.threshold()) else {
+            return Verdict { congestion: true, queue };
+        };
+        let congestion = fresh
+            && q > threshold
+            && !self.hold_until.is_some_and(|t| now < t)
+            && self.queue_at_decrease.is_none_or(|at| q + threshold / 4 >= at);
+        Verdict { congestion, queue }
+    }
+
+    /// The RTT sample of the packet after `last_lost`: the NAK left the receiver when it arrived.
+    fn sample_after(&self, now: Instant, last_lost: SeqNo) -> Option<Duration> {
+        if self.sent.is_empty() {
+            return None;
+        }
+        let next = last_lost.next();
+        let (seq, t) = self.sent[next.value() as usize & (self.sent.len() - 1)];
+        if seq != next.value() {
+            return None; // overwritten, never sent, or retransmitted (flag set)
+        }
+        Some(Duration::from_micros(u64::from(self.micros(now).wrapping_sub(t))))
+    }
+
+    /// Microseconds since the ring's start, wrapping (differences stay right for 71 minutes).
+    fn micros(&self, now: Instant) -> u32 {
+        now.saturating_since(self.start).as_micros() as u32
+    }
+
+    fn queue(&self, rtt: Duration) -> Option<Duration> {
+        self.base.map(|b| rtt.saturating_sub(b))
+    }
+}
+
+/// What [`LossCheck::classify`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The report is a congestion signal.
+    pub congestion: bool,
+    /// The queue it measured (loss sample or smoothed RTT, less the base), once a base is known.
+    pub queue: Option<Duration>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_micros(ms * 1000)
+    }
+
+    fn seq(v: u32) -> SeqNo {
+        SeqNo::new(v)
+    }
+
+    /// A check with a ring, base RTT `base_ms` from an ACK sample at time `base_ms`, and
+    /// packets 1..=`sent` sent at that time.
+    fn with_base(base_ms: u64, sent: u32) -> LossCheck {
+        let mut c = LossCheck::new();
+        c.init(at(0), 1 << 16);
+        c.on_sent(at(0), seq(0), false);
+        c.on_ack(at(base_ms), seq(1), MS * base_ms as u32);
+        for s in 1..=sent {
+            c.on_sent(at(base_ms), seq(s), false);
+        }
+        c
+    }
+
+    /// Send `seq` at `sent_ms` and report `seq - 1` lost when the NAK comes back at `nak_ms`.
+    fn loss_seen(c: &mut LossCheck, seq_after: u32, sent_ms: u64, nak_ms: u64, rtt: Duration) -> Verdict {
+        c.on_sent(at(sent_ms), seq(seq_after), false);
+        c.classify(at(nak_ms), rtt, &[(seq(seq_after - 1), seq(seq_after - 1))])
+    }
+
+    #[test]
+    fn without_a_sample_every_loss_is_congestion() {
+        let mut c = LossCheck::new();
+        assert_eq!(c.base_rtt(), None);
+        assert!(c.classify(at(1), Duration::ZERO, &[(seq(3), seq(3))]).congestion);
+    }
+
+    #[test]
+    fn times_one_packet_at_a_time_and_keeps_the_minimum() {
+        let mut c = LossCheck::new();
+        c.on_sent(at(0), seq(10), false);
+        c.on_sent(at(1), seq(11), false); // not timed: one sample at a time
+        c.on_ack(at(30), seq(10), 30 * MS); // 10 not acknowledged yet
+        assert_eq!(c.base_rtt(), None);
+        c.on_ack(at(40), seq(12), 40 * MS);
+        assert_eq!(c.base_rtt(), Some(40 * MS));
+        c.on_sent(at(50), seq(12), false);
+        c.on_ack(at(75), seq(13), 30 * MS);
+        assert_eq!(c.base_rtt(), Some(25 * MS));
+        c.on_sent(at(80), seq(13), false);
+        c.on_ack(at(200), seq(14), 30 * MS); // a late sample does not raise the base
+        assert_eq!(c.base_rtt(), Some(25 * MS));
+    }
+
+    #[test]
+    fn a_retransmission_cancels_the_ack_sample() {
+        let mut c = LossCheck::new();
+        c.on_sent(at(0), seq(5), false);
+        c.on_sent(at(20), seq(5), true);
+        c.on_ack(at(25), seq(6), 25 * MS);
+        assert_eq!(c.base_rtt(), None, "the ACK may be for either copy");
+        c.on_sent(at(30), seq(4), true); // retransmissions are never timed
+        c.on_sent(at(31), seq(6), false);
+        c.on_ack(at(41), seq(7), 10 * MS);
+        assert_eq!(c.base_rtt(), Some(10 * MS));
+    }
+
+    #[test]
+    fn sequence_numbers_wrap() {
+        let mut c = LossCheck::new();
+        c.init(at(0), 64);
+        let last = SeqNo::new(crate::seq::SEQ_MAX);
+        c.on_sent(at(0), last, false);
+        c.on_ack(at(7), last.next(), 7 * MS);
+        assert_eq!(c.base_rtt(), Some(7 * MS));
+        c.on_sent(at(10), last.next(), false);
+        let v = c.classify(at(15), 7 * MS, &[(last, last)]);
+        assert_eq!(c.base_rtt(), Some(5 * MS), "the NAK sample of the packet after the wrap");
+        assert_eq!(v.queue, Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_loss_without_a_queue_is_a_link_error() {
+        let mut c = with_base(100, 1000);
+        assert_eq!(c.threshold(), Some(MS));
+        let v = loss_seen(&mut c, 2000, 200, 300, 100 * MS);
+        assert_eq!(v, Verdict { congestion: false, queue: Some(Duration::ZERO) });
+        let v = loss_seen(&mut c, 2010, 300, 401, 100 * MS);
+        assert!(!v.congestion, "exactly the threshold is no queue");
+        let v = loss_seen(&mut c, 2020, 400, 502, 100 * MS);
+        assert_eq!(v, Verdict { congestion: true, queue: Some(2 * MS) });
+    }
+
+    #[test]
+    fn the_loss_sees_the_queue_of_the_packet_after_it_not_the_smoothed_rtt() {
+        let mut c = with_base(10, 1000);
+        // the smoothed RTT still says 100 ms (its start value); the packet after the loss
+        // came back in 10: no queue
+        assert!(!loss_seen(&mut c, 2000, 20, 30, 100 * MS).congestion);
+        // and the other way round
+        assert!(loss_seen(&mut c, 2010, 40, 60, 10 * MS).congestion);
+    }
+
+    #[test]
+    fn the_threshold_is_half_the_longest_queue_a_loss_saw() {
+        let mut c = with_base(100, 1000);
+        assert!(loss_seen(&mut c, 2000, 200, 380, 100 * MS).congestion); // an 80 ms queue
+        assert_eq!(c.max_queue(), 80 * MS);
+        assert_eq!(c.threshold(), Some(40 * MS));
+        let mut c2 = c.clone();
+        // after the hold of two smoothed RTTs (400 ms)
+        assert!(!loss_seen(&mut c, 2010, 900, 1030, 200 * MS).congestion, "30 ms of 80 is not full");
+        assert!(loss_seen(&mut c2, 2010, 900, 1070, 200 * MS).congestion, "70 ms of 80 is");
+    }
+
+    #[test]
+    fn repeated_reports_are_not_news() {
+        let mut c = with_base(10, 1000);
+        assert!(loss_seen(&mut c, 2000, 20, 40, 10 * MS).congestion);
+        c.on_ack(at(100), seq(1), 10 * MS); // the queue drained: episode over
+        let again = c.classify(at(200), 30 * MS, &[(seq(1999), seq(1999))]);
+        assert!(!again.congestion);
+    }
+
+    #[test]
+    fn after_a_decrease_losses_wait_two_rtts_and_a_draining_queue_is_no_congestion() {
+        let mut c = with_base(10, 100_000);
+        let v = loss_seen(&mut c, 2000, 20, 50, 30 * MS); // 20 ms queue: threshold 10 ms
+        assert!(v.congestion);
+        c.on_decrease(at(50), 30 * MS, v.queue);
+        assert!(!loss_seen(&mut c, 2010, 60, 90, 30 * MS).congestion, "held until 110 ms");
+        // after the hold: a queue a quarter threshold shorter shows the decrease working
+        assert!(!loss_seen(&mut c, 2020, 100, 127, 30 * MS).congestion, "17 ms < 20 - 2.5");
+        assert!(loss_seen(&mut c, 2030, 120, 148, 30 * MS).congestion, "18 ms: still full");
+    }
+
+    #[test]
+    fn a_drained_queue_ends_the_episode() {
+        let mut c = with_base(10, 100_000);
+        let v = loss_seen(&mut c, 2000, 20, 60, 30 * MS); // a 30 ms queue
+        c.on_decrease(at(60), 30 * MS, v.queue);
+        c.on_ack(at(150), seq(1), 12 * MS); // smoothed queue 2 ms: drained
+        assert!(loss_seen(&mut c, 2010, 200, 230, 30 * MS).congestion, "20 ms now counts again");
+    }
+
+    #[test]
+    fn heavy_loss_is_congestion_whatever_the_delay() {
+        let mut c = with_base(10, 300);
+        let burst = |c: &mut LossCheck, from: u32, n: u32| {
+            c.classify(at(20), 10 * MS, &[(seq(from), seq(from + n - 1))]).congestion
+        };
+        assert!(!burst(&mut c, 100, 15), "15 of 300");
+        assert!(burst(&mut c, 120, 1), "16 of 300");
+        // the next window starts clean but remembers the last one's rate for one window
+        c.on_ack(at(30), seq(1), 10 * MS);
+        assert!(burst(&mut c, 130, 1));
+        for s in 0..300 {
+            c.on_sent(at(10), seq(1000 + s), false);
+        }
+        c.on_ack(at(45), seq(1), 10 * MS);
+        assert!(!burst(&mut c, 1100, 1), "1 of at least 300");
+        // a window needs its packets as well as its RTT
+        assert!(!burst(&mut c, 1110, 13));
+        c.on_ack(at(60), seq(1), 10 * MS);
+        assert!(!burst(&mut c, 1130, 1), "15 of 300: the window is still open");
+    }
+}
