@@ -4,16 +4,22 @@
 //! ```text
 //! cargo run --release -p udt-sim --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
 //!     [--time S] [--every S] [--from S] [--flow I] [--cc udt|udt+rc|tcp|...] [--seed N]
+//!     [--rtts MS,MS,...] [--queue PKTS]
 //! ```
+//!
+//! `--rtts` gives every flow its own RTT (the Fig. 4-5 layout: access delays, one flow per RTT,
+//! e.g. `--rtts 0.001,0.01,0.1,1,10,100,1000 --queue 83 --flow 6` for Fig. 4-6's 1 s flow).
 //!
 //! Useful to see why a run of a scenario looks the way it does, e.g. how the period moves
 //! around a loss event (`--every 0.005 --from 29.8`).
 
 use std::process::ExitCode;
 
+use std::time::Duration;
 use udt_sim::engine::AnyNode;
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{ms, secs, DumbbellRun};
+
+use udt_sim::scenario::{ms, secs, DumbbellRun, FlowDef, QueueChoice};
 use udt_sim::CcChoice;
 
 struct Args {
@@ -26,6 +32,8 @@ struct Args {
     flow: usize,
     cc: CcChoice,
     seed: u64,
+    rtts: Vec<f64>,
+    queue: Option<usize>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -39,6 +47,8 @@ fn parse() -> Result<Args, String> {
         flow: 0,
         cc: CcChoice::udt(),
         seed: seed_from_env(1),
+        rtts: Vec::new(),
+        queue: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -54,10 +64,18 @@ fn parse() -> Result<Args, String> {
             "--flow" => a.flow = value()?.parse().map_err(|e| bad(&e))?,
             "--seed" => a.seed = value()?.parse().map_err(|e| bad(&e))?,
             "--cc" => a.cc = CcChoice::parse(&value()?)?,
+            "--queue" => a.queue = Some(value()?.parse().map_err(|e| bad(&e))?),
+            "--rtts" => {
+                a.rtts = value()?
+                    .split(',')
+                    .map(|v| v.trim().parse::<f64>().map_err(|e| bad(&e)))
+                    .collect::<Result<_, _>>()?;
+                a.flows = a.rtts.len();
+            }
             _ => {
                 return Err(
                     "usage: trace [--bw MBPS] [--rtt MS] [--flows N] [--time S] [--every S] [--from S] \
-                            [--flow I] [--cc NAME] [--seed N]"
+                            [--flow I] [--cc NAME] [--seed N] [--rtts MS,MS,...] [--queue PKTS]"
                         .into(),
                 )
             }
@@ -79,6 +97,16 @@ fn main() -> ExitCode {
     };
     let mut run = DumbbellRun::uniform("trace", (a.bw * 1e6) as u64, ms(a.rtt), a.flows, a.cc);
     run.seed = a.seed;
+    if !a.rtts.is_empty() {
+        run.flows = a
+            .rtts
+            .iter()
+            .map(|&r| FlowDef { cc: a.cc, rtt: ms(r), start: Duration::ZERO, stop: None })
+            .collect();
+    }
+    if let Some(q) = a.queue {
+        run.queue = QueueChoice::DropTail(q);
+    }
     let mut net = match run.build() {
         Ok(n) => n,
         Err(e) => {

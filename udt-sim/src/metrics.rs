@@ -7,7 +7,9 @@
 //! * TCP friendliness T: mean throughput of the TCP flows running beside UDT flows over the
 //!   mean throughput of as many TCP flows running alone (the fair share of TCP);
 //! * convergence: time from a flow's start until its throughput first reaches 90% of its fair
-//!   share.
+//!   share;
+//! * max-min fair shares of flows over a network of links (the fair share of a multi-bottleneck
+//!   topology, Fig. 4-9 / 4-10), and Jain's index of throughputs normalised by those shares.
 //!
 //! Invariants: every function is total (empty or all-zero inputs give a defined value, never a
 //! NaN): fairness of nothing is 1, stability of a silent flow is not counted.
@@ -44,6 +46,52 @@ pub fn jain(avgs: &[f64]) -> f64 {
     } else {
         sum * sum / (avgs.len() as f64 * sq)
     }
+}
+
+/// Max-min fair shares by progressive filling: every flow's rate grows at the same pace until a
+/// link it crosses is full, then stays. `paths[f]` lists the indices into `capacities` of the
+/// links flow f crosses. A flow that crosses no link is unconstrained (infinity); indices past
+/// `capacities` are ignored.
+pub fn max_min_shares(capacities: &[f64], paths: &[&[usize]]) -> Vec<f64> {
+    let crosses = |f: usize, l: usize| paths[f].contains(&l);
+    let mut share = vec![0.0; paths.len()];
+    let mut frozen: Vec<bool> = paths.iter().map(|p| !p.iter().any(|&l| l < capacities.len())).collect();
+    let mut left: Vec<f64> = capacities.iter().map(|c| c.max(0.0)).collect();
+    while frozen.iter().any(|f| !f) {
+        let active = |l: usize| (0..paths.len()).filter(|&f| !frozen[f] && crosses(f, l)).count();
+        // The smallest equal increment that fills some link.
+        let step = (0..left.len())
+            .filter(|&l| active(l) > 0)
+            .map(|l| left[l] / active(l) as f64)
+            .fold(f64::INFINITY, f64::min);
+        let full: Vec<usize> =
+            (0..left.len()).filter(|&l| active(l) > 0 && left[l] / active(l) as f64 <= step).collect();
+        let used: Vec<f64> = (0..left.len()).map(|l| step * active(l) as f64).collect();
+        for (rest, used) in left.iter_mut().zip(used) {
+            *rest -= used;
+        }
+        for f in 0..paths.len() {
+            if !frozen[f] {
+                share[f] += step;
+                frozen[f] = full.iter().any(|&l| crosses(f, l));
+            }
+        }
+    }
+    for (f, p) in paths.iter().enumerate() {
+        if !p.iter().any(|&l| l < capacities.len()) {
+            share[f] = f64::INFINITY;
+        }
+    }
+    share
+}
+
+/// Jain's index of `avgs[i] / shares[i]` (Jain's own normalisation by the fair allocation): 1
+/// when every flow gets exactly its share, whatever the shares are. Pairs whose share is not
+/// positive and finite are left out.
+pub fn jain_normalised(avgs: &[f64], shares: &[f64]) -> f64 {
+    let ratios: Vec<f64> =
+        avgs.iter().zip(shares).filter(|(_, &s)| s > 0.0 && s.is_finite()).map(|(&x, &s)| x / s).collect();
+    jain(&ratios)
 }
 
 /// Stability index over per-flow sample series; flows with a zero mean are left out.
@@ -94,5 +142,17 @@ mod tests {
         assert_eq!(friendliness(&[], &[1.0]), None);
         assert_eq!(first_reaching(&[0.0, 50.0, 95.0, 99.0], 0, 0.9, |_| 100.0), Some(2));
         assert_eq!(first_reaching(&[0.0, 50.0], 0, 0.9, |_| 100.0), None);
+    }
+
+    #[test]
+    fn max_min_shares_fill_the_tightest_links_first() {
+        // Fig. 4-9 at x = 80: AB crosses the shared 200 Mb/s link, AC that one and the 80 Mb/s one.
+        assert_eq!(max_min_shares(&[200.0, 80.0], &[&[0], &[0, 1]]), vec![120.0, 80.0]);
+        // A parking lot with a long flow: it gets half of the 10 Mb/s link, the rest fill up.
+        let s = max_min_shares(&[100.0, 10.0, 100.0], &[&[0, 1, 2], &[0], &[1], &[2]]);
+        assert_eq!(s, vec![5.0, 95.0, 5.0, 95.0]);
+        assert_eq!(max_min_shares(&[10.0], &[&[]]), vec![f64::INFINITY]);
+        assert!((jain_normalised(&[90.0, 5.0], &[90.0, 5.0]) - 1.0).abs() < 1e-12);
+        assert!((jain_normalised(&[45.0, 5.0], &[90.0, 5.0]) - jain(&[0.5, 1.0])).abs() < 1e-12);
     }
 }

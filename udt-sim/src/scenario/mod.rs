@@ -17,6 +17,7 @@ mod errors;
 mod exec;
 mod fairness;
 mod friendliness;
+mod parking;
 mod similarity;
 
 use std::path::PathBuf;
@@ -27,6 +28,9 @@ use crate::report::Report;
 
 pub use dumbbell::{run_result, DumbbellRun, FlowDef, QueueChoice};
 pub use exec::{execute, Job};
+pub use parking::{
+    parking_lot_bottleneck, parking_lot_shares, PARKING_LOT_FLOWS, PARKING_LOT_MBPS, TABLE_4_2,
+};
 
 /// Free-form parameters; `None` keeps the scenario's value.
 #[derive(Clone, Debug)]
@@ -200,6 +204,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "fig4-7", about: fairness::FIG4_7, run: fairness::fig4_7 },
     Scenario { name: "fig4-8", about: dynamics::FIG4_8, run: dynamics::fig4_8 },
     Scenario { name: "fig4-9", about: dynamics::FIG4_9, run: dynamics::fig4_9 },
+    Scenario { name: "fig4-10", about: parking::FIG4_10, run: parking::fig4_10 },
     Scenario { name: "fig4-11", about: friendliness::FIG4_11, run: friendliness::fig4_11 },
     Scenario { name: "fig4-12", about: efficiency::FIG4_12, run: efficiency::fig4_12 },
     Scenario { name: "fig4-13", about: friendliness::FIG4_13, run: friendliness::fig4_13 },

@@ -3,7 +3,9 @@
 //! * [`dumbbell`]: n sender/receiver pairs through one bottleneck (Fig. 4-1 when every access
 //!   link is ideal, Fig. 4-5 with per-flow access delays so flows have different RTTs);
 //! * [`two_bottlenecks`]: Fig. 4-9, flows A-B and A-C sharing A's 200 Mb/s link, C behind a
-//!   link of x Mb/s.
+//!   link of x Mb/s;
+//! * [`parking_lot`]: Fig. 4-10, a chain of nodes joined by links of their own capacity, a host
+//!   at every node, so flows can run over any sub-path of the chain.
 
 use std::time::Duration;
 
@@ -73,6 +75,41 @@ pub fn two_bottlenecks(shared: LinkConfig, to_b: LinkConfig, to_c: LinkConfig) -
     topo.duplex(r, b, to_b, to_b, "R-B");
     topo.duplex(r, c, to_c, to_c, "R-C");
     TwoBottlenecks { topo, a, b, c }
+}
+
+/// A parking lot (Fig. 4-10) and its parts.
+#[derive(Debug)]
+pub struct ParkingLot {
+    /// The topology (add flows to it).
+    pub topo: Topology,
+    /// The host at each node of the chain, in chain order.
+    pub hosts: Vec<Vertex>,
+    /// The chain's links in the forward direction: `links[i]` joins node i to node i + 1.
+    pub links: Vec<LinkRef>,
+}
+
+/// Name of the parking lot's i-th forward link (`L1`, `L2`, ...); the way back is `-rev`.
+pub fn parking_link_name(i: usize) -> String {
+    format!("L{}", i + 1)
+}
+
+/// Fig. 4-10: `chain.len() + 1` routers in a line, router i joined to router i + 1 by
+/// `chain[i]` both ways (the way back is a copy, it carries the ACKs of forward flows), and one
+/// host on every router over ideal links (bypassed by the routes, so they cost nothing). A flow
+/// from host i to host j > i crosses links i..j.
+pub fn parking_lot(chain: &[LinkConfig]) -> ParkingLot {
+    let mut topo = Topology::new();
+    let hosts: Vec<Vertex> = (0..=chain.len()).map(|_| topo.host()).collect();
+    let routers: Vec<Vertex> = (0..=chain.len()).map(|_| topo.router()).collect();
+    let mut links = Vec::with_capacity(chain.len());
+    for (i, c) in chain.iter().enumerate() {
+        let (fwd, _) = topo.duplex(routers[i], routers[i + 1], *c, *c, parking_link_name(i));
+        links.push(fwd);
+    }
+    for (i, (&h, &r)) in hosts.iter().zip(&routers).enumerate() {
+        topo.duplex(h, r, LinkConfig::ideal(), LinkConfig::ideal(), format!("host{}", i + 1));
+    }
+    ParkingLot { topo, hosts, links }
 }
 
 /// A DropTail link of `rate_bps`, one-way `delay`, queue max(BDP of `rtt`, 10) packets.
