@@ -33,6 +33,7 @@ mod mux;
 mod options;
 mod stream;
 mod sys;
+mod tx_batch;
 mod udp;
 
 #[cfg(feature = "tokio")]

@@ -29,6 +29,7 @@ use udt_proto::{Instant, SocketId};
 use crate::clock;
 use crate::options::Options;
 use crate::sys::{self, EventFd};
+use crate::tx_batch::{Entry, Flush, TxBatch};
 
 /// Deadlines closer than this are spun for instead of slept for.
 const SPIN: Duration = Duration::from_micros(60);
@@ -422,24 +423,13 @@ impl Mux {
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
             let entry = Entry { header: batch.used..batch.used + t.len, payload: t.payload };
             batch.used += t.len;
-            let size = entry.size();
-            let run = batch.entries.len();
-            let fits = batch.bytes + size <= GSO_MAX_BYTES && run < GSO_MAX_SEGMENTS;
-            if run == 0 || (size == batch.segment && fits) {
-                batch.push(entry);
-            } else if size < batch.segment && fits {
-                // A shorter datagram ends a run.
-                batch.push(entry);
-                if !self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops) {
-                    return;
-                }
-            } else {
-                // Longer, or no room: send the run, then start the next with this datagram. It
-                // joins the batch first, so its header (already in `outbuf`) stays reserved.
-                batch.push(entry);
-                if !self.flush_run(conn, outbuf, batch, run, &dest, drops) {
-                    return;
-                }
+            let n = match batch.add(entry) {
+                Flush::Nothing => continue,
+                Flush::All => batch.entries.len(),
+                Flush::AllButLast => batch.entries.len() - 1,
+            };
+            if !self.flush_run(conn, outbuf, batch, n, &dest, drops) {
+                return;
             }
         }
         self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops);
@@ -505,62 +495,7 @@ impl Mux {
                 at += parts;
             }
         }
-        batch.entries.drain(..n);
-        batch.bytes = batch.entries.iter().map(Entry::size).sum();
-        batch.segment = batch.entries.first().map_or(0, Entry::size);
-        if batch.entries.is_empty() {
-            batch.used = 0;
-        }
+        batch.sent(n);
         ok
     }
 }
-
-/// One datagram of a batch: its header's bytes in the header buffer and, for data, its
-/// payload's range in the connection's send storage.
-#[derive(Clone, Debug)]
-struct Entry {
-    header: std::ops::Range<usize>,
-    payload: Option<std::ops::Range<usize>>,
-}
-
-impl Entry {
-    fn size(&self) -> usize {
-        self.header.len() + self.payload.as_ref().map_or(0, |r| r.len())
-    }
-}
-
-/// Datagrams gathered for one peer (reused across rounds: no allocation per packet). Lives in
-/// the I/O thread only; its iovecs point into buffers borrowed for one `flush_run` call and are
-/// rebuilt each time.
-#[derive(Debug, Default)]
-struct TxBatch {
-    entries: Vec<Entry>,
-    iov: Vec<libc::iovec>,
-    /// Bytes of the header buffer in use.
-    used: usize,
-    /// Datagram size of the run (the first entry's).
-    segment: usize,
-    /// Bytes in the run.
-    bytes: usize,
-}
-
-impl TxBatch {
-    fn clear(&mut self) {
-        self.entries.clear();
-        self.used = 0;
-        self.segment = 0;
-        self.bytes = 0;
-    }
-
-    fn push(&mut self, e: Entry) {
-        if self.entries.is_empty() {
-            self.segment = e.size();
-        }
-        self.bytes += e.size();
-        self.entries.push(e);
-    }
-}
-
-/// Largest GSO send: 64 KB of UDP payload (the kernel also caps segments at 64).
-const GSO_MAX_BYTES: usize = 65_000;
-const GSO_MAX_SEGMENTS: usize = 64;
