@@ -28,6 +28,7 @@ mod async_io;
 mod clock;
 mod error;
 mod file;
+mod landing;
 mod listener;
 mod mux;
 mod options;
