@@ -2,7 +2,8 @@
 //!
 //! A client and a server connect in memory (seeded, virtual time) and start a transfer. The
 //! input is cut into datagrams (`[len: u8][target: u8][bytes]`); each goes to the client, the
-//! server or the server's endpoint, optionally with the destination socket id patched so it
+//! server (as bytes, or as a datagram its receive buffer may keep: `handle_datagram_buf`) or the
+//! server's endpoint, optionally with the destination socket id patched so it
 //! reaches the connection's state machine instead of being routed away. Between datagrams the
 //! connections exchange their real traffic and run their timers. Nothing may panic, and the
 //! data that does arrive must be a prefix of what was written.
@@ -12,6 +13,7 @@
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
+use udt_proto::buffer::RxDatagram;
 use udt_proto::connection::{Config, Connection};
 use udt_proto::endpoint::{DatagramEvent, Endpoint};
 use udt_proto::rng::SplitMix64;
@@ -88,6 +90,7 @@ fuzz_target!(|data: &[u8]| {
         }
         match target & 0x3 {
             0 => client.handle_datagram(now, &dgram),
+            1 if target & 0x8 != 0 => server.handle_datagram_buf(now, &mut RxDatagram::from_bytes(&dgram)),
             1 => server.handle_datagram(now, &dgram),
             _ => {
                 let _ = sep.handle_datagram(now, client_addr, &dgram, &mut out);

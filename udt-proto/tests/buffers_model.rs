@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use udt_proto::buffer::{InsertOutcome, Lookup, RecvBuffer, RecvMsgError, SendBuffer};
+use udt_proto::buffer::{InsertOutcome, Lookup, RecvBuffer, RecvMsgError, RxDatagram, SendBuffer};
 use udt_proto::loss_list::{RecvLossList, SendLossList};
-use udt_proto::packet::{Boundary, DataHeader};
+use udt_proto::packet::{Boundary, DataHeader, DATA_HEADER_LEN};
 use udt_proto::{Instant, MsgNo, SeqNo, SocketId};
 
 struct Rng(Xoshiro256PlusPlus);
@@ -844,6 +844,8 @@ fn recv_buffer_matches_naive_model_on_hostile_input() {
         let mut b = RecvBuffer::new(cap, ps, isn);
         let mut m = naive::Recv::new(cap, ps);
         let msgs = 1 + rng.below(4) as u32;
+        // The driver's reusable landing buffer for inserts without copying.
+        let mut landing = RxDatagram::empty();
         for step in 0..2000 {
             let ctx = format!("seed {seed} step {step} cap {cap} ps {ps}");
             let off: i64 = if rng.chance(30) {
@@ -863,7 +865,26 @@ fn recv_buffer_matches_naive_model_on_hostile_input() {
                         dst: SocketId(0),
                     };
                     let payload = rng.some_bytes(8);
-                    let got = match b.insert(&h, &payload) {
+                    let outcome = if rng.chance(500) {
+                        // Receive into whatever buffer the last swap handed back.
+                        let len = DATA_HEADER_LEN + payload.len();
+                        if landing.capacity() < len {
+                            landing = RxDatagram::with_capacity(DATA_HEADER_LEN + 8);
+                        }
+                        landing.storage_mut()[DATA_HEADER_LEN..len].copy_from_slice(&payload);
+                        landing.set_len(len);
+                        let before = landing.clone();
+                        let outcome = b.insert_datagram(&h, &mut landing);
+                        if outcome == InsertOutcome::Stored {
+                            assert!(landing.is_empty(), "swapped datagram comes back empty: {ctx}");
+                        } else {
+                            assert_eq!(landing, before, "a datagram not stored is left alone: {ctx}");
+                        }
+                        outcome
+                    } else {
+                        b.insert(&h, &payload)
+                    };
+                    let got = match outcome {
                         InsertOutcome::Stored => 0,
                         InsertOutcome::Duplicate => 1,
                         InsertOutcome::BeyondCapacity => 2,

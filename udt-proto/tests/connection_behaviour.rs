@@ -35,6 +35,16 @@ fn message(index: u32, len: usize) -> Vec<u8> {
 
 #[test]
 fn message_mode_ttl_drops_expired_messages_and_delivers_the_rest_intact() {
+    ttl_messages(false);
+}
+
+#[test]
+fn message_mode_ttl_with_kept_datagrams() {
+    // The same with a receive buffer that keeps the datagrams it is handed instead of copying.
+    ttl_messages(true);
+}
+
+fn ttl_messages(owned_server: bool) {
     // A fixed 20 Mb/s rate so that messages leave at once whatever the loss (the native
     // control's collapse under 15% random loss would make them expire in the queue instead).
     let cc = std::sync::Arc::new(udt_proto::cc::FixedFactory { bits_per_sec: 20_000_000 });
@@ -42,6 +52,7 @@ fn message_mode_ttl_drops_expired_messages_and_delivers_the_rest_intact() {
     // 100 ms RTT and 15% loss: a retransmission takes at least an RTT, so 30 ms TTLs expire.
     let link = LinkModel { delay: Duration::from_millis(50), loss: 0.15, ..LinkModel::default() };
     let mut pair = connected_pair(11, link, config);
+    pair.owned_server = owned_server;
     let total = 400u32;
     let mut next = 0u32;
     let mut received: Vec<Vec<u8>> = Vec::new();
@@ -120,6 +131,7 @@ fn message_mode_ttl_drops_expired_messages_and_delivers_the_rest_intact() {
     assert!(sender.total.msgs_dropped_ttl >= 10, "too few drop requests to exercise them");
     assert!(receiver.total.drop_requests_recv > 0);
     assert!(received.len() > total as usize / 2 + 20, "most TTL messages should still arrive");
+    assert_eq!(pair.owned_kept > 0, owned_server, "datagrams kept by the receive buffer");
 }
 
 #[test]

@@ -28,11 +28,13 @@ mod async_io;
 mod clock;
 mod error;
 mod file;
+mod landing;
 mod listener;
 mod mux;
 mod options;
 mod stream;
 mod sys;
+mod tx_batch;
 mod udp;
 
 #[cfg(feature = "tokio")]

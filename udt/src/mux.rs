@@ -7,6 +7,11 @@
 //! an application call (an eventfd). The last few microseconds before a deadline are spun, not
 //! slept, so pacing keeps microsecond precision.
 //!
+//! Received data is copied once between the kernel and the application: the kernel writes each
+//! datagram into a buffer of its own ([`crate::landing`]), the connection's receive buffer keeps
+//! that buffer, and the application's read copies the payload out. Sent data likewise: the
+//! kernel reads payloads straight from the send buffer (GSO iovecs, [`TxBatch`]).
+//!
 //! Lock order: the multiplexer's state, then a connection. Application calls take only their
 //! connection's lock (and the multiplexer's, without a connection lock, to register or accept).
 //! Invariant: the thread runs while a handle (listener or stream) is alive or a connection is
@@ -23,12 +28,15 @@ use std::time::Duration;
 use rand_core::{OsRng, RngCore};
 use udt_proto::connection::{Config, Connection, State};
 use udt_proto::endpoint::{DatagramEvent, Endpoint};
+use udt_proto::packet::Packet;
 use udt_proto::rng::SplitMix64;
 use udt_proto::{Instant, SocketId};
 
 use crate::clock;
+use crate::landing::{Landing, Layout};
 use crate::options::Options;
 use crate::sys::{self, EventFd};
+use crate::tx_batch::{Entry, Flush, TxBatch};
 
 /// Deadlines closer than this are spun for instead of slept for.
 const SPIN: Duration = Duration::from_micros(60);
@@ -100,8 +108,8 @@ pub(crate) struct Mux {
     accept_wakers: Mutex<Vec<std::task::Waker>>,
     local_addr: SocketAddr,
     handles: AtomicUsize,
-    /// The kernel coalesces received datagrams (UDP GRO).
-    gro: bool,
+    /// Datagram size the receive buffers are first laid out for (the configured MSS's).
+    rx_segment: usize,
     /// Sends use UDP GSO; cleared for good at the first refusal.
     gso: std::sync::atomic::AtomicBool,
 }
@@ -117,7 +125,8 @@ impl Mux {
     pub fn bind(addr: SocketAddr, options: &Options) -> io::Result<Arc<Mux>> {
         let socket = crate::udp::bind(addr, options)?;
         let local_addr = socket.local_addr()?;
-        let gro = sys::enable_gro(socket.as_raw_fd());
+        // With GRO the kernel coalesces datagrams; without, each receive returns one.
+        sys::enable_gro(socket.as_raw_fd());
         let mut seed = [0u8; 8];
         OsRng.try_fill_bytes(&mut seed).map_err(|e| io::Error::other(format!("no OS randomness: {e}")))?;
         let endpoint = Endpoint::new(clock::now(), Box::new(SplitMix64::new(u64::from_le_bytes(seed))));
@@ -134,7 +143,7 @@ impl Mux {
             accept_wakers: Mutex::new(Vec::new()),
             local_addr,
             handles: AtomicUsize::new(0),
-            gro,
+            rx_segment: (options.config.mss as usize).saturating_sub(udt_proto::packet::IP_UDP_OVERHEAD),
             gso: std::sync::atomic::AtomicBool::new(true),
         });
         let thread_mux = Arc::clone(&mux);
@@ -256,7 +265,7 @@ impl Mux {
     /// The I/O thread.
     fn run(self: Arc<Self>) {
         sys::set_timer_slack(Duration::from_micros(1));
-        let mut inbuf = vec![0u8; MAX_DATAGRAM];
+        let mut landing = Landing::new(self.rx_segment);
         let mut outbuf = vec![0u8; MAX_DATAGRAM];
         let mut batch = TxBatch::default();
         let mut idle_since_empty: Option<std::time::Instant> = None;
@@ -264,7 +273,7 @@ impl Mux {
             let now = clock::now();
             let next = {
                 let mut st = self.lock_state();
-                self.receive(&mut st, now, &mut inbuf, &mut outbuf);
+                self.receive(&mut st, now, &mut landing, &mut outbuf);
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch);
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
                 if alone && st.conns.is_empty() {
@@ -285,14 +294,11 @@ impl Mux {
     }
 
     /// Receive and route up to `RECV_BATCH` reads (each may hold many coalesced datagrams).
-    fn receive(&self, st: &mut MuxState, now: Instant, inbuf: &mut [u8], outbuf: &mut [u8]) {
+    /// Datagrams that landed aligned go to their connection as buffers it may keep (no copy);
+    /// gathered ones as bytes.
+    fn receive(&self, st: &mut MuxState, now: Instant, landing: &mut Landing, outbuf: &mut [u8]) {
         for _ in 0..RECV_BATCH {
-            let read = if self.gro {
-                sys::recv_coalesced(self.socket.as_raw_fd(), inbuf)
-            } else {
-                self.socket.recv_from(inbuf).map(|(n, from)| (n, from, None))
-            };
-            let (n, from, segment) = match read {
+            let (from, layout) = match landing.receive(self.socket.as_raw_fd()) {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -303,21 +309,51 @@ impl Mux {
                     continue;
                 }
             };
-            let segment = segment.unwrap_or(n).max(1);
-            for datagram in inbuf[..n].chunks(segment) {
-                self.route(st, now, from, datagram, outbuf);
+            match layout {
+                Layout::Aligned(count) => {
+                    let mut k = 0;
+                    while k < count {
+                        let datagram = landing.datagram_mut(k);
+                        k += 1;
+                        let Some(c) = self.route(st, now, from, datagram.bytes(), outbuf) else { continue };
+                        let dst = Packet::peek_destination(datagram.bytes()).filter(|&d| d != SocketId(0));
+                        let mut conn = c.lock();
+                        conn.handle_datagram_buf(now, datagram);
+                        // The rest of the batch for the same socket id, under the same lock: same
+                        // sender, same id, so the endpoint would route them alike.
+                        while k < count && dst.is_some() {
+                            let next = landing.datagram_mut(k);
+                            if Packet::peek_destination(next.bytes()) != dst {
+                                break;
+                            }
+                            conn.handle_datagram_buf(now, next);
+                            k += 1;
+                        }
+                    }
+                }
+                Layout::Gathered { len, segment } => {
+                    for datagram in landing.gathered()[..len].chunks(segment) {
+                        if let Some(c) = self.route(st, now, from, datagram, outbuf) {
+                            c.lock().handle_datagram(now, datagram);
+                        }
+                    }
+                }
             }
         }
     }
 
-    /// Hand one datagram to its connection, the listener, or nobody.
-    fn route(&self, st: &mut MuxState, now: Instant, from: SocketAddr, bytes: &[u8], outbuf: &mut [u8]) {
+    /// Route one datagram: the connection it is for, or `None` when the endpoint handled it
+    /// (a handshake for the listener) or dropped it.
+    fn route<'s>(
+        &self,
+        st: &'s mut MuxState,
+        now: Instant,
+        from: SocketAddr,
+        bytes: &[u8],
+        outbuf: &mut [u8],
+    ) -> Option<&'s ConnShared> {
         match st.endpoint.handle_datagram(now, from, bytes, outbuf) {
-            DatagramEvent::Route(id) => {
-                if let Some(c) = st.conns.get(&id) {
-                    c.lock().handle_datagram(now, bytes);
-                }
-            }
+            DatagramEvent::Route(id) => return st.conns.get(&id).map(|c| &**c),
             DatagramEvent::Accepted(conn) => {
                 let id = conn.local_id();
                 let shared = ConnShared::new(*conn);
@@ -337,6 +373,7 @@ impl Mux {
             }
             DatagramEvent::Dropped => {}
         }
+        None
     }
 
     /// Run timers, transmit, signal the application; returns the earliest deadline.
@@ -422,24 +459,13 @@ impl Mux {
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
             let entry = Entry { header: batch.used..batch.used + t.len, payload: t.payload };
             batch.used += t.len;
-            let size = entry.size();
-            let run = batch.entries.len();
-            let fits = batch.bytes + size <= GSO_MAX_BYTES && run < GSO_MAX_SEGMENTS;
-            if run == 0 || (size == batch.segment && fits) {
-                batch.push(entry);
-            } else if size < batch.segment && fits {
-                // A shorter datagram ends a run.
-                batch.push(entry);
-                if !self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops) {
-                    return;
-                }
-            } else {
-                // Longer, or no room: send the run, then start the next with this datagram. It
-                // joins the batch first, so its header (already in `outbuf`) stays reserved.
-                batch.push(entry);
-                if !self.flush_run(conn, outbuf, batch, run, &dest, drops) {
-                    return;
-                }
+            let n = match batch.add(entry) {
+                Flush::Nothing => continue,
+                Flush::All => batch.entries.len(),
+                Flush::AllButLast => batch.entries.len() - 1,
+            };
+            if !self.flush_run(conn, outbuf, batch, n, &dest, drops) {
+                return;
             }
         }
         self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops);
@@ -505,62 +531,7 @@ impl Mux {
                 at += parts;
             }
         }
-        batch.entries.drain(..n);
-        batch.bytes = batch.entries.iter().map(Entry::size).sum();
-        batch.segment = batch.entries.first().map_or(0, Entry::size);
-        if batch.entries.is_empty() {
-            batch.used = 0;
-        }
+        batch.sent(n);
         ok
     }
 }
-
-/// One datagram of a batch: its header's bytes in the header buffer and, for data, its
-/// payload's range in the connection's send storage.
-#[derive(Clone, Debug)]
-struct Entry {
-    header: std::ops::Range<usize>,
-    payload: Option<std::ops::Range<usize>>,
-}
-
-impl Entry {
-    fn size(&self) -> usize {
-        self.header.len() + self.payload.as_ref().map_or(0, |r| r.len())
-    }
-}
-
-/// Datagrams gathered for one peer (reused across rounds: no allocation per packet). Lives in
-/// the I/O thread only; its iovecs point into buffers borrowed for one `flush_run` call and are
-/// rebuilt each time.
-#[derive(Debug, Default)]
-struct TxBatch {
-    entries: Vec<Entry>,
-    iov: Vec<libc::iovec>,
-    /// Bytes of the header buffer in use.
-    used: usize,
-    /// Datagram size of the run (the first entry's).
-    segment: usize,
-    /// Bytes in the run.
-    bytes: usize,
-}
-
-impl TxBatch {
-    fn clear(&mut self) {
-        self.entries.clear();
-        self.used = 0;
-        self.segment = 0;
-        self.bytes = 0;
-    }
-
-    fn push(&mut self, e: Entry) {
-        if self.entries.is_empty() {
-            self.segment = e.size();
-        }
-        self.bytes += e.size();
-        self.entries.push(e);
-    }
-}
-
-/// Largest GSO send: 64 KB of UDP payload (the kernel also caps segments at 64).
-const GSO_MAX_BYTES: usize = 65_000;
-const GSO_MAX_SEGMENTS: usize = 64;

@@ -1,5 +1,6 @@
-//! The few Linux calls std does not offer: an eventfd to wake the I/O thread, and `ppoll` to
-//! sleep until a socket is readable, the eventfd fires, or a nanosecond-precision timeout passes.
+//! The few Linux calls std does not offer: an eventfd to wake the I/O thread, `ppoll` to sleep
+//! until a socket is readable, the eventfd fires, or a nanosecond-precision timeout passes, and
+//! `sendmsg` / `recvmsg` with iovecs and UDP GSO / GRO control messages.
 //!
 //! This is the only module with `unsafe` code. Each block is a single libc call on file
 //! descriptors this module owns or borrows for the duration of the call, with buffers whose
@@ -173,10 +174,12 @@ pub fn enable_gro(fd: RawFd) -> bool {
     set_int_option(fd, libc::SOL_UDP, UDP_GRO, 1).is_ok()
 }
 
-/// One receive: the bytes, the sender, and the segment size when the kernel coalesced several
-/// datagrams of that size into `buf` (GRO).
-pub fn recv_coalesced(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, std::net::SocketAddr, Option<usize>)> {
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+/// One receive, scattered over `bufs` in order: the bytes received, the sender, and the segment
+/// size when the kernel coalesced several datagrams of that size (GRO; the last may be shorter).
+pub fn recv_scatter(
+    fd: RawFd,
+    bufs: &mut [io::IoSliceMut<'_>],
+) -> io::Result<(usize, std::net::SocketAddr, Option<usize>)> {
     // SAFETY: sockaddr_storage is plain data; zero is a valid value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut control = [0u64; 8];
@@ -184,11 +187,13 @@ pub fn recv_coalesced(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, std::net:
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_name = (&mut storage as *mut libc::sockaddr_storage).cast();
     msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
+    // `IoSliceMut` is guaranteed ABI-compatible with `iovec` on Unix (std documentation).
+    msg.msg_iov = bufs.as_mut_ptr().cast::<libc::iovec>();
+    msg.msg_iovlen = bufs.len();
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = std::mem::size_of_val(&control);
-    // SAFETY: every pointer in `msg` refers to live memory of the stated length.
+    // SAFETY: every pointer in `msg` refers to live memory of the stated length: the iovecs are
+    // the caller's `IoSliceMut`s, which borrow their buffers mutably for this call.
     let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
     if n < 0 {
         return Err(io::Error::last_os_error());

@@ -1,12 +1,17 @@
 //! Protocol buffers: what the application wrote and the peer has not acknowledged
-//! ([`SendBuffer`]), and what arrived and the application has not read ([`RecvBuffer`]).
+//! ([`SendBuffer`]), and what arrived and the application has not read ([`RecvBuffer`]), which
+//! keeps arriving packets in their own [`RxDatagram`]s.
 //!
-//! Both are rings of fixed-size packet slots allocated once, so the hot path never allocates:
-//! a payload is copied once into the send buffer by `write`, once out of it into the datagram;
-//! once into the receive buffer on arrival, once out by `read`.
+//! Both are rings of packet slots, so the hot path never allocates: a payload is copied once
+//! into the send buffer by `write`, once out of it into the datagram (or not at all, when a
+//! driver hands the kernel iovecs into the send storage); on arrival the receive buffer takes
+//! the datagram the driver received into (or copies the payload in, when given a byte slice),
+//! and `read` copies it out once.
 
+pub mod datagram;
 pub mod recv;
 pub mod send;
 
+pub use datagram::RxDatagram;
 pub use recv::{InsertOutcome, RecvBuffer, RecvMsgError};
 pub use send::{Lookup, OutPacket, SendBuffer, WriteMsgError};

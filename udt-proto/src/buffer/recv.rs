@@ -11,8 +11,18 @@
 //! in-order flag is clear anywhere in the buffer, or, in sequence order, a complete in-order
 //! message once everything before it is resolved.
 //!
-//! Storage: one `Vec<u8>` of `capacity_pkts * payload_size` bytes and one metadata record per
-//! slot, a ring allocated once by [`RecvBuffer::new`]; nothing allocates afterwards.
+//! Storage: a ring of one metadata record and one [`RxDatagram`] per slot, and a stack of spare
+//! datagram buffers, allocated by [`RecvBuffer::new`]. A slot holding a packet owns the whole
+//! datagram, its payload after the [`DATA_HEADER_LEN`]-byte header; any other slot holds an empty
+//! datagram without storage. When a packet is consumed or discarded its buffer goes onto the
+//! spare stack. [`RecvBuffer::insert_datagram`] stores an arriving datagram by taking it and
+//! handing the caller the most recently freed spare in exchange (still in the CPU's caches, so
+//! the next receive into it is cheap), or an empty one when there is none: no copy, no
+//! allocation. [`RecvBuffer::insert`] copies a payload into a spare (allocating only when there
+//! is none). Reads copy payloads out to the caller: between a driver that receives into
+//! datagrams and the application, each payload byte is copied once. Every buffer is in a Data
+//! slot or on the spare stack, and buffers are added only while the stack is empty, so there are
+//! at most `capacity` of them and the stack never reallocates.
 //!
 //! Message assembly: each stored packet learns the sequence number of its message's first packet
 //! once every packet from that first one up to it is present (a *chain*, propagated forwards
@@ -29,7 +39,8 @@
 
 use std::fmt;
 
-use crate::packet::{Boundary, DataHeader};
+use super::RxDatagram;
+use crate::packet::{Boundary, DataHeader, DATA_HEADER_LEN};
 use crate::seq::{MsgNo, SeqNo};
 
 /// What happened to an arriving packet.
@@ -128,8 +139,11 @@ enum Front {
 
 /// The receive buffer.
 pub struct RecvBuffer {
-    /// Payload bytes: physical slot `i` at `i * payload_size..`.
-    data: Vec<u8>,
+    /// Packets: physical slot `i`'s datagram while it holds Data (its payload at
+    /// `DATA_HEADER_LEN..DATA_HEADER_LEN + len`), otherwise empty without storage.
+    packets: Vec<RxDatagram>,
+    /// Buffers of consumed packets, the most recently freed on top.
+    spare: Vec<RxDatagram>,
     /// Ring of slots; offset 0 (sequence `base`) is at physical index `start`.
     slots: Vec<Slot>,
     payload_size: usize,
@@ -166,12 +180,13 @@ impl fmt::Debug for RecvBuffer {
 impl RecvBuffer {
     /// A buffer of `capacity_pkts` slots of `payload_size` bytes; `first_seq` is the first
     /// sequence number the peer will send. The capacity is clamped to [`MAX_CAPACITY_PKTS`]
-    /// (and so that the byte size fits `isize`).
+    /// (and so that the byte size fits `isize`). Slots start without payload storage.
     pub fn new(capacity_pkts: usize, payload_size: usize, first_seq: SeqNo) -> Self {
         let max_by_bytes = (isize::MAX as usize).checked_div(payload_size).unwrap_or(usize::MAX);
         let cap = capacity_pkts.min(MAX_CAPACITY_PKTS).min(max_by_bytes);
         RecvBuffer {
-            data: vec![0; cap * payload_size],
+            packets: std::iter::repeat_with(RxDatagram::empty).take(cap).collect(),
+            spare: Vec::with_capacity(cap),
             slots: vec![Slot::EMPTY; cap],
             payload_size,
             base: first_seq,
@@ -272,6 +287,11 @@ impl RecvBuffer {
                 }
                 if off < self.contig {
                     self.contig_bytes -= s.len - s.read_off;
+                }
+                let i = self.phys(off);
+                let buf = std::mem::take(&mut self.packets[i]);
+                if buf.capacity() > 0 && self.spare.len() < self.spare.capacity() {
+                    self.spare.push(buf);
                 }
             }
             State::Empty => {
@@ -413,29 +433,33 @@ impl RecvBuffer {
         (first..=last).map(|off| self.slot(off).len).sum()
     }
 
-    // ---- public API ----------------------------------------------------------------------
+    /// The payload of the Data slot at physical index `i`, from byte `from`.
+    fn payload_from(&self, i: usize, from: usize) -> &[u8] {
+        &self.packets[i].bytes()[DATA_HEADER_LEN + from..DATA_HEADER_LEN + self.slots[i].len]
+    }
 
-    /// Store an arriving packet (payload longer than the slot size is truncated to it: the
-    /// connection drops such packets before calling).
-    pub fn insert(&mut self, header: &DataHeader, payload: &[u8]) -> InsertOutcome {
+    /// The physical slot `header` goes to, or why it is not stored.
+    fn claim(&self, header: &DataHeader) -> Result<usize, InsertOutcome> {
         let d = header.seq.diff(self.base);
         if d < 0 {
-            return InsertOutcome::Duplicate;
+            return Err(InsertOutcome::Duplicate);
         }
         let off = d as usize;
         if off >= self.slots.len() {
-            return InsertOutcome::BeyondCapacity;
+            return Err(InsertOutcome::BeyondCapacity);
         }
         let i = self.phys(off);
         if self.slots[i].state != State::Empty {
-            return InsertOutcome::Duplicate;
+            return Err(InsertOutcome::Duplicate);
         }
-        let n = payload.len().min(self.payload_size);
-        let at = i * self.payload_size;
-        self.data[at..at + n].copy_from_slice(&payload[..n]);
+        Ok(i)
+    }
+
+    /// Record the packet whose `len` payload bytes are now in physical slot `i`.
+    fn store(&mut self, i: usize, header: &DataHeader, len: usize) -> InsertOutcome {
         self.slots[i] = Slot {
             state: State::Data,
-            len: n,
+            len,
             read_off: 0,
             msg: header.msg,
             boundary: header.boundary,
@@ -446,11 +470,45 @@ impl RecvBuffer {
         if !header.seq.is_before(self.max_end) {
             self.max_end = header.seq.next();
         }
+        let off = header.seq.diff(self.base) as usize;
         self.link(off);
         if off == self.contig {
             self.extend_contig();
         }
         InsertOutcome::Stored
+    }
+
+    // ---- public API ----------------------------------------------------------------------
+
+    /// Store an arriving packet by copying its payload (payload longer than the slot size is
+    /// truncated to it: the connection drops such packets before calling).
+    pub fn insert(&mut self, header: &DataHeader, payload: &[u8]) -> InsertOutcome {
+        let i = match self.claim(header) {
+            Ok(i) => i,
+            Err(outcome) => return outcome,
+        };
+        let n = payload.len().min(self.payload_size);
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.write_at(DATA_HEADER_LEN, &payload[..n], DATA_HEADER_LEN + self.payload_size);
+        self.packets[i] = buf;
+        self.store(i, header, n)
+    }
+
+    /// Store an arriving packet without copying it: `datagram` is the whole packet (`header`
+    /// parsed from it, the payload after [`DATA_HEADER_LEN`] bytes, truncated to the slot size
+    /// like [`insert`](Self::insert)). When stored, the buffer is kept and `datagram` is
+    /// replaced by the most recently freed spare buffer, empty, or by an empty datagram without
+    /// storage when there is none; otherwise `datagram` is left as it was.
+    pub fn insert_datagram(&mut self, header: &DataHeader, datagram: &mut RxDatagram) -> InsertOutcome {
+        let i = match self.claim(header) {
+            Ok(i) => i,
+            Err(outcome) => return outcome,
+        };
+        let n = datagram.len().saturating_sub(DATA_HEADER_LEN).min(self.payload_size);
+        let mut back = self.spare.pop().unwrap_or_default();
+        back.set_len(0);
+        self.packets[i] = std::mem::replace(datagram, back);
+        self.store(i, header, n)
     }
 
     /// Mark `first..end_exclusive` resolved without data (message drop request); numbers
@@ -506,8 +564,7 @@ impl RecvBuffer {
             let s = self.slots[i];
             if s.is_data() {
                 let n = (s.len - s.read_off).min(out.len() - copied);
-                let at = i * self.payload_size + s.read_off;
-                out[copied..copied + n].copy_from_slice(&self.data[at..at + n]);
+                out[copied..copied + n].copy_from_slice(&self.payload_from(i, s.read_off)[..n]);
                 copied += n;
                 self.contig_bytes -= n;
                 self.slots[i].read_off += n;
@@ -559,8 +616,7 @@ impl RecvBuffer {
         for off in first..=last {
             let i = self.phys(off);
             let n = self.slots[i].len;
-            let src = i * self.payload_size;
-            out[at..at + n].copy_from_slice(&self.data[src..src + n]);
+            out[at..at + n].copy_from_slice(self.payload_from(i, 0));
             at += n;
             self.resolve(off);
         }
@@ -835,6 +891,96 @@ mod tests {
         assert_eq!(b.free_packets(), 0);
         assert_eq!(read_msg(&mut b), None);
         assert_eq!(b.free_packets(), 8);
+    }
+
+    /// A datagram as a driver would receive it: a (here blank) header, then the payload.
+    fn datagram(payload: &[u8], capacity: usize) -> RxDatagram {
+        let mut d = RxDatagram::with_capacity(capacity);
+        let len = DATA_HEADER_LEN + payload.len();
+        d.storage_mut()[DATA_HEADER_LEN..len].copy_from_slice(payload);
+        d.set_len(len);
+        d
+    }
+
+    #[test]
+    fn insert_datagram_keeps_the_buffer_and_hands_back_the_latest_spare() {
+        let mut b = RecvBuffer::new(2, 4, s(0));
+        let mut d = datagram(b"abcd", 32);
+        let first = d.storage().as_ptr();
+        assert_eq!(b.insert_datagram(&solo(0), &mut d), InsertOutcome::Stored);
+        // No spare yet: the driver gets an empty datagram without storage back.
+        assert!(d.is_empty());
+        assert_eq!(d.capacity(), 0);
+        // The payload was not copied: the slot holds the very buffer received into.
+        assert_eq!(b.packets[b.phys(0)].storage().as_ptr(), first);
+        let mut e = datagram(b"ef", 32);
+        let second = e.storage().as_ptr();
+        assert_eq!(b.insert_datagram(&solo(1), &mut e), InsertOutcome::Stored);
+        let mut out = [0u8; 3];
+        assert_eq!(b.read_stream(&mut out), 3);
+        assert_eq!(&out, b"abc");
+        // Slot 0 is still partly unread: sequence 2 is beyond capacity, and left alone.
+        let mut f = datagram(b"gh", 32);
+        let before = f.clone();
+        assert_eq!(b.insert_datagram(&solo(2), &mut f), InsertOutcome::BeyondCapacity);
+        assert_eq!(f, before);
+        assert_eq!(b.insert_datagram(&solo(1), &mut f), InsertOutcome::Duplicate);
+        assert_eq!(f, before);
+        let mut out = [0u8; 8];
+        assert_eq!(b.read_stream(&mut out), 3);
+        assert_eq!(&out[..3], b"def");
+        // Both buffers are spares now; the one freed last comes back first, emptied.
+        assert_eq!(b.insert_datagram(&solo(2), &mut f), InsertOutcome::Stored);
+        assert!(f.is_empty());
+        assert_eq!(f.storage().as_ptr(), second);
+        let mut g = datagram(b"ij", 32);
+        assert_eq!(b.insert_datagram(&solo(3), &mut g), InsertOutcome::Stored);
+        assert_eq!(g.storage().as_ptr(), first);
+        assert_eq!(b.read_stream(&mut out), 4);
+        assert_eq!(&out[..4], b"ghij");
+        // Discarded packets free their buffers too.
+        let mut h = datagram(b"kl", 32);
+        let third = h.storage().as_ptr();
+        assert_eq!(b.insert_datagram(&solo(5), &mut h), InsertOutcome::Stored);
+        b.drop_range(s(4), s(6));
+        let mut k = datagram(b"mn", 32);
+        assert_eq!(b.insert_datagram(&solo(6), &mut k), InsertOutcome::Stored);
+        assert_eq!(k.storage().as_ptr(), third);
+    }
+
+    #[test]
+    fn insert_datagram_truncates_to_the_slot_size_like_insert() {
+        let mut b = RecvBuffer::new(4, 4, s(0));
+        let mut d = datagram(b"123456", 64);
+        assert_eq!(b.insert_datagram(&solo(0), &mut d), InsertOutcome::Stored);
+        assert_eq!(b.readable_bytes(), 4);
+        // A datagram with a header only (the connection drops those first) stores nothing.
+        let mut h = datagram(b"", 64);
+        assert_eq!(b.insert_datagram(&solo(1), &mut h), InsertOutcome::Stored);
+        assert_eq!(b.readable_bytes(), 4);
+        let mut out = [0u8; 8];
+        assert_eq!(b.read_stream(&mut out), 4);
+        assert_eq!(&out[..4], b"1234");
+    }
+
+    #[test]
+    fn messages_mix_copied_and_swapped_packets_out_of_order() {
+        let mut b = RecvBuffer::new(8, 4, s(0));
+        b.insert(&hdr(2, Last, 1, true), b"ij");
+        let mut d = datagram(b"abcd", 20);
+        assert_eq!(b.insert_datagram(&hdr(0, First, 1, true), &mut d), InsertOutcome::Stored);
+        assert_eq!(read_msg(&mut b), None);
+        let mut d = datagram(b"efgh", 20);
+        assert_eq!(b.insert_datagram(&hdr(1, Middle, 1, true), &mut d), InsertOutcome::Stored);
+        assert_eq!(read_msg(&mut b).unwrap(), b"abcdefghij");
+        // Slot 0's buffer, given to `insert` later, is reused in place.
+        let mut d = datagram(b"zz", 20);
+        assert_eq!(b.insert_datagram(&hdr(3, Solo, 2, false), &mut d), InsertOutcome::Stored);
+        b.insert(&hdr(8, Solo, 3, false), b"yy"); // slot 0 again
+        assert_eq!(read_msg(&mut b).unwrap(), b"zz");
+        assert_eq!(b.insert(&hdr(5, Solo, 4, false), b"x"), InsertOutcome::Stored);
+        assert_eq!(read_msg(&mut b).unwrap(), b"x");
+        assert_eq!(read_msg(&mut b).unwrap(), b"yy");
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //!
 //! A driver (runtime, simulator, test) owns a [`Connection`] and a UDP path to its peer:
 //!
-//! 1. Every datagram from the peer goes to [`Connection::handle_datagram`] with the current time.
-//!    The driver (or [`crate::endpoint::Endpoint`]) has already matched the source address.
+//! 1. Every datagram from the peer goes to [`Connection::handle_datagram`] with the current time
+//!    (or to [`Connection::handle_datagram_buf`], which may keep the buffer instead of copying
+//!    the payload). The driver (or [`crate::endpoint::Endpoint`]) has already matched the source
+//!    address.
 //! 2. When the time returned by [`Connection::poll_timeout`] is reached (a time in the past means
 //!    "now"), it calls [`Connection::handle_timeout`].
 //! 3. After either call, and after any application call (`write`, `read`, `close`, ...), it calls
@@ -45,7 +47,7 @@ use std::time::Duration;
 
 use rand_core::RngCore;
 
-use crate::buffer::{RecvBuffer, SendBuffer};
+use crate::buffer::{RecvBuffer, RxDatagram, SendBuffer};
 use crate::cc::{CcContext, CongestionControl, CustomMessage};
 use crate::packet::{Ack, DropRequest, Handshake, Packet};
 use crate::seq::{AckNo, MsgNo, SeqNo, SocketId};
@@ -68,6 +70,23 @@ const MIN_EXP: Duration = Duration::from_millis(300);
 const MIN_OVERRIDE: Duration = Duration::from_millis(1);
 /// Light ACK every this many packets between full ACKs (UDT4 `m_iSelfClockInterval`).
 const LIGHT_ACK_EVERY: u32 = 64;
+
+/// An arriving datagram: borrowed bytes (the payload is copied when stored) or a datagram the
+/// receive buffer may take.
+#[derive(Debug)]
+enum Incoming<'a> {
+    Bytes(&'a [u8]),
+    Datagram(&'a mut RxDatagram),
+}
+
+impl Incoming<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Incoming::Bytes(b) => b,
+            Incoming::Datagram(d) => d.bytes(),
+        }
+    }
+}
 
 /// How the connection was set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -337,9 +356,22 @@ impl Connection {
 
     // ----- inputs -----
 
-    /// A datagram from the peer arrived at `now`.
+    /// A datagram from the peer arrived at `now` (a data payload is copied into the receive
+    /// buffer).
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
-        let packet = match Packet::parse(bytes) {
+        self.handle_incoming(now, Incoming::Bytes(bytes));
+    }
+
+    /// Like [`handle_datagram`](Self::handle_datagram), without copying: a data packet that is
+    /// stored is swapped into the receive buffer, and `datagram` comes back holding an empty
+    /// buffer (possibly without storage) for the driver to receive into next. Any other datagram
+    /// is left as it was.
+    pub fn handle_datagram_buf(&mut self, now: Instant, datagram: &mut RxDatagram) {
+        self.handle_incoming(now, Incoming::Datagram(datagram));
+    }
+
+    fn handle_incoming(&mut self, now: Instant, incoming: Incoming<'_>) {
+        let packet = match Packet::parse(incoming.bytes()) {
             Ok(p) => p,
             Err(e) => {
                 tracing::debug!(error = %e, "dropping malformed datagram");
@@ -351,13 +383,13 @@ impl Connection {
             return;
         }
         match packet {
-            Packet::Data(header, payload) => {
+            Packet::Data(header, _) => {
                 if self.state != State::Connected || header.dst != self.local_id {
                     self.stats.total.dropped_invalid += 1;
                     return;
                 }
                 self.note_response(now);
-                self.handle_data(now, &header, payload);
+                self.handle_data(now, &header, incoming);
             }
             Packet::Control(ctrl) => {
                 use crate::packet::Control;

@@ -11,9 +11,9 @@
 
 use std::time::Duration;
 
-use super::{Connection, PendingControl, Timer, LIGHT_ACK_EVERY, SYN};
+use super::{Connection, Incoming, PendingControl, Timer, LIGHT_ACK_EVERY, SYN};
 use crate::buffer::InsertOutcome;
-use crate::packet::{Ack, AckInfo, AckRates, DataHeader, DropRequest};
+use crate::packet::{Ack, AckInfo, AckRates, DataHeader, DropRequest, DATA_HEADER_LEN};
 use crate::seq::{AckNo, SeqNo};
 use crate::time::Instant;
 
@@ -21,10 +21,12 @@ use crate::time::Instant;
 const MAX_REREPORT_RANGES: usize = 1024;
 
 impl Connection {
-    /// A data packet for us arrived.
-    pub(super) fn handle_data(&mut self, now: Instant, header: &DataHeader, payload: &[u8]) {
+    /// A data packet for us arrived: `header` parsed from `incoming`, its payload after the
+    /// header.
+    pub(super) fn handle_data(&mut self, now: Instant, header: &DataHeader, incoming: Incoming<'_>) {
         let payload_size = super::Config::payload_size(self.mss);
-        if payload.is_empty() || payload.len() > payload_size {
+        let payload_len = incoming.bytes().len().saturating_sub(DATA_HEADER_LEN);
+        if payload_len == 0 || payload_len > payload_size {
             self.stats.total.dropped_invalid += 1;
             return;
         }
@@ -33,9 +35,13 @@ impl Connection {
         self.stats.total.pkts_recv += 1;
         rx.arrivals.on_arrival(header.seq, now);
         let seq = header.seq;
-        match rx.buf.insert(header, payload) {
+        let outcome = match incoming {
+            Incoming::Bytes(bytes) => rx.buf.insert(header, &bytes[DATA_HEADER_LEN..]),
+            Incoming::Datagram(datagram) => rx.buf.insert_datagram(header, datagram),
+        };
+        match outcome {
             InsertOutcome::Stored => {
-                self.stats.total.bytes_recv += payload.len() as u64;
+                self.stats.total.bytes_recv += payload_len as u64;
                 // Loss detection on arrival (thesis Fig. 2-5 step 4).
                 let expected = rx.largest.next();
                 if seq.is_after(expected) {
@@ -69,7 +75,7 @@ impl Connection {
         rx.pkts_since_ack += 1;
         let ack_interval = self.cc.ack_interval();
         let full_now =
-            ack_interval.is_some_and(|n| n > 0 && rx.pkts_since_ack >= n) || payload.len() < payload_size;
+            ack_interval.is_some_and(|n| n > 0 && rx.pkts_since_ack >= n) || payload_len < payload_size;
         if full_now {
             self.send_full_ack(now);
         } else if rx.pkts_since_ack >= LIGHT_ACK_EVERY * rx.light_acks {

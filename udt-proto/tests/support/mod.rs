@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use udt_proto::buffer::RxDatagram;
 use udt_proto::connection::{Config, Connection, Event, State};
 use udt_proto::endpoint::{DatagramEvent, Endpoint};
 use udt_proto::Instant;
@@ -108,6 +109,13 @@ pub struct Pair {
     pub filter: Option<Filter>,
     /// The client transmits with `poll_transmit_ref` (header + payload range, no copy).
     pub vectored_client: bool,
+    /// The server receives with `handle_datagram_buf`, like a runtime receiving into buffers its
+    /// receive buffer may keep (no copy).
+    pub owned_server: bool,
+    /// The server's landing buffer (when `owned_server`).
+    landing: RxDatagram,
+    /// Datagrams the server's receive buffer kept (when `owned_server`).
+    pub owned_kept: u64,
 }
 
 pub const CLIENT: &str = "127.0.0.1:5000";
@@ -149,6 +157,9 @@ impl Pair {
             buf: vec![0u8; 65_536],
             filter: None,
             vectored_client: false,
+            owned_server: false,
+            landing: RxDatagram::empty(),
+            owned_kept: 0,
         }
     }
 
@@ -303,7 +314,26 @@ impl Pair {
                 match ep.handle_datagram(now, from, bytes, &mut out) {
                     DatagramEvent::Route(id) => {
                         if let Some(s) = self.server.as_mut().filter(|s| s.local_id() == id) {
-                            s.handle_datagram(now, bytes);
+                            if self.owned_server {
+                                // As the kernel would: into whatever buffer came back last time.
+                                if self.landing.capacity() < bytes.len() {
+                                    self.landing = RxDatagram::with_capacity(bytes.len());
+                                }
+                                self.landing.storage_mut()[..bytes.len()].copy_from_slice(bytes);
+                                self.landing.set_len(bytes.len());
+                                s.handle_datagram_buf(now, &mut self.landing);
+                                if self.landing.is_empty() {
+                                    self.owned_kept += 1;
+                                } else {
+                                    assert_eq!(
+                                        self.landing.bytes(),
+                                        bytes,
+                                        "a datagram not kept is left alone"
+                                    );
+                                }
+                            } else {
+                                s.handle_datagram(now, bytes);
+                            }
                         }
                     }
                     DatagramEvent::Accepted(conn) => {
