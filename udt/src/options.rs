@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use udt_proto::cc::{CcFactory, CcSpecError};
+use udt_proto::cc::{CcFactory, CcSpecError, NativeConfig, NativeFactory};
 pub use udt_proto::connection::{Config, Mode};
 
 /// Options of a UDT socket.
@@ -29,7 +29,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            config: Config::default(),
+            config: Config { cc: default_congestion_control(), ..Config::default() },
             udp_recv_buffer: 12_288_000,
             udp_send_buffer: 4 << 20,
             read_timeout: None,
@@ -37,6 +37,12 @@ impl Default for Options {
             reuse_address: true,
         }
     }
+}
+
+/// The runtime's default congestion control: UDT native with the delay-checked loss response
+/// (`udt`, i.e. `udt:delay=true`; `udt:delay=false` is UDT4's algorithm exactly).
+fn default_congestion_control() -> Arc<dyn CcFactory> {
+    Arc::new(NativeFactory(NativeConfig { delay_check: true, ..NativeConfig::default() }))
 }
 
 impl Options {

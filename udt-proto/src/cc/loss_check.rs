@@ -109,7 +109,8 @@ impl LossCheck {
             let mask = self.sent.len() - 1;
             let t = self.micros(now);
             let slot = &mut self.sent[seq.value() as usize & mask];
-            let flag = if retransmission || slot.0 & !RETRANSMITTED == seq.value() { RETRANSMITTED } else { 0 };
+            let flag =
+                if retransmission || slot.0 & !RETRANSMITTED == seq.value() { RETRANSMITTED } else { 0 };
             *slot = (seq.value() | flag, t);
         }
         match self.pending {
@@ -199,7 +200,7 @@ impl LossCheck {
         };
         let congestion = fresh
             && q > threshold
-            && !self.hold_until.is_some_and(|t| now < t)
+            && self.hold_until.is_none_or(|t| now >= t)
             && self.queue_at_decrease.is_none_or(|at| q + threshold / 4 >= at);
         Verdict { congestion, queue }
     }

@@ -16,9 +16,9 @@ pub mod fast;
 pub mod fixed;
 pub mod gtp;
 pub mod highspeed;
+pub mod loss_check;
 pub mod native;
 pub mod newreno;
-pub mod loss_check;
 pub mod registry;
 #[cfg(test)]
 mod response;

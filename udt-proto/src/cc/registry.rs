@@ -87,7 +87,9 @@ fn build_native(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
         freeze_on_congestion: p.bool("freeze", d.freeze_on_congestion)?,
         rate_correction: p.bool("rc", d.rate_correction)?,
         initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
-        delay_check: p.bool("delay", d.delay_check)?,
+        // The runtime's default: the delay-checked loss response (NativeConfig's default, used
+        // by the simulator's thesis scenarios, is UDT4's algorithm exactly).
+        delay_check: p.bool("delay", true)?,
     })))
 }
 
@@ -261,7 +263,11 @@ static CATALOG: &[CcInfo] = &[
             ParamInfo { key: "freeze", default: "false", doc: "stop sending one SYN after a decrease" },
             ParamInfo { key: "rc", default: "false", doc: "correct the period with the measured one" },
             ParamInfo { key: "iw", default: "16", doc: "initial window, packets" },
-            ParamInfo { key: "delay", default: "false", doc: "a loss counts only with a queue" },
+            ParamInfo {
+                key: "delay",
+                default: "true",
+                doc: "a loss counts only with a full queue (false: UDT4)",
+            },
         ],
         build: build_native,
     },
