@@ -128,16 +128,7 @@ fn vectored_transmit_carries_the_same_bytes() {
     pair.vectored_client = true;
     pair.connect(Config::default());
     assert!(pair.run_until(Duration::from_secs(10), |p| p.connected()));
-    let (mut written, mut got) = (0, Vec::new());
-    let mut chunk = vec![0u8; 1 << 20];
-    assert!(pair.run_until(Duration::from_secs(600), |p| {
-        written += p.client.as_mut().unwrap().write(&data[written..]).unwrap_or(0);
-        while let Ok(n) = p.server.as_mut().unwrap().read(&mut chunk) {
-            got.extend_from_slice(&chunk[..n]);
-        }
-        got.len() == data.len()
-    }));
-    assert!(got == data);
+    assert!(stream_through(&mut pair, &data, 1 << 20) == data);
     assert!(pair.client.as_ref().unwrap().counters().retransmits > 0);
 }
 
@@ -151,17 +142,23 @@ fn owned_receive_keeps_datagrams_and_delivers_the_same_bytes() {
     pair.owned_server = true;
     pair.connect(Config::default());
     assert!(pair.run_until(Duration::from_secs(10), |p| p.connected()));
-    let (mut written, mut got) = (0, Vec::new());
-    let mut chunk = vec![0u8; 100_000];
-    assert!(pair.run_until(Duration::from_secs(600), |p| {
-        written += p.client.as_mut().unwrap().write(&data[written..]).unwrap_or(0);
-        while let Ok(n) = p.server.as_mut().unwrap().read(&mut chunk) {
-            got.extend_from_slice(&chunk[..n]);
-        }
-        got.len() == data.len()
-    }));
-    assert!(got == data);
+    assert!(stream_through(&mut pair, &data, 100_000) == data);
     let server = pair.server.as_ref().unwrap().counters();
     assert!(server.dup_recv > 0, "duplicates arrived");
     assert!(pair.owned_kept >= (data.len() / 1456) as u64, "kept {}", pair.owned_kept);
+}
+
+/// Write `data` into the connected pair's client and read the server in `chunk`-byte reads
+/// until as many bytes came out (600 s of virtual time at most); returns what came out.
+fn stream_through(pair: &mut support::Pair, data: &[u8], chunk: usize) -> Vec<u8> {
+    let (mut written, mut got) = (0, Vec::new());
+    let mut buf = vec![0u8; chunk];
+    assert!(pair.run_until(Duration::from_secs(600), |p| {
+        written += p.client.as_mut().unwrap().write(&data[written..]).unwrap_or(0);
+        while let Ok(n) = p.server.as_mut().unwrap().read(&mut buf) {
+            got.extend_from_slice(&buf[..n]);
+        }
+        got.len() == data.len()
+    }));
+    got
 }
