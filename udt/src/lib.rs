@@ -34,6 +34,7 @@ mod options;
 mod stream;
 mod sys;
 mod udp;
+mod view;
 
 #[cfg(feature = "tokio")]
 pub use async_io::{AsyncUdtListener, AsyncUdtStream};

@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -29,6 +29,7 @@ use udt_proto::{Instant, SocketId};
 use crate::clock;
 use crate::options::Options;
 use crate::sys::{self, EventFd};
+use crate::view::{self, View};
 
 /// Deadlines closer than this are spun for instead of slept for.
 const SPIN: Duration = Duration::from_micros(60);
@@ -42,10 +43,16 @@ const MAX_DATAGRAM: usize = 65_536;
 pub(crate) struct ConnShared {
     /// The protocol state machine.
     pub conn: Mutex<Connection>,
-    /// Signalled whenever the I/O thread has handled input or timers for this connection.
+    /// Signalled when the I/O thread changed what blocked callers wait for (see [`View`]).
     pub changed: Condvar,
     /// Async tasks waiting on this connection, woken with the condvar.
     pub wakers: Mutex<Vec<std::task::Waker>>,
+    /// Threads blocked on `changed` (counted under the connection's lock).
+    waiters: AtomicUsize,
+    /// An application call changed the connection since the I/O thread last looked.
+    touched: AtomicBool,
+    /// The view blocked callers were last signalled with (I/O thread only).
+    signalled: Mutex<Option<View>>,
 }
 
 impl ConnShared {
@@ -54,16 +61,38 @@ impl ConnShared {
             conn: Mutex::new(conn),
             changed: Condvar::new(),
             wakers: Mutex::new(Vec::new()),
+            waiters: AtomicUsize::new(0),
+            touched: AtomicBool::new(true),
+            signalled: Mutex::new(None),
         })
     }
 
-    /// Wake blocked threads and async tasks.
+    /// Wake blocked threads and async tasks (no system call when nobody waits).
     pub fn notify(&self) {
-        self.changed.notify_all();
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_all();
+        }
         let wakers = std::mem::take(&mut *self.wakers.lock().unwrap_or_else(|e| e.into_inner()));
         for w in wakers {
             w.wake();
         }
+    }
+
+    /// Block on `changed` (at most `timeout`), releasing the connection's lock meanwhile.
+    pub fn wait<'a>(
+        &self,
+        conn: MutexGuard<'a, Connection>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, Connection> {
+        // Counted while the lock is held: the I/O thread, which looks after releasing the
+        // lock it changed the connection under, cannot miss this waiter.
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let conn = match timeout {
+            None => self.changed.wait(conn).unwrap_or_else(|e| e.into_inner()),
+            Some(t) => self.changed.wait_timeout(conn, t).unwrap_or_else(|e| e.into_inner()).0,
+        };
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        conn
     }
 
     /// Register an async task to wake at the next change. Call it while holding the
@@ -79,6 +108,28 @@ impl ConnShared {
     /// Lock the connection (a poisoned lock means a panic elsewhere: keep going with the state).
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Record that an application call changed the connection (call it under the lock).
+    pub fn touch(&self) {
+        self.touched.store(true, Ordering::SeqCst);
+    }
+
+    /// After an application call that changed `conn` (still locked) and found its next deadline
+    /// at `before`: flag the change, and say whether the I/O thread must be woken.
+    pub fn changed_by_app(&self, conn: &mut Connection, before: Option<Instant>) -> bool {
+        self.touch();
+        view::deadline_came_nearer(before, conn.poll_timeout())
+    }
+
+    /// I/O thread, with `conn` locked after a round: whether blocked callers must be signalled.
+    fn needs_signal(&self, conn: &Connection) -> bool {
+        let now = View::of(conn);
+        let mut signalled = self.signalled.lock().unwrap_or_else(|e| e.into_inner());
+        let touched = self.touched.swap(false, Ordering::SeqCst);
+        let changed = *signalled != Some(now);
+        *signalled = Some(now);
+        touched || changed
     }
 }
 
@@ -103,7 +154,7 @@ pub(crate) struct Mux {
     /// The kernel coalesces received datagrams (UDP GRO).
     gro: bool,
     /// Sends use UDP GSO; cleared for good at the first refusal.
-    gso: std::sync::atomic::AtomicBool,
+    gso: AtomicBool,
 }
 
 impl std::fmt::Debug for Mux {
@@ -135,7 +186,7 @@ impl Mux {
             local_addr,
             handles: AtomicUsize::new(0),
             gro,
-            gso: std::sync::atomic::AtomicBool::new(true),
+            gso: AtomicBool::new(true),
         });
         let thread_mux = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -186,6 +237,7 @@ impl Mux {
             let now = clock::now();
             for c in queue {
                 c.lock().close(now);
+                c.touch();
             }
         }
         drop(st);
@@ -363,8 +415,11 @@ impl Mux {
             if let Some(d) = deadline {
                 next = Some(next.map_or(d, |x: Instant| x.min(d)));
             }
+            let signal = shared.needs_signal(&conn);
             drop(conn);
-            shared.notify();
+            if signal {
+                shared.notify();
+            }
         }
         for id in finished {
             st.conns.remove(&id);
