@@ -99,7 +99,7 @@ impl AsyncUdtStream {
         {
             let mut conn = self.inner.shared.lock();
             conn.close(clock::now());
-            self.inner.shared.touch();
+            self.inner.shared.touch(&conn);
         }
         self.inner.mux.wake();
         std::future::poll_fn(|cx| self.poll_closed(cx)).await
@@ -180,7 +180,7 @@ impl AsyncWrite for AsyncUdtStream {
             let mut conn = this.inner.shared.lock();
             if conn.state() == State::Connected {
                 conn.close(clock::now());
-                this.inner.shared.touch();
+                this.inner.shared.touch(&conn);
                 drop(conn);
                 this.inner.mux.wake();
             }

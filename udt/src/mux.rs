@@ -49,9 +49,9 @@ pub(crate) struct ConnShared {
     pub wakers: Mutex<Vec<std::task::Waker>>,
     /// Threads blocked on `changed` (counted under the connection's lock).
     waiters: AtomicUsize,
-    /// An application call changed the connection since the I/O thread last looked.
-    touched: AtomicBool,
-    /// The view blocked callers were last signalled with (I/O thread only).
+    /// The view blocked callers last saw: signalled by the I/O thread, or left by an
+    /// application call (which signals any other waiter itself). Used under the connection's
+    /// lock only.
     signalled: Mutex<Option<View>>,
 }
 
@@ -62,7 +62,6 @@ impl ConnShared {
             changed: Condvar::new(),
             wakers: Mutex::new(Vec::new()),
             waiters: AtomicUsize::new(0),
-            touched: AtomicBool::new(true),
             signalled: Mutex::new(None),
         })
     }
@@ -110,26 +109,28 @@ impl ConnShared {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Record that an application call changed the connection (call it under the lock).
-    pub fn touch(&self) {
-        self.touched.store(true, Ordering::SeqCst);
+    /// After an application call changed `conn` (still locked): record the view it left, so
+    /// the I/O thread compares its later changes with that, and signal any other caller
+    /// blocked on the connection (the change may concern it: a close, say).
+    pub fn touch(&self, conn: &Connection) {
+        *self.signalled.lock().unwrap_or_else(|e| e.into_inner()) = Some(View::of(conn));
+        self.notify();
     }
 
-    /// After an application call that changed `conn` (still locked) and found its next deadline
-    /// at `before`: flag the change, and say whether the I/O thread must be woken.
+    /// [`touch`](Self::touch) after an application call that found the connection's next
+    /// deadline at `before`; returns whether the I/O thread must be woken.
     pub fn changed_by_app(&self, conn: &mut Connection, before: Option<Instant>) -> bool {
-        self.touch();
+        self.touch(conn);
         view::deadline_came_nearer(before, conn.poll_timeout())
     }
 
     /// I/O thread, with `conn` locked after a round: whether blocked callers must be signalled.
     fn needs_signal(&self, conn: &Connection) -> bool {
-        let now = View::of(conn);
+        let now = Some(View::of(conn));
         let mut signalled = self.signalled.lock().unwrap_or_else(|e| e.into_inner());
-        let touched = self.touched.swap(false, Ordering::SeqCst);
-        let changed = *signalled != Some(now);
-        *signalled = Some(now);
-        touched || changed
+        let changed = *signalled != now;
+        *signalled = now;
+        changed
     }
 }
 
@@ -236,8 +237,9 @@ impl Mux {
         if let Some(queue) = st.accept_queue.take() {
             let now = clock::now();
             for c in queue {
-                c.lock().close(now);
-                c.touch();
+                let mut conn = c.lock();
+                conn.close(now);
+                c.touch(&conn);
             }
         }
         drop(st);

@@ -1,8 +1,9 @@
 //! `UdtStream`: one UDT connection as a blocking, std::net-style socket.
 //!
 //! Stream sockets implement `Read` and `Write`; message sockets use `send_msg` / `recv_msg`.
-//! Every blocking call waits on the connection's condvar, which the I/O thread signals after each
-//! round that touched the connection, and honours the read or write timeout. Dropping the stream
+//! Every blocking call waits on the connection's condvar, which the I/O thread signals after a
+//! round that changed what callers wait for (`view.rs`), and honours the read or write timeout.
+//! A call wakes the I/O thread only when it brought the connection's next deadline nearer. Dropping the stream
 //! closes it: buffered data keeps being sent in the background for up to the linger time;
 //! `close` does the same but waits for it.
 
@@ -185,7 +186,7 @@ impl UdtStream {
         {
             let mut conn = self.shared.lock();
             conn.close(clock::now());
-            self.shared.touch();
+            self.shared.touch(&conn);
         }
         self.mux.wake();
         let linger = self.shared.lock().config().linger.unwrap_or_default();
@@ -293,7 +294,7 @@ impl Drop for UdtStream {
         {
             let mut conn = self.shared.lock();
             conn.close(clock::now());
-            self.shared.touch();
+            self.shared.touch(&conn);
         }
         self.mux.drop_handle();
     }

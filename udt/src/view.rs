@@ -4,9 +4,10 @@
 //!
 //! Invariant: every change the I/O thread makes that could unblock a caller (data to read,
 //! room to write, everything acknowledged, the control queue drained, a state change, a data
-//! packet arrived) changes the [`View`]. Changes made by application calls are flagged
-//! separately (`ConnShared::touch`), because the I/O thread could otherwise undo them within
-//! one round and see the view it last signalled (an A-B-A).
+//! packet arrived) changes the [`View`], and the I/O thread only moves each part one way (more
+//! to read, more room, ...), so it cannot undo a change and come back to the view it compares
+//! with. An application call that changes the connection records the view it leaves
+//! (`ConnShared::touch`) and signals other blocked callers itself.
 
 use udt_proto::connection::{Connection, State};
 use udt_proto::Instant;
