@@ -31,6 +31,7 @@ mod file;
 mod listener;
 mod mux;
 mod options;
+mod pace;
 mod stream;
 mod sys;
 mod udp;

@@ -4,8 +4,15 @@
 //! [`ConnShared`] (a mutex and a condvar) shared with the application's handles. Each round the
 //! thread receives what the socket holds, routes it, runs due timers, transmits what every
 //! connection has to send, and sleeps until the earliest deadline, a datagram, or a wake-up from
-//! an application call (an eventfd). The last few microseconds before a deadline are spun, not
-//! slept, so pacing keeps microsecond precision.
+//! an application call (an eventfd). Sleeps end within microseconds of the deadline (1 µs timer
+//! slack, the last few microseconds spun), but no sooner than `pace::MIN_GAP` after the round
+//! began: at shorter packet periods each round sends the packets due since the last one as one
+//! burst, and the core's pacing keeps the average rate exact (see `pace.rs`).
+//!
+//! Wake-ups cost more than the work of a paced packet, so there are as few as possible: the
+//! thread signals a connection's blocked callers only when what they wait for changed
+//! (`view.rs`), and an application call wakes the thread only when it brought the connection's
+//! next deadline nearer.
 //!
 //! Lock order: the multiplexer's state, then a connection. Application calls take only their
 //! connection's lock (and the multiplexer's, without a connection lock, to register or accept).
@@ -28,11 +35,10 @@ use udt_proto::{Instant, SocketId};
 
 use crate::clock;
 use crate::options::Options;
+use crate::pace::{self, Wait};
 use crate::sys::{self, EventFd};
 use crate::view::{self, View};
 
-/// Deadlines closer than this are spun for instead of slept for.
-const SPIN: Duration = Duration::from_micros(60);
 /// At most this many datagrams are received per round, so transmission is not starved.
 const RECV_BATCH: usize = 256;
 /// Largest UDP datagram we handle.
@@ -334,7 +340,7 @@ impl Mux {
                     next
                 }
             };
-            self.sleep_until(next);
+            self.sleep_until(next, now);
         }
     }
 
@@ -430,27 +436,25 @@ impl Mux {
         next
     }
 
-    /// Sleep until `deadline`, a datagram, or a wake-up; spin for the last microseconds.
-    fn sleep_until(&self, deadline: Option<Instant>) {
-        let left = deadline.map(clock::until);
-        match left {
-            Some(d) if d.is_zero() => {}
-            Some(d) if d <= SPIN => {
-                let end = std::time::Instant::now() + d;
-                while std::time::Instant::now() < end {
+    /// Wait for the next round (see `pace.rs`): until `deadline` but no sooner than the minimum
+    /// gap after `round_start`, or a datagram, or a wake-up.
+    fn sleep_until(&self, deadline: Option<Instant>, round_start: Instant) {
+        let timeout = match pace::plan(deadline, round_start, clock::now()) {
+            Wait::Now => return,
+            Wait::Spin(until) => {
+                while clock::now() < until {
                     std::hint::spin_loop();
                 }
+                return;
             }
-            _ => {
-                let timeout = left.map(|d| d - SPIN / 2);
-                match sys::wait(self.socket.as_raw_fd(), self.wake.raw(), timeout) {
-                    Ok(ready) if ready.wake => self.wake.drain(),
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "ppoll failed");
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                }
+            Wait::Sleep(timeout) => timeout,
+        };
+        match sys::wait(self.socket.as_raw_fd(), self.wake.raw(), timeout) {
+            Ok(ready) if ready.wake => self.wake.drain(),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "ppoll failed");
+                std::thread::sleep(Duration::from_millis(1));
             }
         }
     }
