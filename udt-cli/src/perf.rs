@@ -5,7 +5,8 @@
 //! - `udt perf client HOST:PORT [--time S] [--parallel N] [--json]` opens N UDT connections,
 //!   sends a 32-byte test header on each (see [`TestHeader`] and `PROTOCOL.md`), then writes
 //!   from a preallocated buffer as fast as it can for S seconds, printing one line per stream
-//!   (and a SUM line) every interval, and a summary.
+//!   (and a SUM line) every interval, and a summary. `--bandwidth RATE` caps each connection's
+//!   rate (UDT4's `UDT_MAXBW`).
 //! - `udt perf --self` runs a server on 127.0.0.1:0 inside this process and a client against
 //!   it: a real transfer over loopback that needs no second host.
 //!
@@ -111,6 +112,19 @@ pub struct TestOpts {
     /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
+    /// Cap each connection's sending rate, in bits per second of UDT packets (UDT4 `UDT_MAXBW`):
+    /// 10mbit, 500m, 1gbit. Default: no cap.
+    #[arg(short = 'b', long, value_name = "RATE", value_parser = parse_bandwidth)]
+    pub bandwidth: Option<u64>,
+}
+
+/// A rate cap in bits per second (`udt netem`'s syntax), not zero.
+fn parse_bandwidth(s: &str) -> Result<u64, String> {
+    match udt_netem::units::parse_rate(s) {
+        Ok(0) => Err("a rate cap must be above zero (leave --bandwidth out for no cap)".into()),
+        Ok(bits) => Ok(bits),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Parse positive seconds (fractions allowed), at most a day.

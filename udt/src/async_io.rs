@@ -3,8 +3,9 @@
 //!
 //! No runtime thread is added: the same I/O thread that serves blocking sockets wakes async
 //! tasks. An operation that would block registers the task's waker while holding the
-//! connection's lock; the I/O thread touches the connection only under that lock and wakes every
-//! registered task after each round, so no wake-up is lost.
+//! connection's lock; the I/O thread touches the connection only under that lock and, after a
+//! round that changed what callers wait for (see `view.rs`), wakes every registered task, so no
+//! wake-up is lost.
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -95,7 +96,11 @@ impl AsyncUdtStream {
 
     /// Close: flush (at most the linger time), send the shutdown, and wait until it has left.
     pub async fn close(self) -> io::Result<()> {
-        self.inner.shared.lock().close(clock::now());
+        {
+            let mut conn = self.inner.shared.lock();
+            conn.close(clock::now());
+            self.inner.shared.touch(&conn);
+        }
         self.inner.mux.wake();
         std::future::poll_fn(|cx| self.poll_closed(cx)).await
     }
@@ -119,11 +124,16 @@ impl AsyncRead for AsyncUdtStream {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let mut conn = this.inner.shared.lock();
+        let before = conn.poll_timeout();
         match conn.read(buf.initialize_unfilled()) {
             Ok(n) => {
                 buf.advance(n);
+                // A window update may be due: the core then brings its ACK timer forward.
+                let wake = this.inner.shared.changed_by_app(&mut conn, before);
                 drop(conn);
-                this.inner.mux.wake(); // a window update may be due
+                if wake {
+                    this.inner.mux.wake();
+                }
                 Poll::Ready(Ok(()))
             }
             Err(ConnError::WouldBlock) => {
@@ -140,10 +150,14 @@ impl AsyncWrite for AsyncUdtStream {
         let this = self.get_mut();
         let chunk = &data[..data.len().min(256 * 1024)];
         let mut conn = this.inner.shared.lock();
+        let before = conn.poll_timeout();
         match conn.write(chunk) {
             Ok(n) => {
+                let wake = this.inner.shared.changed_by_app(&mut conn, before);
                 drop(conn);
-                this.inner.mux.wake();
+                if wake {
+                    this.inner.mux.wake();
+                }
                 Poll::Ready(Ok(n))
             }
             Err(ConnError::WouldBlock) => {
@@ -166,6 +180,7 @@ impl AsyncWrite for AsyncUdtStream {
             let mut conn = this.inner.shared.lock();
             if conn.state() == State::Connected {
                 conn.close(clock::now());
+                this.inner.shared.touch(&conn);
                 drop(conn);
                 this.inner.mux.wake();
             }

@@ -12,8 +12,3 @@ pub fn now() -> Instant {
     let epoch = EPOCH.get_or_init(std::time::Instant::now);
     Instant::from_nanos(u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX))
 }
-
-/// How long from now until `deadline` (zero if it has passed).
-pub fn until(deadline: Instant) -> std::time::Duration {
-    deadline.saturating_since(now())
-}

@@ -32,10 +32,12 @@ mod landing;
 mod listener;
 mod mux;
 mod options;
+mod pace;
 mod stream;
 mod sys;
 mod tx_batch;
 mod udp;
+mod view;
 
 #[cfg(feature = "tokio")]
 pub use async_io::{AsyncUdtListener, AsyncUdtStream};

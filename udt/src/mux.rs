@@ -4,8 +4,15 @@
 //! [`ConnShared`] (a mutex and a condvar) shared with the application's handles. Each round the
 //! thread receives what the socket holds, routes it, runs due timers, transmits what every
 //! connection has to send, and sleeps until the earliest deadline, a datagram, or a wake-up from
-//! an application call (an eventfd). The last few microseconds before a deadline are spun, not
-//! slept, so pacing keeps microsecond precision.
+//! an application call (an eventfd). Sleeps end within microseconds of the deadline (1 µs timer
+//! slack, the last few microseconds spun), but no sooner than `pace::MIN_GAP` after the round
+//! began: at shorter packet periods each round sends the packets due since the last one as one
+//! burst, and the core's pacing keeps the average rate exact (see `pace.rs`).
+//!
+//! Wake-ups cost more than the work of a paced packet, so there are as few as possible: the
+//! thread signals a connection's blocked callers only when what they wait for changed
+//! (`view.rs`), and an application call wakes the thread only when it brought the connection's
+//! next deadline nearer.
 //!
 //! Received data is copied once between the kernel and the application: the kernel writes each
 //! datagram into a buffer of its own ([`crate::landing`]), the connection's receive buffer keeps
@@ -21,7 +28,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -35,11 +42,11 @@ use udt_proto::{Instant, SocketId};
 use crate::clock;
 use crate::landing::{Landing, Layout};
 use crate::options::Options;
+use crate::pace::{self, Wait};
 use crate::sys::{self, EventFd};
 use crate::tx_batch::{Entry, Flush, TxBatch};
+use crate::view::{self, View};
 
-/// Deadlines closer than this are spun for instead of slept for.
-const SPIN: Duration = Duration::from_micros(60);
 /// At most this many datagrams are received per round, so transmission is not starved.
 const RECV_BATCH: usize = 256;
 /// Largest UDP datagram we handle.
@@ -50,10 +57,16 @@ const MAX_DATAGRAM: usize = 65_536;
 pub(crate) struct ConnShared {
     /// The protocol state machine.
     pub conn: Mutex<Connection>,
-    /// Signalled whenever the I/O thread has handled input or timers for this connection.
+    /// Signalled when the I/O thread changed what blocked callers wait for (see [`View`]).
     pub changed: Condvar,
     /// Async tasks waiting on this connection, woken with the condvar.
     pub wakers: Mutex<Vec<std::task::Waker>>,
+    /// Threads blocked on `changed` (counted under the connection's lock).
+    waiters: AtomicUsize,
+    /// The view blocked callers last saw: signalled by the I/O thread, or left by an
+    /// application call (which signals any other waiter itself). Used under the connection's
+    /// lock only.
+    signalled: Mutex<Option<View>>,
 }
 
 impl ConnShared {
@@ -62,16 +75,37 @@ impl ConnShared {
             conn: Mutex::new(conn),
             changed: Condvar::new(),
             wakers: Mutex::new(Vec::new()),
+            waiters: AtomicUsize::new(0),
+            signalled: Mutex::new(None),
         })
     }
 
-    /// Wake blocked threads and async tasks.
+    /// Wake blocked threads and async tasks (no system call when nobody waits).
     pub fn notify(&self) {
-        self.changed.notify_all();
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_all();
+        }
         let wakers = std::mem::take(&mut *self.wakers.lock().unwrap_or_else(|e| e.into_inner()));
         for w in wakers {
             w.wake();
         }
+    }
+
+    /// Block on `changed` (at most `timeout`), releasing the connection's lock meanwhile.
+    pub fn wait<'a>(
+        &self,
+        conn: MutexGuard<'a, Connection>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, Connection> {
+        // Counted while the lock is held: the I/O thread, which looks after releasing the
+        // lock it changed the connection under, cannot miss this waiter.
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let conn = match timeout {
+            None => self.changed.wait(conn).unwrap_or_else(|e| e.into_inner()),
+            Some(t) => self.changed.wait_timeout(conn, t).unwrap_or_else(|e| e.into_inner()).0,
+        };
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        conn
     }
 
     /// Register an async task to wake at the next change. Call it while holding the
@@ -87,6 +121,30 @@ impl ConnShared {
     /// Lock the connection (a poisoned lock means a panic elsewhere: keep going with the state).
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// After an application call changed `conn` (still locked): record the view it left, so
+    /// the I/O thread compares its later changes with that, and signal any other caller
+    /// blocked on the connection (the change may concern it: a close, say).
+    pub fn touch(&self, conn: &Connection) {
+        *self.signalled.lock().unwrap_or_else(|e| e.into_inner()) = Some(View::of(conn));
+        self.notify();
+    }
+
+    /// [`touch`](Self::touch) after an application call that found the connection's next
+    /// deadline at `before`; returns whether the I/O thread must be woken.
+    pub fn changed_by_app(&self, conn: &mut Connection, before: Option<Instant>) -> bool {
+        self.touch(conn);
+        view::deadline_came_nearer(before, conn.poll_timeout())
+    }
+
+    /// I/O thread, with `conn` locked after a round: whether blocked callers must be signalled.
+    fn needs_signal(&self, conn: &Connection) -> bool {
+        let now = Some(View::of(conn));
+        let mut signalled = self.signalled.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = *signalled != now;
+        *signalled = now;
+        changed
     }
 }
 
@@ -111,7 +169,7 @@ pub(crate) struct Mux {
     /// Datagram size the receive buffers are first laid out for (the configured MSS's).
     rx_segment: usize,
     /// Sends use UDP GSO; cleared for good at the first refusal.
-    gso: std::sync::atomic::AtomicBool,
+    gso: AtomicBool,
 }
 
 impl std::fmt::Debug for Mux {
@@ -144,7 +202,7 @@ impl Mux {
             local_addr,
             handles: AtomicUsize::new(0),
             rx_segment: (options.config.mss as usize).saturating_sub(udt_proto::packet::IP_UDP_OVERHEAD),
-            gso: std::sync::atomic::AtomicBool::new(true),
+            gso: AtomicBool::new(true),
         });
         let thread_mux = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -194,7 +252,9 @@ impl Mux {
         if let Some(queue) = st.accept_queue.take() {
             let now = clock::now();
             for c in queue {
-                c.lock().close(now);
+                let mut conn = c.lock();
+                conn.close(now);
+                c.touch(&conn);
             }
         }
         drop(st);
@@ -289,7 +349,7 @@ impl Mux {
                     next
                 }
             };
-            self.sleep_until(next);
+            self.sleep_until(next, now);
         }
     }
 
@@ -400,8 +460,11 @@ impl Mux {
             if let Some(d) = deadline {
                 next = Some(next.map_or(d, |x: Instant| x.min(d)));
             }
+            let signal = shared.needs_signal(&conn);
             drop(conn);
-            shared.notify();
+            if signal {
+                shared.notify();
+            }
         }
         for id in finished {
             st.conns.remove(&id);
@@ -410,27 +473,25 @@ impl Mux {
         next
     }
 
-    /// Sleep until `deadline`, a datagram, or a wake-up; spin for the last microseconds.
-    fn sleep_until(&self, deadline: Option<Instant>) {
-        let left = deadline.map(clock::until);
-        match left {
-            Some(d) if d.is_zero() => {}
-            Some(d) if d <= SPIN => {
-                let end = std::time::Instant::now() + d;
-                while std::time::Instant::now() < end {
+    /// Wait for the next round (see `pace.rs`): until `deadline` but no sooner than the minimum
+    /// gap after `round_start`, or a datagram, or a wake-up.
+    fn sleep_until(&self, deadline: Option<Instant>, round_start: Instant) {
+        let timeout = match pace::plan(deadline, round_start, clock::now()) {
+            Wait::Now => return,
+            Wait::Spin(until) => {
+                while clock::now() < until {
                     std::hint::spin_loop();
                 }
+                return;
             }
-            _ => {
-                let timeout = left.map(|d| d - SPIN / 2);
-                match sys::wait(self.socket.as_raw_fd(), self.wake.raw(), timeout) {
-                    Ok(ready) if ready.wake => self.wake.drain(),
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "ppoll failed");
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                }
+            Wait::Sleep(timeout) => timeout,
+        };
+        match sys::wait(self.socket.as_raw_fd(), self.wake.raw(), timeout) {
+            Ok(ready) if ready.wake => self.wake.drain(),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "ppoll failed");
+                std::thread::sleep(Duration::from_millis(1));
             }
         }
     }

@@ -1,8 +1,9 @@
 //! `UdtStream`: one UDT connection as a blocking, std::net-style socket.
 //!
 //! Stream sockets implement `Read` and `Write`; message sockets use `send_msg` / `recv_msg`.
-//! Every blocking call waits on the connection's condvar, which the I/O thread signals after each
-//! round that touched the connection, and honours the read or write timeout. Dropping the stream
+//! Every blocking call waits on the connection's condvar, which the I/O thread signals after a
+//! round that changed what callers wait for (`view.rs`), and honours the read or write timeout.
+//! A call wakes the I/O thread only when it brought the connection's next deadline nearer. Dropping the stream
 //! closes it: buffered data keeps being sent in the background for up to the linger time;
 //! `close` does the same but waits for it.
 
@@ -85,9 +86,7 @@ impl UdtStream {
                 match conn.state() {
                     State::Connected => break,
                     State::Closed(reason) => return Err(error::closed(reason)),
-                    State::Connecting => {
-                        conn = stream.shared.changed.wait(conn).unwrap_or_else(|e| e.into_inner());
-                    }
+                    State::Connecting => conn = stream.shared.wait(conn, None),
                 }
             }
         }
@@ -159,16 +158,13 @@ impl UdtStream {
         self.blocking(self.write_timeout, "send_msg", |conn| {
             conn.send_msg(clock::now(), data, ttl, in_order)
         })?;
-        self.mux.wake();
         Ok(())
     }
 
     /// Receive one whole message (message sockets); `Ok(0)` once the peer has closed and every
     /// message was read.
     pub fn recv_msg(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.blocking(self.read_timeout, "recv_msg", |conn| conn.recv_msg(buf))?;
-        self.mux.wake();
-        Ok(n)
+        self.blocking(self.read_timeout, "recv_msg", |conn| conn.recv_msg(buf))
     }
 
     /// Wait until everything written has been acknowledged by the peer.
@@ -190,6 +186,7 @@ impl UdtStream {
         {
             let mut conn = self.shared.lock();
             conn.close(clock::now());
+            self.shared.touch(&conn);
         }
         self.mux.wake();
         let linger = self.shared.lock().config().linger.unwrap_or_default();
@@ -209,12 +206,13 @@ impl UdtStream {
             if left.is_zero() {
                 return Err(error::timed_out("close"));
             }
-            conn = self.shared.changed.wait_timeout(conn, left).unwrap_or_else(|e| e.into_inner()).0;
+            conn = self.shared.wait(conn, Some(left));
         }
     }
 
     /// Run `op` on the connection until it stops answering `WouldBlock`, waiting for the I/O
-    /// thread in between, at most `timeout`.
+    /// thread in between, at most `timeout`. The I/O thread is woken afterwards only if the
+    /// call brought the connection's next deadline nearer (its sleep would otherwise end late).
     fn blocking<T>(
         &self,
         timeout: Option<Duration>,
@@ -224,21 +222,30 @@ impl UdtStream {
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         let mut conn: MutexGuard<'_, Connection> = self.shared.lock();
         loop {
+            let before = conn.poll_timeout();
             match op(&mut conn) {
-                Ok(v) => return Ok(v),
+                Ok(v) => {
+                    let wake = self.shared.changed_by_app(&mut conn, before);
+                    drop(conn);
+                    if wake {
+                        self.mux.wake();
+                    }
+                    return Ok(v);
+                }
                 Err(ConnError::WouldBlock) => {}
                 Err(e) => return Err(error::from_conn(e)),
             }
-            conn = match deadline {
-                None => self.shared.changed.wait(conn).unwrap_or_else(|e| e.into_inner()),
+            let timeout = match deadline {
+                None => None,
                 Some(d) => {
                     let left = d.saturating_duration_since(std::time::Instant::now());
                     if left.is_zero() {
                         return Err(error::timed_out(what));
                     }
-                    self.shared.changed.wait_timeout(conn, left).unwrap_or_else(|e| e.into_inner()).0
+                    Some(left)
                 }
             };
+            conn = self.shared.wait(conn, timeout);
         }
     }
 }
@@ -252,10 +259,9 @@ impl Read for UdtStream {
 impl Read for &UdtStream {
     /// Blocks until data arrives; `Ok(0)` at end of stream (the peer closed and all was read).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.blocking(self.read_timeout, "read", |conn| conn.read(buf))?;
-        // A read may free buffer space the peer should hear about (a window update).
-        self.mux.wake();
-        Ok(n)
+        // A read may free buffer space the peer should hear about (a window update): the core
+        // then brings its ACK timer forward, and `blocking` wakes the I/O thread.
+        self.blocking(self.read_timeout, "read", |conn| conn.read(buf))
     }
 }
 
@@ -273,9 +279,7 @@ impl Write for &UdtStream {
     /// Blocks until some of `buf` fits the send buffer.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let chunk = &buf[..buf.len().min(WRITE_CHUNK)];
-        let n = self.blocking(self.write_timeout, "write", |conn| conn.write(chunk))?;
-        self.mux.wake();
-        Ok(n)
+        self.blocking(self.write_timeout, "write", |conn| conn.write(chunk))
     }
 
     /// Data is handed to the protocol on `write`; nothing to flush. Use
@@ -287,7 +291,11 @@ impl Write for &UdtStream {
 
 impl Drop for UdtStream {
     fn drop(&mut self) {
-        self.shared.lock().close(clock::now());
+        {
+            let mut conn = self.shared.lock();
+            conn.close(clock::now());
+            self.shared.touch(&conn);
+        }
         self.mux.drop_handle();
     }
 }

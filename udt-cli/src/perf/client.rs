@@ -104,6 +104,8 @@ type WriterResult = Result<(u64, Instant)>;
 pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
     let mut options = net::options(opts.mss, opts.cc.as_ref());
     options.write_timeout = Some(WRITE_POLL);
+    // UDT_MAXBW counts bytes per second of UDT packets.
+    options.config.max_bandwidth = opts.bandwidth.map(|bits| bits / 8);
     let mss = options.config.mss;
     let test_id = test_id();
     let duration_ms = u32::try_from(opts.time.as_millis()).unwrap_or(u32::MAX);
