@@ -1,5 +1,5 @@
 //! Is this loss congestion? The test behind the native algorithm's delay-checked loss response
-//! (`udt:noisy=delay`, see [`super::native`]): a generalisation of the thesis' noisy-link option
+//! (`udt:delay=true`, the runtime's default; see [`super::native`]): a generalisation of the thesis' noisy-link option
 //! (§3.5.2) that tells link errors from congestion by the queue they come with.
 //!
 //! A DropTail bottleneck drops when its queue is full, so a congestion loss comes with a full
@@ -18,14 +18,15 @@
 //! A new loss report (one that reaches past every earlier report; re-reports of the same holes
 //! carry no news and are not congestion) is congestion when, with `queue = sample - base`:
 //! 1. the queue is above the threshold `max(1 ms, max_queue / 2)`, where `max_queue` is the
-//!    largest smoothed queue (smoothed RTT - base) seen on this connection: DropTail drops at a
+//!    longest queue a loss's own sample has shown on this connection (the smoothed RTT is kept
+//!    out of it: its 100 ms start value and its lag would inflate it): DropTail drops at a
 //!    full queue, so a loss with the queue under half its usual peak is a link error. The
 //!    threshold adapts to the buffer: 1 ms on shallow ones (below that host noise would pass for
 //!    a queue), half of it on deep ones;
-//! 2. the last decrease has had an RTT to reach the queue: after a decrease, losses are not
-//!    congestion for one smoothed RTT;
-//! 3. the queue is not draining: after that, a loss with a shorter queue than at the last
-//!    decrease shows the decrease working (once the queue falls below the threshold the episode
+//! 2. the last decrease has had time to reach the queue: after a decrease, losses are not
+//!    congestion for [`HOLD_RTTS`] smoothed RTTs;
+//! 3. the queue is not draining: after that, a loss whose queue is more than a quarter
+//!    threshold shorter than at the last decrease shows the decrease working (once the queue falls below the threshold the episode
 //!    is over).
 //!
 //! Independently, a loss rate above [`MAX_TOLERATED_LOSS`] over the last window (an RTT and at
@@ -51,12 +52,9 @@ const MAX_SLOTS: usize = 1 << 20;
 pub const HOLD_RTTS: u32 = 2;
 /// The smallest queue delay taken for a queue.
 pub const MIN_THRESHOLD: Duration = Duration::from_millis(1);
-/// How long the smoothed RTT takes to follow a change of the queue: 16 ACKs at one per SYN
-/// (two 1/8 smoothings in series, the receiver's and the sender's).
-pub const SMOOTHING_LAG: Duration = Duration::from_millis(160);
 /// The loss-rate window lasts at least an RTT and this many packets sent.
 pub const LOSS_WINDOW_PACKETS: u64 = 256;
-/// A loss fraction over the last RTT above this is congestion whatever the delay says.
+/// A loss fraction over the last window above this is congestion whatever the delay says.
 pub const MAX_TOLERATED_LOSS: f64 = 0.05;
 
 /// The congestion test of the delay-checked loss response.
