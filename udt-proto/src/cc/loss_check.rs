@@ -29,6 +29,13 @@
 //!    threshold shorter than at the last decrease shows the decrease working (once the queue falls below the threshold the episode
 //!    is over).
 //!
+//! Slow start's overshoot is answered when slow start ends (the period is set to the receiver's
+//! arrival rate, which is what the path delivers): losses of packets sent before that moment
+//! ([`LossCheck::on_slow_start_exit`]) still teach the base and the queue, but are neither
+//! congestion nor counted toward the loss rate. (Without this, the hundreds of overshoot losses
+//! that keep arriving for an RTT after the exit cut a 100 Mb/s, 10 ms flow to 67 Mb/s, three
+//! decreases, on the emulated path.)
+//!
 //! Independently, a loss rate above [`MAX_TOLERATED_LOSS`] over the last window (an RTT and at
 //! least [`LOSS_WINDOW_PACKETS`] packets) is congestion whatever the delay says: a buffer too
 //! shallow to show a queue must not make the flow ignore heavy overflow.
@@ -76,6 +83,8 @@ pub struct LossCheck {
     start: Instant,
     /// The largest sequence number reported lost so far.
     highest_reported: Option<SeqNo>,
+    /// The last packet sent when slow start ended: losses up to it are its overshoot.
+    overshoot_through: Option<SeqNo>,
     /// The loss-rate window: when it started, packets sent and lost in it.
     window_start: Instant,
     window_sent: u64,
@@ -150,6 +159,14 @@ impl LossCheck {
         self.queue_at_decrease = queue;
     }
 
+    /// Slow start ended on a loss report, with `last_sent` the last packet sent so far: the
+    /// period now matches what the path delivers, and any loss among the packets up to
+    /// `last_sent` is slow start's overshoot, already answered. Reports of them are neither
+    /// congestion nor counted toward the loss rate.
+    pub fn on_slow_start_exit(&mut self, last_sent: SeqNo) {
+        self.overshoot_through = Some(last_sent);
+    }
+
     /// The smallest RTT sample so far.
     pub fn base_rtt(&self) -> Option<Duration> {
         self.base
@@ -169,9 +186,20 @@ impl LossCheck {
     /// docs); counts its packets toward the loss rate. The queue it measured, when it measured
     /// one, goes with the verdict, for [`LossCheck::on_decrease`].
     pub fn classify(&mut self, now: Instant, rtt: Duration, lost: &[(SeqNo, SeqNo)]) -> Verdict {
-        let packets: u64 = lost.iter().map(|&(a, b)| u64::from(a.len_to(b))).sum();
-        self.window_lost += packets;
         let newest = lost.iter().map(|&(_, b)| b).reduce(|x, y| if y.is_after(x) { y } else { x });
+        // Slow start's overshoot was answered when it ended: its losses teach the base and the
+        // queue, but are neither congestion nor part of the loss rate.
+        let overshoot = match (self.overshoot_through, newest) {
+            (Some(end), Some(n)) if !n.is_after(end) => true,
+            (Some(_), Some(_)) => {
+                self.overshoot_through = None; // past it for good (and sequence numbers wrap)
+                false
+            }
+            _ => false,
+        };
+        if !overshoot {
+            self.window_lost += lost.iter().map(|&(a, b)| u64::from(a.len_to(b))).sum::<u64>();
+        }
         let fresh = match (newest, self.highest_reported) {
             (Some(n), Some(h)) => n.is_after(h),
             (Some(_), None) => true,
@@ -187,6 +215,9 @@ impl LossCheck {
             self.max_queue = self.max_queue.max(s - base);
         }
         let queue = self.queue(sample.unwrap_or(rtt));
+        if overshoot {
+            return Verdict { congestion: false, queue };
+        }
         // The window in progress is measured against at least the last one's size, so that the
         // first loss of a fresh window is not a large fraction of few packets.
         let sent = self.window_sent.max(self.last_window_sent).max(1) as f64;
@@ -266,6 +297,20 @@ mod tests {
     fn loss_seen(c: &mut LossCheck, seq_after: u32, sent_ms: u64, nak_ms: u64, rtt: Duration) -> Verdict {
         c.on_sent(at(sent_ms), seq(seq_after), false);
         c.classify(at(nak_ms), rtt, &[(seq(seq_after - 1), seq(seq_after - 1))])
+    }
+
+    #[test]
+    fn slow_start_overshoot_is_neither_congestion_nor_loss_rate() {
+        let mut c = with_base(10, 400);
+        c.on_slow_start_exit(seq(400));
+        // 300 of 400 lost: far above the tolerated rate, and with a long queue, yet answered.
+        let v = loss_seen(&mut c, 401, 10, 40, 30 * MS);
+        assert!(!v.congestion);
+        assert_eq!(v.queue, Some(20 * MS), "the sample still measures the queue");
+        assert!(!c.classify(at(41), 30 * MS, &[(seq(1), seq(299))]).congestion);
+        assert_eq!(c.max_queue(), 20 * MS);
+        // Past the exit point the usual test applies: a full queue is congestion.
+        assert!(loss_seen(&mut c, 403, 45, 75, 30 * MS).congestion);
     }
 
     #[test]

@@ -39,6 +39,9 @@
 //!   the last decrease has had two RTTs to act and the queue is not draining, or more than 5%
 //!   of the last window was lost. Link errors are retransmitted and otherwise ignored: no
 //!   decrease, no epoch, and the next SYN still increases.
+//! * Slow start that ends on a loss report with a known arrival rate also ends the epoch there:
+//!   the losses of packets sent before the exit (its overshoot, reported for another RTT or two)
+//!   are answered by the exit's period and are not congestion.
 //! * A congestion decrease starts from no faster than the receiver's arrival rate (a
 //!   window-limited sender, period 1 us after slow start on a long path, would otherwise need
 //!   dozens of 1.125 steps to reach a sane period).
@@ -455,6 +458,13 @@ impl CongestionControl for NativeCc {
             // UDT4 CUDTCC::onLoss: with a known arrival rate, set the period from it and return
             // (no epoch starts, no decrease, no freeze).
             if self.leave_slow_start(ctx) {
+                if self.config.delay_check {
+                    // The period now matches what the path delivered; the rest of slow start's
+                    // overshoot is still being reported for an RTT or two. Those losses are
+                    // news of the queue slow start built, not of the new rate.
+                    self.check.on_slow_start_exit(ctx.snd_curr_seq);
+                    self.last_dec_seq = ctx.snd_curr_seq;
+                }
                 return;
             }
         }
@@ -1107,6 +1117,35 @@ mod tests {
         cc.on_loss(&mut env.ctx(), &[]);
         assert!(cc.in_slow_start());
         assert!(!cc.loss_since_last_increase());
+    }
+
+    /// Delay-checked mode: the losses slow start's overshoot left behind are answered by the
+    /// exit (period from the arrival rate); only a loss past the exit point is news. The plain
+    /// algorithm (UDT4) decreases again on the first of them.
+    #[test]
+    fn slow_start_overshoot_is_answered_by_the_exit_in_delay_checked_mode() {
+        for delay_check in [true, false] {
+            let mut env = Env::new(1);
+            let mut cc = NativeCc::new(NativeConfig { delay_check, ..NativeConfig::default() });
+            env.init(&mut cc);
+            env.recv_rate = 8000;
+            env.snd_curr = SeqNo::new(500);
+            env.at_ms(100).nak(&mut cc, 300, 310);
+            assert!(!cc.in_slow_start());
+            assert_close(cc.period_us, 125.0);
+            // More of the overshoot, reported later (packets sent before the exit).
+            env.snd_curr = SeqNo::new(600);
+            env.at_ms(110).nak(&mut cc, 400, 450);
+            if delay_check {
+                assert_close(cc.period_us, 125.0);
+            } else {
+                assert_close(cc.period_us, 141.0); // ceil(125 * 1.125), a new epoch
+            }
+            // A loss past the exit point, with no RTT sample yet: congestion in both modes.
+            env.at_ms(300).nak(&mut cc, 550, 550);
+            let expected = if delay_check { 141.0 } else { 159.0 }; // ceil(141 * 1.125) = 159
+            assert_close(cc.period_us, expected);
+        }
     }
 
     #[test]
