@@ -16,6 +16,7 @@
 use std::io::{self, IoSliceMut};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
+use std::time::Duration;
 
 use udt_proto::buffer::RxDatagram;
 
@@ -52,6 +53,8 @@ pub(crate) struct Landing {
     gathered: Vec<u8>,
     /// Bytes of each buffer handed to the kernel.
     segment: usize,
+    /// The kernel's timestamp of the last receive.
+    stamp: Option<Duration>,
 }
 
 impl Landing {
@@ -63,6 +66,7 @@ impl Landing {
             overflow: vec![0; MAX_DATAGRAM],
             gathered: Vec::with_capacity(MAX_DATAGRAM),
             segment,
+            stamp: None,
         }
     }
 
@@ -74,11 +78,18 @@ impl Landing {
                 *b = RxDatagram::with_capacity(size);
             }
         }
-        let (n, from, gro) = self.scatter(fd)?;
-        Ok((from, self.lay_out(n, gro)))
+        let got = self.scatter(fd)?;
+        self.stamp = got.stamp;
+        Ok((got.from, self.lay_out(got.len, got.segment)))
     }
 
-    fn scatter(&mut self, fd: RawFd) -> io::Result<(usize, SocketAddr, Option<usize>)> {
+    /// When the kernel received the last receive's datagrams (`CLOCK_REALTIME`), if the socket
+    /// has timestamps on ([`sys::enable_rx_timestamps`]).
+    pub fn stamp(&self) -> Option<Duration> {
+        self.stamp
+    }
+
+    fn scatter(&mut self, fd: RawFd) -> io::Result<sys::Received> {
         let size = self.segment;
         let mut bufs = self.bufs.iter_mut();
         let mut overflow = Some(&mut self.overflow[..]);
@@ -233,6 +244,33 @@ mod tests {
         assert_eq!(layout, Layout::Aligned(1));
         assert_eq!(l.datagram_mut(0).bytes(), b"hello");
         assert_eq!(l.datagram_mut(0).capacity(), 64);
+    }
+
+    #[test]
+    fn receives_carry_the_kernel_arrival_stamp_when_asked() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        assert!(sys::enable_rx_timestamps(rx.as_raw_fd()));
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut l = Landing::new(64);
+        let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        tx.send_to(b"stamped", rx.local_addr().unwrap()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            match l.receive(rx.as_raw_fd()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && std::time::Instant::now() < deadline => {
+                    std::thread::yield_now()
+                }
+                r => {
+                    r.unwrap();
+                    break;
+                }
+            }
+        }
+        let after = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let stamp = l.stamp().expect("SO_TIMESTAMPNS gives every datagram a stamp");
+        // The real-time clock may be stepped, but not within this test in practice.
+        assert!(before <= stamp && stamp <= after, "{before:?} <= {stamp:?} <= {after:?}");
     }
 
     #[test]

@@ -174,15 +174,32 @@ pub fn enable_gro(fd: RawFd) -> bool {
     set_int_option(fd, libc::SOL_UDP, UDP_GRO, 1).is_ok()
 }
 
-/// One receive, scattered over `bufs` in order: the bytes received, the sender, and the segment
-/// size when the kernel coalesced several datagrams of that size (GRO; the last may be shorter).
-pub fn recv_scatter(
-    fd: RawFd,
-    bufs: &mut [io::IoSliceMut<'_>],
-) -> io::Result<(usize, std::net::SocketAddr, Option<usize>)> {
+/// Ask the kernel to stamp each received datagram with its arrival time (`SO_TIMESTAMPNS`).
+/// Returns whether it accepted.
+pub fn enable_rx_timestamps(fd: RawFd) -> bool {
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).is_ok()
+}
+
+/// What one [`recv_scatter`] got.
+#[derive(Clone, Copy, Debug)]
+pub struct Received {
+    /// Bytes received.
+    pub len: usize,
+    /// The sender.
+    pub from: std::net::SocketAddr,
+    /// The segment size when the kernel coalesced several datagrams of that size (GRO; the
+    /// last may be shorter).
+    pub segment: Option<usize>,
+    /// When the kernel received it (`CLOCK_REALTIME`, since the Unix epoch), when timestamps
+    /// are on.
+    pub stamp: Option<Duration>,
+}
+
+/// One receive, scattered over `bufs` in order.
+pub fn recv_scatter(fd: RawFd, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<Received> {
     // SAFETY: sockaddr_storage is plain data; zero is a valid value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut control = [0u64; 8];
+    let mut control = [0u64; 16];
     // SAFETY: msghdr is a plain C struct; all-zero is a valid empty header.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_name = (&mut storage as *mut libc::sockaddr_storage).cast();
@@ -199,15 +216,22 @@ pub fn recv_scatter(
         return Err(io::Error::last_os_error());
     }
     let mut segment = None;
+    let mut stamp = None;
     // SAFETY: the kernel filled `msg_controllen` bytes of `control`; the CMSG macros walk only
-    // within them, and a UDP_GRO message carries an int.
+    // within them, a UDP_GRO message carries an int and an SCM_TIMESTAMPNS one a timespec.
     unsafe {
         let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
         while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == UDP_GRO {
+            let (level, kind) = ((*cmsg).cmsg_level, (*cmsg).cmsg_type);
+            if level == libc::SOL_UDP && kind == UDP_GRO {
                 let size = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
                 if size > 0 {
                     segment = Some(size as usize);
+                }
+            } else if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
+                if ts.tv_sec >= 0 && (0..1_000_000_000).contains(&ts.tv_nsec) {
+                    stamp = Some(Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32));
                 }
             }
             cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
@@ -218,5 +242,5 @@ pub fn recv_scatter(
     let from = addr
         .as_socket()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "datagram from a non-IP address"))?;
-    Ok((n as usize, from, segment))
+    Ok(Received { len: n as usize, from, segment, stamp })
 }
