@@ -67,7 +67,7 @@ impl PathSpec {
         format!("rtt{}-loss{}", self.rtt_ms, self.loss_percent)
     }
 
-    /// The emulator configuration, in namespaces `{prefix}A` and `{prefix}B`.
+    /// The emulator configuration (its forwarders at real-time priority), in namespaces `{prefix}A` and `{prefix}B`.
     pub fn emulator_config(&self, prefix: &str) -> EmulatorConfig {
         let back = LinkConfig {
             rate_bps: self.rate_bps,
@@ -86,10 +86,17 @@ impl PathSpec {
             ns_b: format!("{prefix}B"),
             a_to_b: forward,
             b_to_a: back,
+            // The link must not be late because the hosts at its ends are busy: on a 2-core
+            // machine the sender and receiver otherwise delay its releases into bursts, which
+            // no real link makes.
+            realtime: Some(REALTIME_PRIORITY),
             ..EmulatorConfig::default()
         }
     }
 }
+
+/// `SCHED_FIFO` priority of the emulator's forwarders (as `udt netem --realtime`).
+const REALTIME_PRIORITY: u8 = 10;
 
 #[cfg(test)]
 mod tests {
@@ -105,6 +112,7 @@ mod tests {
         assert_eq!(c.a_to_b.delay, Duration::from_millis(10));
         assert_eq!(c.a_to_b.loss, Loss::Bernoulli { p: 0.01 });
         assert_eq!(c.b_to_a.loss, Loss::None);
+        assert_eq!(c.realtime, Some(REALTIME_PRIORITY));
         c.validate().unwrap();
     }
 }
