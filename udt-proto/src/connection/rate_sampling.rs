@@ -9,8 +9,8 @@
 //!
 //! Gaps are kept in nanoseconds (UDT4 uses microseconds, which cannot resolve 10 Gb/s).
 //!
-//! Batched arrivals: a receive path with GRO or `recvmmsg` hands over several packets with one
-//! timestamp. Zero gaps would make the median filter report an infinite rate, so packets are
+//! Batched arrivals: a receive path with GRO hands over several packets with one timestamp (the
+//! `udt` runtime passes the kernel's arrival stamp of each receive; a GRO batch shares one). Zero gaps would make the median filter report an infinite rate, so packets are
 //! grouped by timestamp: N packets stamped t2 after a batch stamped t1 arrived over (t1, t2],
 //! and each contributes a gap of (t2 - t1) / N. With one packet per timestamp (no batching) this
 //! is exactly the UDT4 estimator. A batch's samples are recorded when the next batch starts.
@@ -18,8 +18,7 @@
 //! gap is recorded as 0, and a capacity made only of such pairs is reported as unlimited
 //! (`u32::MAX`). (Recording the batch's average instead made the capacity equal the current
 //! rate, so the native control saw no spare bandwidth and grew by its minimum step: 2-5 Gb/s
-//! instead of 9.4 on loopback. Per-packet kernel timestamps would measure such pairs; see
-//! docs/deviations.md.)
+//! instead of 9.4 on loopback. See docs/deviations.md, B17.)
 //! Deviation (docs/deviations.md): UDT4 starts its rings filled with made-up gaps (1 s and 1 ms)
 //! and so reports a rate of 1 packet/s in its first ACKs, which a sender in slow start turns into
 //! a one-second packet period on its first loss. We filter only real samples and report 0
