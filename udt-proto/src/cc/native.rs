@@ -36,7 +36,7 @@
 //! to work at any loss rate and path length.
 //! * Out of slow start, a loss report changes nothing unless [`LossCheck`] finds it a congestion
 //!   signal: the packet after the loss saw a queue above half the longest one seen (and 1 ms),
-//!   the last decrease has had two RTTs to act and the queue is not draining, or more than 5%
+//!   the last decrease has had 1.5 RTTs to act and the queue is not draining, or more than 5%
 //!   of the last window was lost. Link errors are retransmitted and otherwise ignored: no
 //!   decrease, no epoch, and the next SYN still increases.
 //! * Slow start that ends on a loss report with a known arrival rate also ends the epoch there:
