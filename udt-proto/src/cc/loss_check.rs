@@ -11,20 +11,36 @@
 //!   ring indexed by sequence number (allocated once at [`LossCheck::init`], sized from the flow
 //!   window, 8 bytes a packet). A retransmitted or overwritten slot gives no sample; the smoothed
 //!   RTT stands in for it.
-//! * **Base RTT**: the minimum over the connection of those samples and of one timed packet at a
-//!   time (the first packet sent while none is pending, ended by the first full ACK beyond it).
+//! * **Base RTT**: the minimum over the connection of those samples, of one timed packet at a
+//!   time (the first packet sent while none is pending, ended by the first full ACK beyond it)
+//!   and of the packet just before each full ACK's point (`ack - 1`, the newest packet the
+//!   receiver had in order when it acknowledged; from the ring, never a retransmission).
 //!   Samples can only be late (SYN-timer ACKs, holes), so the minimum converges from above.
+//!   The `ack - 1` sample is what makes it converge: the timed packet waits for the receiver's
+//!   next ACK, up to a SYN, which on short paths is the whole RTT (measured on Fig. 4-6: no
+//!   timed sample below 8 ms for the 0.001-1 ms flows, whose true RTT is 0.1-1.1 ms), and on a
+//!   1 s path its ACK is held behind the holes being repaired; loss samples are all taken at a
+//!   full queue. With them alone the base took in a standing queue (8 ms for a 0.1 ms flow,
+//!   1009 ms for the 1 s one), every later loss looked like a link error and the flow took two
+//!   to three times its share.
 //!
 //! A new loss report (one that reaches past every earlier report; re-reports of the same holes
 //! carry no news and are not congestion) is congestion when, with `queue = sample - base`:
-//! 1. the queue is above the threshold `max(1 ms, max_queue / 2)`, where `max_queue` is the
+//! 1. the queue is above the threshold `max(0.5 ms, max_queue / 2)`, where `max_queue` is the
 //!    longest queue a loss's own sample has shown on this connection (the smoothed RTT is kept
 //!    out of it: its 100 ms start value and its lag would inflate it): DropTail drops at a
 //!    full queue, so a loss with the queue under half its usual peak is a link error. The
-//!    threshold adapts to the buffer: 1 ms on shallow ones (below that host noise would pass for
-//!    a queue), half of it on deep ones;
+//!    threshold adapts to the buffer: 0.5 ms on shallow ones (below that host noise would pass
+//!    for a queue), half of it on deep ones. (With 1 ms, a BDP queue at 1 Gb/s and 1 ms, 83
+//!    packets, never showed more than the floor once the base was right: two flows shared it
+//!    at F = 0.54, one flow used 91%; with 0.5 ms, 0.9994 and 96.8%.);
 //! 2. the last decrease has had time to reach the queue: after a decrease, losses are not
-//!    congestion for [`HOLD_RTTS`] smoothed RTTs;
+//!    congestion for [`HOLD_RTTS`] (1.5) smoothed RTTs: one for the decrease to show in the
+//!    queue, half of one to spare. The hold caps how often a flow can decrease, once per 1.5
+//!    RTTs, which is RTT-unfair by construction (a 1 s flow at most every 1.5 s, a 1 ms flow
+//!    every 15 ms): longer holds gave the long flows of Fig. 4-6 more than their share;
+//!    shorter ones over-react to random loss on long paths (Fig. 4-16, 100 ms, 1%: 68% at one
+//!    RTT);
 //! 3. the queue is not draining: after that, a loss whose queue is more than a quarter
 //!    threshold shorter than at the last decrease shows the decrease working (once the queue falls below the threshold the episode
 //!    is over).
@@ -56,9 +72,9 @@ const MIN_SLOTS: usize = 64;
 const MAX_SLOTS: usize = 1 << 20;
 
 /// After a decrease, losses are not congestion for this many smoothed RTTs.
-pub const HOLD_RTTS: u32 = 2;
+pub const HOLD_RTTS: f64 = 1.5;
 /// The smallest queue delay taken for a queue.
-pub const MIN_THRESHOLD: Duration = Duration::from_millis(1);
+pub const MIN_THRESHOLD: Duration = Duration::from_micros(500);
 /// The loss-rate window lasts at least an RTT and this many packets sent.
 pub const LOSS_WINDOW_PACKETS: u64 = 256;
 /// A loss fraction over the last window above this is congestion whatever the delay says.
@@ -137,6 +153,11 @@ impl LossCheck {
                 self.pending = None;
             }
         }
+        // The newest packet the receiver had in order when it sent this ACK arrived shortly
+        // before it: a sample without the ACK timer's wait.
+        if let Some(sample) = self.sample_of(now, ack.prev()) {
+            self.base = Some(self.base.map_or(sample, |b| b.min(sample)));
+        }
         if let Some(queue) = self.queue(rtt) {
             if queue <= self.threshold().unwrap_or(MIN_THRESHOLD) {
                 // The queue has drained: the last decrease's episode is over.
@@ -155,7 +176,7 @@ impl LossCheck {
 
     /// The rate was decreased at `now` with the smoothed RTT `rtt`, on a loss that saw `queue`.
     pub fn on_decrease(&mut self, now: Instant, rtt: Duration, queue: Option<Duration>) {
-        self.hold_until = Some(now + rtt * HOLD_RTTS);
+        self.hold_until = Some(now + rtt.mul_f64(HOLD_RTTS));
         self.queue_at_decrease = queue;
     }
 
@@ -236,12 +257,16 @@ impl LossCheck {
 
     /// The RTT sample of the packet after `last_lost`: the NAK left the receiver when it arrived.
     fn sample_after(&self, now: Instant, last_lost: SeqNo) -> Option<Duration> {
+        self.sample_of(now, last_lost.next())
+    }
+
+    /// `now` less the send time of `packet`, if the ring still holds its only transmission.
+    fn sample_of(&self, now: Instant, packet: SeqNo) -> Option<Duration> {
         if self.sent.is_empty() {
             return None;
         }
-        let next = last_lost.next();
-        let (seq, t) = self.sent[next.value() as usize & (self.sent.len() - 1)];
-        if seq != next.value() {
+        let (seq, t) = self.sent[packet.value() as usize & (self.sent.len() - 1)];
+        if seq != packet.value() {
             return None; // overwritten, never sent, or retransmitted (flag set)
         }
         Some(Duration::from_micros(u64::from(self.micros(now).wrapping_sub(t))))
@@ -338,6 +363,28 @@ mod tests {
     }
 
     #[test]
+    fn the_packet_before_the_ack_point_times_the_path_without_the_ack_wait() {
+        let mut c = LossCheck::new();
+        c.init(at(0), 1 << 16);
+        for s in 0..10 {
+            c.on_sent(at(s), seq(s as u32), false);
+        }
+        // 9 arrived at 1 + 9 ms; the receiver's ACK timer sent the ACK 8 ms later: the timed
+        // packet (0) says 19 ms, the packet before the ACK point (9) says 11.
+        c.on_ack(at(20), seq(10), 19 * MS);
+        assert_eq!(c.base_rtt(), Some(11 * MS));
+        // A retransmitted packet before the ACK point gives no sample (which copy arrived?).
+        c.on_sent(at(21), seq(10), false);
+        c.on_sent(at(22), seq(10), true);
+        c.on_ack(at(24), seq(11), 3 * MS);
+        assert_eq!(c.base_rtt(), Some(11 * MS));
+        // Nor does a slot the ring has reused for a later packet.
+        c.on_sent(at(30), seq(11 + (1 << 16)), false);
+        c.on_ack(at(31), seq(12), MS);
+        assert_eq!(c.base_rtt(), Some(11 * MS));
+    }
+
+    #[test]
     fn a_retransmission_cancels_the_ack_sample() {
         let mut c = LossCheck::new();
         c.on_sent(at(0), seq(5), false);
@@ -367,13 +414,14 @@ mod tests {
     #[test]
     fn a_loss_without_a_queue_is_a_link_error() {
         let mut c = with_base(100, 1000);
-        assert_eq!(c.threshold(), Some(MS));
+        assert_eq!(c.threshold(), Some(MS / 2));
         let v = loss_seen(&mut c, 2000, 200, 300, 100 * MS);
         assert_eq!(v, Verdict { congestion: false, queue: Some(Duration::ZERO) });
-        let v = loss_seen(&mut c, 2010, 300, 401, 100 * MS);
+        c.on_sent(at(300), seq(2010), false);
+        let v = c.classify(Instant::from_micros(400_500), 100 * MS, &[(seq(2009), seq(2009))]);
         assert!(!v.congestion, "exactly the threshold is no queue");
-        let v = loss_seen(&mut c, 2020, 400, 502, 100 * MS);
-        assert_eq!(v, Verdict { congestion: true, queue: Some(2 * MS) });
+        let v = loss_seen(&mut c, 2020, 400, 501, 100 * MS);
+        assert_eq!(v, Verdict { congestion: true, queue: Some(MS) }, "a queue of a full 1 Gb/s, 1 ms BDP");
     }
 
     #[test]
@@ -393,7 +441,7 @@ mod tests {
         assert_eq!(c.max_queue(), 80 * MS);
         assert_eq!(c.threshold(), Some(40 * MS));
         let mut c2 = c.clone();
-        // after the hold of two smoothed RTTs (400 ms)
+        // after the hold of 1.5 smoothed RTTs (300 ms)
         assert!(!loss_seen(&mut c, 2010, 900, 1030, 200 * MS).congestion, "30 ms of 80 is not full");
         assert!(loss_seen(&mut c2, 2010, 900, 1070, 200 * MS).congestion, "70 ms of 80 is");
     }
@@ -408,12 +456,14 @@ mod tests {
     }
 
     #[test]
-    fn after_a_decrease_losses_wait_two_rtts_and_a_draining_queue_is_no_congestion() {
+    fn after_a_decrease_losses_wait_one_and_a_half_rtts_and_a_draining_queue_is_no_congestion() {
         let mut c = with_base(10, 100_000);
         let v = loss_seen(&mut c, 2000, 20, 50, 30 * MS); // 20 ms queue: threshold 10 ms
         assert!(v.congestion);
         c.on_decrease(at(50), 30 * MS, v.queue);
-        assert!(!loss_seen(&mut c, 2010, 60, 90, 30 * MS).congestion, "held until 110 ms");
+        let mut held = c.clone();
+        assert!(!loss_seen(&mut c, 2010, 64, 94, 30 * MS).congestion, "held until 95 ms");
+        assert!(loss_seen(&mut held, 2010, 65, 95, 30 * MS).congestion, "the hold is over at 95 ms");
         // after the hold: a queue a quarter threshold shorter shows the decrease working
         assert!(!loss_seen(&mut c, 2020, 100, 127, 30 * MS).congestion, "17 ms < 20 - 2.5");
         assert!(loss_seen(&mut c, 2030, 120, 148, 30 * MS).congestion, "18 ms: still full");

@@ -35,8 +35,8 @@
 //! thesis or UDT4; the default of the `udt` runtime): the thesis' noisy-link idea (§3.5.2) made
 //! to work at any loss rate and path length.
 //! * Out of slow start, a loss report changes nothing unless [`LossCheck`] finds it a congestion
-//!   signal: the packet after the loss saw a queue above half the longest one seen (and 1 ms),
-//!   the last decrease has had two RTTs to act and the queue is not draining, or more than 5%
+//!   signal: the packet after the loss saw a queue above half the longest one seen (and 0.5 ms),
+//!   the last decrease has had 1.5 RTTs to act and the queue is not draining, or more than 5%
 //!   of the last window was lost. Link errors are retransmitted and otherwise ignored: no
 //!   decrease, no epoch, and the next SYN still increases.
 //! * Slow start that ends on a loss report with a known arrival rate also ends the epoch there:
