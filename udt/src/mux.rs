@@ -374,10 +374,7 @@ impl Mux {
         outbuf: &mut [u8],
     ) {
         for _ in 0..RECV_BATCH {
-            let received = landing.receive(self.socket.as_raw_fd());
-            let now = clock::arrival(landing.stamp()).max(*last_arrival);
-            *last_arrival = now;
-            let (from, layout) = match received {
+            let (from, layout) = match landing.receive(self.socket.as_raw_fd()) {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -388,6 +385,8 @@ impl Mux {
                     continue;
                 }
             };
+            let now = clock::arrival(landing.stamp()).max(*last_arrival);
+            *last_arrival = now;
             match layout {
                 Layout::Aligned(count) => {
                     let mut k = 0;
