@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p udt-sim --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
 //!     [--time S] [--every S] [--from S] [--flow I] [--cc udt|udt+rc|tcp|...] [--seed N]
-//!     [--rtts MS,MS,...] [--queue PKTS]
+//!     [--rtts MS,MS,...] [--queue PKTS] [--loss P]
 //! ```
 //!
 //! `--rtts` gives every flow its own RTT (the Fig. 4-5 layout: access delays, one flow per RTT,
@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use std::time::Duration;
 use udt_sim::engine::AnyNode;
+use udt_sim::link::LossModel;
 use udt_sim::rng::seed_from_env;
 
 use udt_sim::scenario::{ms, secs, DumbbellRun, FlowDef, QueueChoice};
@@ -34,6 +35,7 @@ struct Args {
     seed: u64,
     rtts: Vec<f64>,
     queue: Option<usize>,
+    loss: f64,
 }
 
 fn parse() -> Result<Args, String> {
@@ -49,6 +51,7 @@ fn parse() -> Result<Args, String> {
         seed: seed_from_env(1),
         rtts: Vec::new(),
         queue: None,
+        loss: 0.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -64,6 +67,7 @@ fn parse() -> Result<Args, String> {
             "--flow" => a.flow = value()?.parse().map_err(|e| bad(&e))?,
             "--seed" => a.seed = value()?.parse().map_err(|e| bad(&e))?,
             "--cc" => a.cc = CcChoice::parse(&value()?)?,
+            "--loss" => a.loss = value()?.parse().map_err(|e| bad(&e))?,
             "--queue" => a.queue = Some(value()?.parse().map_err(|e| bad(&e))?),
             "--rtts" => {
                 a.rtts = value()?
@@ -75,7 +79,7 @@ fn parse() -> Result<Args, String> {
             _ => {
                 return Err(
                     "usage: trace [--bw MBPS] [--rtt MS] [--flows N] [--time S] [--every S] [--from S] \
-                            [--flow I] [--cc NAME] [--seed N] [--rtts MS,MS,...] [--queue PKTS]"
+                            [--flow I] [--cc NAME] [--seed N] [--rtts MS,MS,...] [--queue PKTS] [--loss P]"
                         .into(),
                 )
             }
@@ -107,6 +111,9 @@ fn main() -> ExitCode {
     if let Some(q) = a.queue {
         run.queue = QueueChoice::DropTail(q);
     }
+    if a.loss > 0.0 {
+        run.loss = LossModel::Bernoulli(a.loss);
+    }
     let mut net = match run.build() {
         Ok(n) => n,
         Err(e) => {
@@ -123,7 +130,7 @@ fn main() -> ExitCode {
         a.flow,
         a.seed
     );
-    println!("#      t  send Mb/s  period us     cwnd  flow win  flight  bw pkt/s rate pkt/s  rtt us  lost  retx  naks");
+    println!("#      t  send Mb/s  period us     cwnd  flow win  flight  bw pkt/s rate pkt/s  rtt us  lost  retx  naks probes");
     let flow = net.flows()[a.flow].clone();
     let steps = (a.time / a.every).round() as u64;
     let mut cleared = false;
@@ -142,7 +149,7 @@ fn main() -> ExitCode {
             continue;
         }
         println!(
-            "{:8.3} {:10.2} {:10.2} {:8.1} {:9} {:7} {:9} {:10} {:7} {:5} {:5} {:5}",
+            "{:8.3} {:10.2} {:10.2} {:8.1} {:9} {:7} {:9} {:10} {:7} {:5} {:5} {:5} {:6}",
             t.as_secs_f64(),
             s.send_mbps,
             s.now.send_period_us,
@@ -154,7 +161,8 @@ fn main() -> ExitCode {
             s.now.rtt_us,
             s.interval.snd_loss,
             s.interval.retransmits,
-            s.interval.naks_recv
+            s.interval.naks_recv,
+            s.interval.head_probes
         );
     }
     ExitCode::SUCCESS

@@ -106,6 +106,8 @@ struct Slot {
     msg_off: u32,
     /// Packets in the message.
     msg_pkts: u32,
+    /// When the packet was last retransmitted, if it was.
+    resent: Option<Instant>,
 }
 
 impl Slot {
@@ -118,6 +120,7 @@ impl Slot {
         deadline: None,
         msg_off: 0,
         msg_pkts: 1,
+        resent: None,
     };
 
     fn expired(&self, now: Instant) -> bool {
@@ -241,6 +244,7 @@ impl SendBuffer {
                 deadline: None,
                 msg_off: 0,
                 msg_pkts: 1,
+                resent: None,
             };
             self.next_msg = self.next_msg.next();
             self.order.push_back(id as u32);
@@ -290,6 +294,7 @@ impl SendBuffer {
                 deadline,
                 msg_off: i as u32,
                 msg_pkts: pkts as u32,
+                resent: None,
             };
             self.order.push_back(id);
         }
@@ -401,6 +406,28 @@ impl SendBuffer {
             return Lookup::Expired { msg: slot.msg, first, end_exclusive: first.add(slot.msg_pkts as i32) };
         }
         Lookup::Packet(self.out_packet(id))
+    }
+
+    /// Record that the sent packet `seq` was retransmitted at `now` (no effect on a number
+    /// that is acknowledged or not sent).
+    pub fn mark_resent(&mut self, seq: SeqNo, now: Instant) {
+        if let Some(id) = self.sent_slot(seq) {
+            self.slots[id].resent = Some(now);
+        }
+    }
+
+    /// When the oldest unacknowledged packet was last retransmitted, if it was sent and
+    /// retransmitted.
+    pub fn head_resent_at(&self) -> Option<Instant> {
+        self.sent_slot(self.head_seq).and_then(|id| self.slots[id].resent)
+    }
+
+    fn sent_slot(&self, seq: SeqNo) -> Option<usize> {
+        let d = seq.diff(self.head_seq);
+        if d < 0 || d as usize >= self.sent {
+            return None;
+        }
+        Some(self.order[d as usize] as usize)
     }
 
     /// One past the last sequence number already committed: [`next_seq`](Self::next_seq),

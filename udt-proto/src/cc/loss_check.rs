@@ -54,7 +54,11 @@
 //!
 //! Independently, a loss rate above [`MAX_TOLERATED_LOSS`] over the last window (an RTT and at
 //! least [`LOSS_WINDOW_PACKETS`] packets) is congestion whatever the delay says: a buffer too
-//! shallow to show a queue must not make the flow ignore heavy overflow.
+//! shallow to show a queue must not make the flow ignore heavy overflow. It too waits out the
+//! hold: the losses reported in the RTT after a decrease were sent before it, and while the
+//! window-limited sender slows down they are a growing fraction of a shrinking window. (Without
+//! the hold, one overflow of a 100 ms queue at 100 Mb/s brought four more decreases within
+//! 50 ms, the period from 120 to 220 us, and five seconds to recover.)
 //!
 //! Invariants: the base RTT only decreases and `max_queue` only grows; at most one ACK sample is
 //! pending; until the first sample there is no base and every loss is congestion (the unmodified
@@ -237,22 +241,33 @@ impl LossCheck {
         }
         let queue = self.queue(sample.unwrap_or(rtt));
         if overshoot {
-            return Verdict { congestion: false, queue };
+            return Verdict { congestion: false, queue, reason: Reason::Overshoot };
         }
         // The window in progress is measured against at least the last one's size, so that the
         // first loss of a fresh window is not a large fraction of few packets.
         let sent = self.window_sent.max(self.last_window_sent).max(1) as f64;
-        if self.last_loss_rate > MAX_TOLERATED_LOSS || self.window_lost as f64 / sent > MAX_TOLERATED_LOSS {
-            return Verdict { congestion: true, queue };
+        let held = self.hold_until.is_some_and(|t| now < t);
+        if !held
+            && (self.last_loss_rate > MAX_TOLERATED_LOSS
+                || self.window_lost as f64 / sent > MAX_TOLERATED_LOSS)
+        {
+            return Verdict { congestion: true, queue, reason: Reason::LossRate };
         }
         let (Some(q), Some(threshold)) = (queue, self.threshold()) else {
-            return Verdict { congestion: true, queue };
+            return Verdict { congestion: true, queue, reason: Reason::NoBase };
         };
-        let congestion = fresh
-            && q > threshold
-            && self.hold_until.is_none_or(|t| now >= t)
-            && self.queue_at_decrease.is_none_or(|at| q + threshold / 4 >= at);
-        Verdict { congestion, queue }
+        let reason = if !fresh {
+            Reason::Repeated
+        } else if q <= threshold {
+            Reason::ShortQueue
+        } else if held {
+            Reason::Held
+        } else if self.queue_at_decrease.is_some_and(|at| q + threshold / 4 < at) {
+            Reason::Draining
+        } else {
+            Reason::FullQueue
+        };
+        Verdict { congestion: reason == Reason::FullQueue, queue, reason }
     }
 
     /// The RTT sample of the packet after `last_lost`: the NAK left the receiver when it arrived.
@@ -289,6 +304,29 @@ pub struct Verdict {
     pub congestion: bool,
     /// The queue it measured (loss sample or smoothed RTT, less the base), once a base is known.
     pub queue: Option<Duration>,
+    /// Why.
+    pub reason: Reason,
+}
+
+/// The rule that decided a [`Verdict`] (module docs), for logs and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// Congestion: no base RTT yet, so every loss is (the unmodified algorithm).
+    NoBase,
+    /// Congestion: more than [`MAX_TOLERATED_LOSS`] of the last window was lost.
+    LossRate,
+    /// Congestion: the queue was near its longest, no decrease pending, not draining.
+    FullQueue,
+    /// Not congestion: slow start's overshoot, answered by its exit.
+    Overshoot,
+    /// Not congestion: the report reaches no further than an earlier one.
+    Repeated,
+    /// Not congestion: the queue was under the threshold (a link error).
+    ShortQueue,
+    /// Not congestion: the last decrease has not had time to act.
+    Held,
+    /// Not congestion: the queue is shorter than at the last decrease.
+    Draining,
 }
 
 #[cfg(test)]
@@ -416,12 +454,16 @@ mod tests {
         let mut c = with_base(100, 1000);
         assert_eq!(c.threshold(), Some(MS / 2));
         let v = loss_seen(&mut c, 2000, 200, 300, 100 * MS);
-        assert_eq!(v, Verdict { congestion: false, queue: Some(Duration::ZERO) });
+        assert_eq!(v, Verdict { congestion: false, queue: Some(Duration::ZERO), reason: Reason::ShortQueue });
         c.on_sent(at(300), seq(2010), false);
         let v = c.classify(Instant::from_micros(400_500), 100 * MS, &[(seq(2009), seq(2009))]);
         assert!(!v.congestion, "exactly the threshold is no queue");
         let v = loss_seen(&mut c, 2020, 400, 501, 100 * MS);
-        assert_eq!(v, Verdict { congestion: true, queue: Some(MS) }, "a queue of a full 1 Gb/s, 1 ms BDP");
+        assert_eq!(
+            v,
+            Verdict { congestion: true, queue: Some(MS), reason: Reason::FullQueue },
+            "a queue of a full 1 Gb/s, 1 ms BDP"
+        );
     }
 
     #[test]
@@ -498,5 +540,44 @@ mod tests {
         assert!(!burst(&mut c, 1110, 13));
         c.on_ack(at(60), seq(1), 10 * MS);
         assert!(!burst(&mut c, 1130, 1), "15 of 300: the window is still open");
+    }
+
+    #[test]
+    fn heavy_loss_waits_out_the_hold_too() {
+        let mut c = with_base(10, 300);
+        let report = |c: &mut LossCheck, ms: u64, from: u32, n: u32| {
+            c.classify(at(ms), 10 * MS, &[(seq(from), seq(from + n - 1))])
+        };
+        let v = report(&mut c, 20, 100, 20);
+        assert_eq!((v.congestion, v.reason), (true, Reason::LossRate), "20 of 300");
+        c.on_decrease(at(20), 10 * MS, v.queue);
+        // the losses of the next 15 ms were sent before the decrease took effect
+        let v = report(&mut c, 34, 130, 20);
+        assert_eq!((v.congestion, v.reason), (false, Reason::Held));
+        let v = report(&mut c, 35, 160, 1);
+        assert_eq!((v.congestion, v.reason), (true, Reason::LossRate), "the hold is over at 35 ms");
+    }
+
+    #[test]
+    fn each_verdict_names_its_rule() {
+        let mut c = with_base(10, 100_000);
+        let v = loss_seen(&mut c, 1000, 20, 30, 10 * MS);
+        assert_eq!((v.congestion, v.reason), (false, Reason::ShortQueue));
+        let v = loss_seen(&mut c, 2000, 40, 70, 30 * MS);
+        assert_eq!((v.congestion, v.reason), (true, Reason::FullQueue));
+        c.on_decrease(at(70), 30 * MS, v.queue);
+        let repeat = c.classify(at(72), 30 * MS, &[(seq(1999), seq(1999))]);
+        assert_eq!((repeat.congestion, repeat.reason), (false, Reason::Repeated));
+        let v = loss_seen(&mut c, 2010, 80, 110, 30 * MS);
+        assert_eq!((v.congestion, v.reason), (false, Reason::Held));
+        let v = loss_seen(&mut c, 2020, 120, 145, 30 * MS);
+        assert_eq!((v.congestion, v.reason), (false, Reason::Draining), "a 15 ms queue after 20");
+        let mut fresh = LossCheck::new();
+        fresh.init(at(0), 64);
+        for s in 0..100 {
+            fresh.on_sent(at(1), seq(s), false);
+        }
+        let v = fresh.classify(at(5), 10 * MS, &[(seq(3), seq(3))]);
+        assert_eq!((v.congestion, v.reason), (true, Reason::NoBase));
     }
 }

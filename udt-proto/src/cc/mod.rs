@@ -140,6 +140,14 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn rtt(&self) -> Option<Duration> {
         None
     }
+    /// Whether the sender should resend the oldest unacknowledged packet when its last
+    /// retransmission was not acknowledged in time (the head probe, ours), instead of waiting
+    /// for the receiver to report it again (twice the RTT and more, with the window filling
+    /// meanwhile). For controllers that see link errors, where a lost retransmission is a
+    /// common event rather than a sign of heavy congestion. Default off: UDT4's behaviour.
+    fn probe_lost_retransmissions(&self) -> bool {
+        false
+    }
     /// A pause before the next data packet (the thesis' one-SYN sending freeze after a
     /// congestion event). Taken once: the second call returns `None`.
     fn take_pause(&mut self) -> Option<Duration> {

@@ -35,18 +35,28 @@
 //! thesis or UDT4; the default of the `udt` runtime): the thesis' noisy-link idea (§3.5.2) made
 //! to work at any loss rate and path length.
 //! * Out of slow start, a loss report changes nothing unless [`LossCheck`] finds it a congestion
-//!   signal: the packet after the loss saw a queue above half the longest one seen (and 0.5 ms),
-//!   the last decrease has had 1.5 RTTs to act and the queue is not draining, or more than 5%
-//!   of the last window was lost. Link errors are retransmitted and otherwise ignored: no
+//!   signal: the last decrease has had 1.5 RTTs to act, and either the packet after the loss
+//!   saw a queue above half the longest one seen (and 0.5 ms) that is not draining, or more
+//!   than 5% of the last window was lost. Link errors are retransmitted and otherwise ignored: no
 //!   decrease, no epoch, and the next SYN still increases.
+//! * Slow start also ends when its window holds the path: the receiver's arrival rate `AS` times
+//!   (base RTT + SYN). During slow start `AS` already shows the bottleneck's capacity (the
+//!   window goes out in bursts that the bottleneck spaces at its own rate), so that is the
+//!   bandwidth-delay product plus an ACK interval; every further doubling would only fill the
+//!   queue until it overflows (on the emulated 100 Mb/s, 100 ms path with a one-BDP queue,
+//!   about 1,600 packets lost and resent after the exit on loss). The exit is the loss exit's:
+//!   the period from `AS`, and losses of packets sent so far are the overshoot.
 //! * Slow start that ends on a loss report with a known arrival rate also ends the epoch there:
 //!   the losses of packets sent before the exit (its overshoot, reported for another RTT or two)
 //!   are answered by the exit's period and are not congestion.
 //! * A congestion decrease starts from no faster than the receiver's arrival rate (a
 //!   window-limited sender, period 1 us after slow start on a long path, would otherwise need
 //!   dozens of 1.125 steps to reach a sane period).
-//! * The window holds one more base RTT, `W = AS * (RTT + base + SYN) + 16`: a packet stays in
-//!   the cumulative flight until its hole is repaired, two RTTs after it left.
+//! * The window holds the repair of a lost retransmission, `W = AS * (2 (RTT + SYN) + base) + 16`:
+//!   a packet stays in the cumulative flight until the hole before it is repaired, two RTTs
+//!   after it left, or another RTT and SYN later when the retransmission was lost too and the
+//!   sender's head probe ([`CongestionControl::probe_lost_retransmissions`], on in this mode)
+//!   resends it.
 //! * A timeout before the first RTT sample (the 100 ms start value meeting a longer path) does
 //!   not end slow start.
 //!
@@ -249,6 +259,7 @@ impl NativeCc {
     /// `CUDTCC::onLoss` / `onTimeout`. Returns whether the arrival rate was known.
     fn leave_slow_start(&mut self, ctx: &CcContext<'_>) -> bool {
         self.slow_start = false;
+        tracing::debug!(target: "udt::cc", recv_rate = ctx.recv_rate, "slow start ends");
         if ctx.recv_rate > 0 {
             // UDT4 CUDTCC::onLoss: m_dPktSndPeriod = 1000000.0 / m_iRcvRate
             self.period_us = 1e6 / f64::from(ctx.recv_rate);
@@ -278,11 +289,24 @@ impl NativeCc {
         }
     }
 
+    /// Slow start's window holds the path's bandwidth-delay product and one SYN of ACK delay:
+    /// the receiver's arrival rate times (base RTT + SYN), once both are known.
+    fn window_fills_the_path(&self, ctx: &CcContext<'_>) -> bool {
+        let Some(base) = self.check.base_rtt() else { return false };
+        if ctx.recv_rate == 0 {
+            return false;
+        }
+        let horizon_us = duration_us(base) + self.rc_interval_us;
+        self.cwnd >= f64::from(ctx.recv_rate) / 1e6 * horizon_us
+    }
+
     /// Thesis (2-3), UDT4 `CUDTCC::onLoss`: one multiplicative decrease, period rounded up to a
     /// whole microsecond.
     fn decrease(&mut self) {
+        let before = self.period_us;
         // thesis (2-3) P = P' * 1.125; UDT4 CUDTCC::onLoss: ceil(m_dPktSndPeriod * 1.125)
         self.period_us = (self.period_us * DECREASE_FACTOR).ceil();
+        tracing::debug!(target: "udt::cc", before_us = before, period_us = self.period_us, "decrease");
     }
 }
 
@@ -375,6 +399,15 @@ impl CongestionControl for NativeCc {
             if newly_acked > 0 {
                 self.last_ack = ack;
             }
+            // Delay-checked mode: the window fills the path; further doublings would only fill
+            // the queue (module docs). Left as on a loss report.
+            if self.config.delay_check && self.window_fills_the_path(ctx) {
+                tracing::debug!(target: "udt::cc", cwnd = self.cwnd, "slow start fills the path");
+                self.leave_slow_start(ctx);
+                self.check.on_slow_start_exit(ctx.snd_curr_seq);
+                self.last_dec_seq = ctx.snd_curr_seq;
+                return;
+            }
             // UDT4 CUDTCC::onACK: if (m_dCWndSize > m_dMaxCWndSize)
             if self.cwnd > f64::from(ctx.max_window) {
                 self.slow_start = false;
@@ -390,10 +423,14 @@ impl CongestionControl for NativeCc {
             // thesis §2.2.4 W = AS * (SYN + RTT); UDT4 CUDTCC::onACK:
             // m_dCWndSize = m_iRcvRate / 1000000.0 * (m_iRTT + m_iRCInterval) + 16
             let horizon_us = match self.check.base_rtt().filter(|_| self.config.delay_check) {
-                // Delay-checked mode: a packet stays in the cumulative flight until its hole is
-                // repaired (NAK back, retransmission out, ACK back: two RTTs and a SYN), and
-                // link errors are expected, so the window holds one more base RTT.
-                Some(base) => rtt_us(ctx) + duration_us(base) + self.rc_interval_us,
+                // Delay-checked mode: link errors are expected, and a packet stays in the
+                // cumulative flight until the hole before it is repaired: NAK back,
+                // retransmission out, ACK back (one base RTT more than a clean packet), and when
+                // the retransmission is lost too, the sender's head probe one RTT and a SYN
+                // later. At 1% loss on a 100 ms path that happens about once a second; with a
+                // window one RTT shorter every time was a stall (sim 100 Mb/s, 300 ms, 1%: 56%
+                // utilization against 96% with this window).
+                Some(base) => 2.0 * (rtt_us(ctx) + self.rc_interval_us) + duration_us(base),
                 None => rtt_us(ctx) + self.rc_interval_us,
             };
             self.cwnd = f64::from(ctx.recv_rate) / 1e6 * horizon_us + WINDOW_MARGIN;
@@ -441,6 +478,15 @@ impl CongestionControl for NativeCc {
         };
         let verdict = if self.config.delay_check {
             let v = self.check.classify(ctx.now, ctx.rtt, lost);
+            tracing::debug!(
+                target: "udt::cc",
+                reason = ?v.reason,
+                queue_us = v.queue.map(|q| q.as_micros() as u64),
+                rtt_us = ctx.rtt.as_micros() as u64,
+                first = first_lost.value(),
+                slow_start = self.slow_start,
+                "loss report"
+            );
             if !v.congestion && !self.slow_start {
                 // A link error, not congestion. Retransmission repairs it; the rate, the window
                 // and the epoch bookkeeping stay as they are.
@@ -568,6 +614,11 @@ impl CongestionControl for NativeCc {
 
     fn congestion_window(&self) -> f64 {
         self.cwnd
+    }
+
+    /// Delay-checked mode: link errors are expected, and with them lost retransmissions.
+    fn probe_lost_retransmissions(&self) -> bool {
+        self.config.delay_check
     }
 
     fn take_pause(&mut self) -> Option<Duration> {
@@ -1145,6 +1196,50 @@ mod tests {
             env.at_ms(300).nak(&mut cc, 550, 550);
             let expected = if delay_check { 141.0 } else { 159.0 }; // ceil(141 * 1.125) = 159
             assert_close(cc.period_us, expected);
+        }
+    }
+
+    #[test]
+    fn delay_checked_window_holds_the_repair_of_a_lost_retransmission() {
+        for delay_check in [true, false] {
+            let mut env = Env::new(1);
+            let mut cc = NativeCc::new(NativeConfig { delay_check, ..NativeConfig::default() });
+            env.init(&mut cc);
+            cc.on_packet_sent(&mut env.ctx(), SeqNo::new(100), false);
+            env.at_ms(80).ack(&mut cc, 101); // base RTT 80 ms
+            env.recv_rate = 1000;
+            env.at_ms(90).nak(&mut cc, 101, 101);
+            assert!(!cc.in_slow_start());
+            env.at_ms(200).ack(&mut cc, 150);
+            // W = AS * (2 (RTT + SYN) + base) + 16 = 1000/s * 300 ms + 16, against UDT4's
+            // AS * (RTT + SYN) + 16 = 1000/s * 110 ms + 16
+            assert_close(cc.congestion_window(), if delay_check { 316.0 } else { 126.0 });
+            assert_eq!(cc.probe_lost_retransmissions(), delay_check);
+        }
+    }
+
+    #[test]
+    fn delay_checked_slow_start_ends_when_the_window_holds_the_path() {
+        for delay_check in [true, false] {
+            let mut env = Env::new(1);
+            let mut cc = NativeCc::new(NativeConfig { delay_check, ..NativeConfig::default() });
+            env.init(&mut cc);
+            cc.on_packet_sent(&mut env.ctx(), SeqNo::new(100), false);
+            env.recv_rate = 1000;
+            env.at_ms(80).ack(&mut cc, 110); // base RTT 80 ms; window 16 + 10
+            assert!(cc.in_slow_start());
+            // AS * (base + SYN) = 1000/s * 90 ms = 90 packets
+            env.at_ms(100).ack(&mut cc, 173); // window 89
+            assert!(cc.in_slow_start());
+            env.snd_curr = SeqNo::new(300);
+            env.at_ms(120).ack(&mut cc, 174); // window 90
+            assert_eq!(cc.in_slow_start(), !delay_check);
+            if delay_check {
+                assert_close(cc.period_us, 1000.0);
+                // a loss among the packets sent before the exit is its overshoot
+                env.at_ms(150).nak(&mut cc, 250, 260);
+                assert_close(cc.period_us, 1000.0);
+            }
         }
     }
 

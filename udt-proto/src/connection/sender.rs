@@ -200,13 +200,43 @@ impl Connection {
 
     /// Whether the sender has something it may send (ignoring pacing).
     fn has_sendable(&self, tx: &Sender) -> bool {
-        !tx.loss.is_empty() || (tx.buf.unsent_packets() > 0 && tx.buf.unacked_packets() < self.window(tx))
+        !tx.loss.is_empty() || self.has_new_sendable(tx)
+    }
+
+    /// Whether new data may go: some is waiting and the window has room.
+    fn has_new_sendable(&self, tx: &Sender) -> bool {
+        tx.buf.unsent_packets() > 0 && tx.buf.unacked_packets() < self.window(tx)
+    }
+
+    /// How long a retransmission has to be acknowledged before the head probe sends it again:
+    /// its way there, the receiver's next ACK (a SYN) and the ACK's way back, with the RTT's
+    /// variation as margin.
+    fn head_probe_interval(&self) -> Duration {
+        self.rto_base() + SYN
+    }
+
+    /// When the head probe is due: the congestion control asks for it, the oldest
+    /// unacknowledged packet has been retransmitted and is not waiting in the loss list to go
+    /// again.
+    fn head_probe_due(&self, tx: &Sender) -> Option<Instant> {
+        if !self.cc.probe_lost_retransmissions() {
+            return None;
+        }
+        let at = tx.buf.head_resent_at()?;
+        if tx.loss.first() == Some(tx.buf.head_seq()) {
+            return None;
+        }
+        Some(at + self.head_probe_interval())
     }
 
     /// When the next data packet may go, if any is waiting.
     pub(super) fn next_data_time(&self) -> Option<Instant> {
         let tx = &self.link.as_ref()?.tx;
-        self.has_sendable(tx).then_some(tx.next_send)
+        let probe = self.head_probe_due(tx).map(|due| due.max(tx.next_send));
+        if self.has_sendable(tx) {
+            return Some(tx.next_send);
+        }
+        probe
     }
 
     /// Emit one data packet (or a drop request for an expired message) if pacing allows. With
@@ -223,10 +253,22 @@ impl Connection {
         let local_start = self.start;
         let peer_id = self.peer_id;
         let window = self.window(&self.link.as_ref()?.tx);
+        let probe_due = self.head_probe_due(&self.link.as_ref()?.tx);
         let link = self.link.as_mut()?;
         let tx = &mut link.tx;
         if now < tx.next_send {
             return None;
+        }
+        // Head probe: the oldest unacknowledged packet was retransmitted and the retransmission
+        // has had time to be acknowledged. It was most likely lost too; the receiver would report
+        // it again only after its re-report interval (twice the RTT and more), and meanwhile the
+        // ACK point stays put and the window fills. It goes through the loss list (an expired
+        // message becomes a drop request there) but is not a loss event for the congestion
+        // control (ours; UDT4 waits for the re-report).
+        if probe_due.is_some_and(|due| now >= due) {
+            let head = tx.buf.head_seq();
+            tx.loss.insert(head, head);
+            self.stats.total.head_probes += 1;
         }
         let has_data = !tx.loss.is_empty() || tx.buf.unsent_packets() > 0;
         if !has_data {
@@ -288,6 +330,7 @@ impl Connection {
         self.stats.total.bytes_sent += payload_len as u64;
         if retransmission {
             self.stats.total.retransmits += 1;
+            tx.buf.mark_resent(seq, now);
         }
         self.with_cc(now, |cc, ctx| cc.on_packet_sent(ctx, seq, retransmission));
         Some(super::Transmit { len, payload: (!copy).then_some(payload) })

@@ -51,6 +51,9 @@ pub struct Counters {
     pub drop_requests_recv: u64,
     /// EXP timer expiries.
     pub timeouts: u64,
+    /// Head probes: the oldest unacknowledged packet sent again because its last
+    /// retransmission had time to be acknowledged and was not (sender side).
+    pub head_probes: u64,
     /// Microseconds during which the sender had data to send.
     pub send_busy_us: u64,
 }
@@ -162,6 +165,7 @@ impl Counters {
             msgs_expired_unsent: self.msgs_expired_unsent - e.msgs_expired_unsent,
             drop_requests_recv: self.drop_requests_recv - e.drop_requests_recv,
             timeouts: self.timeouts - e.timeouts,
+            head_probes: self.head_probes - e.head_probes,
             send_busy_us: self.send_busy_us - e.send_busy_us,
         }
     }

@@ -1,0 +1,164 @@
+//! The sender's head probe: when the congestion control asks for it (`probe_lost_retransmissions`,
+//! the delay-checked native algorithm while link errors are about), a retransmission of the
+//! oldest unacknowledged packet that is itself lost is sent again one RTT (+ 4 RTTVar + SYN)
+//! after it left, instead of waiting for the receiver's re-report (twice that and more) with
+//! the ACK point stuck and the window filling. Without the ask, UDT4's behaviour.
+
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::{test_data, LinkModel, Pair, Side};
+use udt_proto::cc::{CcFactory, CongestionControl, FixedRate};
+use udt_proto::connection::Config;
+use udt_proto::packet::Packet;
+use udt_proto::time::Instant;
+use udt_proto::SeqNo;
+
+/// 1 ms per packet and a window far larger than the flight (the window never limits); asks
+/// for the head probe when `.0`.
+#[derive(Debug)]
+struct Paced(bool);
+
+impl CcFactory for Paced {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Probing { inner: FixedRate::new(Duration::from_millis(1), 100_000.0), probe: self.0 })
+    }
+}
+
+#[derive(Debug)]
+struct Probing {
+    inner: FixedRate,
+    probe: bool,
+}
+
+impl CongestionControl for Probing {
+    fn name(&self) -> &'static str {
+        "probing"
+    }
+    fn send_period(&self) -> Duration {
+        self.inner.send_period()
+    }
+    fn congestion_window(&self) -> f64 {
+        self.inner.congestion_window()
+    }
+    fn probe_lost_retransmissions(&self) -> bool {
+        self.probe
+    }
+}
+
+const ISN: u32 = 5000;
+
+fn config(probe: bool) -> Config {
+    Config { cc: Arc::new(Paced(probe)), initial_seq: Some(SeqNo::new(ISN)), ..Config::default() }
+}
+
+/// 50 ms each way: RTT 100 ms.
+fn link() -> LinkModel {
+    LinkModel { delay: Duration::from_millis(50), ..LinkModel::default() }
+}
+
+/// Send 1000 packets' worth client to server (1 s at 1 ms a packet), dropping the first `drops`
+/// transmissions of data packet `ISN + 500` (the RTT estimate has settled by then). Returns the client's head probes, the server's NAKs, when the dropped
+/// packet first arrived and when its loss was first reported, and the received bytes.
+fn run(drops: u32, probe: bool) -> (u64, u64, Option<Duration>, Option<Duration>, Vec<u8>, Vec<u8>) {
+    let mut pair = Pair::new(7, link(), link(), config(probe));
+    pair.connect(config(probe));
+    assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
+    let watched = SeqNo::new(ISN + 500);
+    let start = pair.now;
+    let arrived = std::rc::Rc::new(std::cell::Cell::new(None::<Instant>));
+    let seen = arrived.clone();
+    let mut left: HashMap<u32, u32> = HashMap::from([(watched.value(), drops)]);
+    let clock = std::rc::Rc::new(std::cell::Cell::new(start));
+    let filter_clock = clock.clone();
+    pair.filter = Some(Box::new(move |dest, bytes| {
+        if dest != Side::Server {
+            return true;
+        }
+        if let Ok(Packet::Data(h, _)) = Packet::parse(bytes) {
+            if let Some(n) = left.get_mut(&h.seq.value()) {
+                if *n > 0 {
+                    *n -= 1;
+                    return false;
+                }
+                if seen.get().is_none() {
+                    seen.set(Some(filter_clock.get()));
+                }
+            }
+        }
+        true
+    }));
+    let data = test_data(1000 * 1400, 3);
+    let mut written = 0;
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut first_nak = None;
+    pair.run_until(Duration::from_secs(20), |p| {
+        clock.set(p.now);
+        let client = p.client.as_mut().unwrap();
+        if written < data.len() {
+            written += client.write(&data[written..]).unwrap_or(0);
+        }
+        let server = p.server.as_mut().unwrap();
+        if first_nak.is_none() && server.counters().naks_sent > 0 {
+            first_nak = Some(p.now - start);
+        }
+        while let Ok(n) = server.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        got.len() >= data.len()
+    });
+    let probes = pair.client.as_ref().unwrap().counters().head_probes;
+    let naks = pair.server.as_ref().unwrap().counters().naks_sent;
+    (probes, naks, arrived.get().map(|t| t - start), first_nak, got, data)
+}
+
+#[test]
+fn a_lost_retransmission_of_the_head_is_probed_before_the_receiver_reports_it_again() {
+    let (probes, naks, arrived, first_nak, got, data) = run(2, true);
+    assert!(got == data, "data corrupted or short: {} of {} bytes", got.len(), data.len());
+    assert_eq!(probes, 1, "one probe for the one lost retransmission");
+    assert_eq!(naks, 1, "repaired before the receiver's re-report (2 x (RTT + 4 RTTVar) + SYN)");
+    let (arrived, first_nak) = (arrived.unwrap(), first_nak.unwrap());
+    // NAK to the sender (50 ms), retransmission lost; the probe leaves one RTT + 4 RTTVar + SYN
+    // later (about 110 ms on this steady path) and arrives 50 ms after that.
+    let repair = arrived - first_nak;
+    assert!(
+        repair >= Duration::from_millis(210) && repair < Duration::from_millis(230),
+        "third transmission arrived {repair:?} after the first report"
+    );
+}
+
+#[test]
+fn no_probe_when_the_retransmission_arrives() {
+    let (probes, naks, arrived, _, got, data) = run(1, true);
+    assert!(got == data);
+    assert!(arrived.is_some());
+    assert_eq!((probes, naks), (0, 1));
+}
+
+#[test]
+fn no_probe_on_a_clean_path() {
+    let (probes, naks, _, _, got, data) = run(0, true);
+    assert!(got == data);
+    assert_eq!((probes, naks), (0, 0));
+}
+
+#[test]
+fn without_the_ask_the_receiver_reports_the_loss_again() {
+    let (probes, naks, arrived, first_nak, got, data) = run(2, false);
+    assert!(got == data);
+    assert_eq!(probes, 0);
+    assert!(naks >= 2, "the receiver's re-report repaired it ({naks} NAKs)");
+    let repair = arrived.unwrap() - first_nak.unwrap();
+    assert!(repair >= Duration::from_millis(250), "repaired {repair:?} after the first report");
+}
