@@ -35,9 +35,10 @@
 //! thesis or UDT4; the default of the `udt` runtime): the thesis' noisy-link idea (§3.5.2) made
 //! to work at any loss rate and path length.
 //! * Out of slow start, a loss report changes nothing unless [`LossCheck`] finds it a congestion
-//!   signal: the last decrease has had 1.5 RTTs to act, and either the packet after the loss
-//!   saw a queue above half the longest one seen (and 0.5 ms) that is not draining, or more
-//!   than 5% of the last window was lost. Link errors are retransmitted and otherwise ignored: no
+//!   signal: the lost packet was sent after the last decrease or that decrease has had 1.5
+//!   RTTs to act, and either the packet after the loss saw a queue above half the longest one
+//!   seen (and 0.5 ms) that is not draining, or more than 5% of the last window was lost. Link
+//!   errors are retransmitted and otherwise ignored: no
 //!   decrease, no epoch, and the next SYN still increases.
 //! * Slow start also ends when its window holds the path: the receiver's arrival rate `AS` times
 //!   (base RTT + SYN). During slow start `AS` already shows the bottleneck's capacity (the
@@ -283,7 +284,7 @@ impl NativeCc {
                 self.period_us = self.period_us.max(1e6 / f64::from(ctx.recv_rate));
             }
             self.decrease();
-            self.check.on_decrease(ctx.now, ctx.rtt, self.last_loss_queue);
+            self.check.on_decrease(ctx.now, ctx.rtt, self.last_loss_queue, ctx.snd_curr_seq);
         } else {
             self.decrease();
         }
