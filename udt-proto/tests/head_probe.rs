@@ -162,3 +162,51 @@ fn without_the_ask_the_receiver_reports_the_loss_again() {
     let repair = arrived.unwrap() - first_nak.unwrap();
     assert!(repair >= Duration::from_millis(250), "repaired {repair:?} after the first report");
 }
+
+/// A probe for a message whose TTL has passed becomes a drop request, and not one per call:
+/// the probe is marked when it fires, so the next is another interval away.
+#[test]
+fn a_probe_for_an_expired_message_sends_one_drop_request_per_interval() {
+    let config = Config { mode: udt_proto::connection::Mode::Message, ..config(true) };
+    let mut pair = Pair::new(9, link(), link(), config.clone());
+    pair.connect(config);
+    assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
+    let lost = SeqNo::new(ISN + 100);
+    let mut left = 2u32;
+    pair.filter = Some(Box::new(move |dest, bytes| {
+        if dest == Side::Server {
+            if let Ok(Packet::Data(h, _)) = Packet::parse(bytes) {
+                if h.seq == lost && left > 0 {
+                    left -= 1;
+                    return false;
+                }
+            }
+        }
+        true
+    }));
+    // 300 one-packet messages, 1 ms apart, each with a 150 ms TTL: message 100's
+    // retransmission (after ~100 ms) is still in time, its probe (~110 ms later) is not.
+    let mut sent = 0u32;
+    let mut got = 0u32;
+    let mut buf = vec![0u8; 4096];
+    let start = pair.now;
+    pair.run_until(Duration::from_secs(10), |p| {
+        let now = p.now;
+        let client = p.client.as_mut().unwrap();
+        // message k is handed over at k ms, as the pacing takes it
+        while sent < 300
+            && now - start >= Duration::from_millis(u64::from(sent))
+            && client.send_msg(now, &[sent as u8; 1000], Some(Duration::from_millis(150)), false).is_ok()
+        {
+            sent += 1;
+        }
+        while p.server.as_mut().unwrap().recv_msg(&mut buf).is_ok() {
+            got += 1;
+        }
+        got >= 299 && p.now - start > Duration::from_secs(2)
+    });
+    let c = pair.client.as_ref().unwrap().counters();
+    assert_eq!(got, 299, "every other message arrives");
+    assert!(c.head_probes >= 1, "the probe fired");
+    assert!(c.msgs_dropped_ttl <= 3, "{} drop requests", c.msgs_dropped_ttl);
+}

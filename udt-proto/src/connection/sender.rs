@@ -268,6 +268,9 @@ impl Connection {
         if probe_due.is_some_and(|due| now >= due) {
             let head = tx.buf.head_seq();
             tx.loss.insert(head, head);
+            // Marked now: if its message expired, the drop request that goes instead is not
+            // sent again before another interval.
+            tx.buf.mark_resent(head, now);
             self.stats.total.head_probes += 1;
         }
         let has_data = !tx.loss.is_empty() || tx.buf.unsent_packets() > 0;
