@@ -9,14 +9,12 @@
 
 mod support;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{test_data, LinkModel, Pair, Side};
+use support::{test_data, LinkModel, Pair};
 use udt_proto::cc::{CcFactory, CongestionControl, FixedRate};
 use udt_proto::connection::Config;
-use udt_proto::packet::Packet;
 use udt_proto::time::Instant;
 use udt_proto::SeqNo;
 
@@ -72,35 +70,17 @@ fn run(drops: u32, probe: bool) -> (u64, u64, Option<Duration>, Option<Duration>
     assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
     let watched = SeqNo::new(ISN + 500);
     let start = pair.now;
-    let arrived = std::rc::Rc::new(std::cell::Cell::new(None::<Instant>));
-    let seen = arrived.clone();
-    let mut left: HashMap<u32, u32> = HashMap::from([(watched.value(), drops)]);
-    let clock = std::rc::Rc::new(std::cell::Cell::new(start));
-    let filter_clock = clock.clone();
-    pair.filter = Some(Box::new(move |dest, bytes| {
-        if dest != Side::Server {
-            return true;
-        }
-        if let Ok(Packet::Data(h, _)) = Packet::parse(bytes) {
-            if let Some(n) = left.get_mut(&h.seq.value()) {
-                if *n > 0 {
-                    *n -= 1;
-                    return false;
-                }
-                if seen.get().is_none() {
-                    seen.set(Some(filter_clock.get()));
-                }
-            }
-        }
-        true
-    }));
+    let passed = support::drop_data_packets(&mut pair, &[(watched, drops)]);
+    let mut arrived = None::<Instant>;
     let data = test_data(1000 * 1400, 3);
     let mut written = 0;
     let mut got = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut first_nak = None;
     pair.run_until(Duration::from_secs(20), |p| {
-        clock.set(p.now);
+        if arrived.is_none() && passed.get() > 0 {
+            arrived = Some(p.now);
+        }
         let client = p.client.as_mut().unwrap();
         if written < data.len() {
             written += client.write(&data[written..]).unwrap_or(0);
@@ -119,7 +99,7 @@ fn run(drops: u32, probe: bool) -> (u64, u64, Option<Duration>, Option<Duration>
     });
     let probes = pair.client.as_ref().unwrap().counters().head_probes;
     let naks = pair.server.as_ref().unwrap().counters().naks_sent;
-    (probes, naks, arrived.get().map(|t| t - start), first_nak, got, data)
+    (probes, naks, arrived.map(|t| t - start), first_nak, got, data)
 }
 
 #[test]
@@ -171,19 +151,7 @@ fn a_probe_for_an_expired_message_sends_one_drop_request_per_interval() {
     let mut pair = Pair::new(9, link(), link(), config.clone());
     pair.connect(config);
     assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
-    let lost = SeqNo::new(ISN + 100);
-    let mut left = 2u32;
-    pair.filter = Some(Box::new(move |dest, bytes| {
-        if dest == Side::Server {
-            if let Ok(Packet::Data(h, _)) = Packet::parse(bytes) {
-                if h.seq == lost && left > 0 {
-                    left -= 1;
-                    return false;
-                }
-            }
-        }
-        true
-    }));
+    support::drop_data_packets(&mut pair, &[(SeqNo::new(ISN + 100), 2)]);
     // 300 one-packet messages, 1 ms apart, each with a 150 ms TTL: message 100's
     // retransmission (after ~100 ms) is still in time, its probe (~110 ms later) is not.
     let mut sent = 0u32;

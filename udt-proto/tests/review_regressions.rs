@@ -7,11 +7,10 @@
 
 mod support;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{LinkModel, Pair, Side};
+use support::{LinkModel, Pair};
 use udt_proto::cc::{CcFactory, CongestionControl, FixedRate};
 use udt_proto::connection::{Config, Mode};
 use udt_proto::endpoint::DatagramEvent;
@@ -38,21 +37,8 @@ fn link(ms: u64) -> LinkModel {
 
 /// Drop the first `times` transmissions of each listed data sequence offset (from the ISN).
 fn drop_data(pair: &mut Pair, isn: SeqNo, plan: &[(i32, u32)]) {
-    let mut left: HashMap<u32, u32> = plan.iter().map(|&(off, n)| (isn.add(off).value(), n)).collect();
-    pair.filter = Some(Box::new(move |dest, bytes| {
-        if dest != Side::Server {
-            return true;
-        }
-        if let Ok(Packet::Data(h, _)) = Packet::parse(bytes) {
-            if let Some(n) = left.get_mut(&h.seq.value()) {
-                if *n > 0 {
-                    *n -= 1;
-                    return false;
-                }
-            }
-        }
-        true
-    }));
+    let plan: Vec<(SeqNo, u32)> = plan.iter().map(|&(off, n)| (isn.add(off), n)).collect();
+    support::drop_data_packets(pair, &plan);
 }
 
 fn receive_all(pair: &mut Pair, limit: Duration, want: usize) -> Vec<Vec<u8>> {

@@ -504,3 +504,31 @@ pub fn stream_transfer(
     };
     (received, report)
 }
+
+/// Drop the first `n` transmissions of each listed data packet `(seq, n)` on its way to the
+/// server (replacing any filter). Returns how many transmissions of the listed packets have
+/// got through since.
+pub fn drop_data_packets(
+    pair: &mut Pair,
+    plan: &[(udt_proto::SeqNo, u32)],
+) -> std::rc::Rc<std::cell::Cell<u32>> {
+    let mut left: std::collections::HashMap<u32, u32> = plan.iter().map(|&(s, n)| (s.value(), n)).collect();
+    let passed = std::rc::Rc::new(std::cell::Cell::new(0));
+    let seen = passed.clone();
+    pair.filter = Some(Box::new(move |dest, bytes| {
+        if dest != Side::Server {
+            return true;
+        }
+        if let Ok(udt_proto::packet::Packet::Data(h, _)) = udt_proto::packet::Packet::parse(bytes) {
+            if let Some(n) = left.get_mut(&h.seq.value()) {
+                if *n > 0 {
+                    *n -= 1;
+                    return false;
+                }
+                seen.set(seen.get() + 1);
+            }
+        }
+        true
+    }));
+    passed
+}
