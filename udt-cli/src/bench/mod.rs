@@ -34,7 +34,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use udt_netem::Emulator;
 
-use flow::Ctx;
+use flow::{Ctx, Flow};
 use path::PathSpec;
 use report::{PathReport, Report, Row};
 use system::System;
@@ -54,6 +54,10 @@ pub struct Args {
     /// Seconds each transfer sends for.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_time)]
     pub time: f64,
+    /// Runs per system and path, interleaved round by round; each cell reports the run with the
+    /// median goodput (the lower middle one for an even count) and lists every run's goodput.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub repeat: u32,
     /// Systems to run (comma-separated): udt, udt:CC (`udt cc list`), udt-file (file to file),
     /// udt4, tcp-cubic, tcp-bbr, tcp-reno, udp [default: udt,udt:cubic,udt4,tcp-cubic,tcp-bbr,udp].
     #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = System::parse)]
@@ -248,15 +252,29 @@ pub fn run(args: &Args) -> Result<()> {
             udt4: udt4.clone(),
             dir: scratch.0.clone(),
         };
+        let mut runs: Vec<Vec<Result<Flow>>> = plan.systems.iter().map(|_| Vec::new()).collect();
+        for round in 0..args.repeat {
+            if args.repeat > 1 {
+                eprintln!("  round {}/{}", round + 1, args.repeat);
+            }
+            for (system, done) in plan.systems.iter().zip(runs.iter_mut()) {
+                let result = match missing(system, &ctx) {
+                    Some(why) => Err(anyhow::anyhow!("skipped: {why}")),
+                    None => flow::run_alone(&ctx, system),
+                };
+                interrupt::check()?;
+                emu.check().context("the emulator failed")?;
+                if let Ok(f) = &result {
+                    if args.repeat > 1 {
+                        eprintln!("    {system}: {:.1} Mb/s", f.goodput_mbps);
+                    }
+                }
+                done.push(result);
+            }
+        }
         let mut rows = Vec::new();
-        for system in &plan.systems {
-            let result = match missing(system, &ctx) {
-                Some(why) => Err(anyhow::anyhow!("skipped: {why}")),
-                None => flow::run_alone(&ctx, system),
-            };
-            interrupt::check()?;
-            emu.check().context("the emulator failed")?;
-            let row = Row::from_result(system.to_string(), result);
+        for (system, done) in plan.systems.iter().zip(runs) {
+            let row = Row::from_runs(system.to_string(), done);
             match (&row.flow, &row.error) {
                 (Some(f), _) => {
                     eprintln!("    {system}: {:.1} Mb/s ({:.0}%)", f.goodput_mbps, f.utilization * 100.0)
@@ -342,5 +360,9 @@ mod tests {
         assert!(Cli::try_parse_from(["bench", "--systems", "sctp"]).is_err());
         assert!(Cli::try_parse_from(["bench", "--loss", "101"]).is_err());
         assert!(Cli::try_parse_from(["bench", "--no-shared", "--shared-all"]).is_err());
+        assert_eq!(Cli::try_parse_from(["bench"]).unwrap().args.repeat, 1);
+        assert_eq!(Cli::try_parse_from(["bench", "--repeat", "3"]).unwrap().args.repeat, 3);
+        assert!(Cli::try_parse_from(["bench", "--repeat", "0"]).is_err());
+        assert!(Cli::try_parse_from(["bench", "--repeat", "21"]).is_err());
     }
 }

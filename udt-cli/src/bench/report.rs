@@ -34,24 +34,83 @@ pub struct Row {
     /// Why it was skipped or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The measurement.
+    /// The measurement (with `--repeat`, the run with the median goodput).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
+    /// With `--repeat`: every measured run's goodput, Mb/s, in run order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub goodputs_mbps: Vec<f64>,
+    /// With `--repeat`: runs that failed while others were measured.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub failed_runs: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Row {
     /// A row from a run's outcome; errors starting with `skipped: ` make skipped rows.
     pub fn from_result(system: String, result: anyhow::Result<Flow>) -> Row {
         match result {
-            Ok(flow) => Row { system, status: Status::Ok, error: None, flow: Some(flow) },
+            Ok(flow) => Row::measured(system, flow),
             Err(e) => {
                 let text = format!("{e:#}");
-                match text.strip_prefix("skipped: ") {
-                    Some(why) => Row { system, status: Status::Skipped, error: Some(why.into()), flow: None },
-                    None => Row { system, status: Status::Failed, error: Some(text), flow: None },
+                let (status, error) = match text.strip_prefix("skipped: ") {
+                    Some(why) => (Status::Skipped, why.to_string()),
+                    None => (Status::Failed, text),
+                };
+                Row {
+                    system,
+                    status,
+                    error: Some(error),
+                    flow: None,
+                    goodputs_mbps: Vec::new(),
+                    failed_runs: 0,
                 }
             }
         }
+    }
+
+    fn measured(system: String, flow: Flow) -> Row {
+        Row {
+            system,
+            status: Status::Ok,
+            error: None,
+            flow: Some(flow),
+            goodputs_mbps: Vec::new(),
+            failed_runs: 0,
+        }
+    }
+
+    /// A row from repeated runs: the run with the median goodput (the lower middle one for an
+    /// even count) and every run's goodput; the first error when none was measured.
+    pub fn from_runs(system: String, runs: Vec<anyhow::Result<Flow>>) -> Row {
+        let total = runs.len();
+        let mut first_error = None;
+        let mut flows = Vec::new();
+        for run in runs {
+            match run {
+                Ok(f) => flows.push(f),
+                Err(e) if first_error.is_none() => first_error = Some(e),
+                Err(_) => {}
+            }
+        }
+        if flows.is_empty() {
+            let e = first_error.unwrap_or_else(|| anyhow::anyhow!("no run"));
+            return Row::from_result(system, Err(e));
+        }
+        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
+        let mut order: Vec<usize> = (0..flows.len()).collect();
+        order.sort_by(|&a, &b| goodputs[a].total_cmp(&goodputs[b]));
+        let median = order[(order.len() - 1) / 2];
+        let failed = (total - flows.len()) as u32;
+        let mut row = Row::measured(system, flows.swap_remove(median));
+        if total > 1 {
+            row.goodputs_mbps = goodputs;
+            row.failed_runs = failed;
+        }
+        row
     }
 }
 
@@ -93,6 +152,16 @@ fn ratio(v: Option<f64>) -> String {
     }
 }
 
+/// `; median of 3 runs: 90.1 / 92.4 / 93.0 Mb/s` for a repeated row.
+fn runs_note(r: &Row) -> String {
+    if r.goodputs_mbps.len() < 2 {
+        return String::new();
+    }
+    let list: Vec<String> = r.goodputs_mbps.iter().map(|g| format!("{g:.1}")).collect();
+    let failed = if r.failed_runs > 0 { format!(", {} failed", r.failed_runs) } else { String::new() };
+    format!("; median of {} runs: {} Mb/s{failed}", r.goodputs_mbps.len(), list.join(" / "))
+}
+
 /// The Markdown tables.
 pub fn text(report: &Report) -> String {
     let mut s = String::new();
@@ -105,14 +174,15 @@ pub fn text(report: &Report) -> String {
         for r in &p.rows {
             match &r.flow {
                 Some(f) => s.push_str(&format!(
-                    "| {} | {:.1} | {:.1} | {} | {} | {} | {} |\n",
+                    "| {} | {:.1} | {:.1} | {} | {} | {} | {}{} |\n",
                     r.system,
                     f.goodput_mbps,
                     f.utilization * 100.0,
                     ratio(f.retx_per_delivered),
                     opt(f.cpu_send_s_per_gb, 1),
                     opt(f.cpu_recv_s_per_gb, 1),
-                    f.note.as_deref().unwrap_or("")
+                    f.note.as_deref().unwrap_or(""),
+                    runs_note(r)
                 )),
                 None => s.push_str(&format!(
                     "| {} | - | - | - | - | - | {}: {} |\n",
@@ -158,4 +228,44 @@ pub fn text(report: &Report) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::flow::Raw;
+    use super::*;
+
+    /// A flow of `mbps` over one second on a 100 Mb/s link.
+    fn flow(mbps: f64) -> anyhow::Result<Flow> {
+        let raw = Raw { bytes: (mbps * 1e6 / 8.0) as u64, seconds: 1.0, ..Raw::default() };
+        Ok(Flow::new(raw, 100_000_000, None, None))
+    }
+
+    #[test]
+    fn repeated_runs_report_the_median_run_and_every_goodput() {
+        let row = Row::from_runs("udt".into(), vec![flow(90.0), flow(70.0), flow(95.0)]);
+        assert_eq!(row.status, Status::Ok);
+        assert!((row.flow.as_ref().unwrap().goodput_mbps - 90.0).abs() < 1e-6);
+        assert_eq!(row.goodputs_mbps.len(), 3);
+        assert!(runs_note(&row).contains("median of 3 runs: 90.0 / 70.0 / 95.0 Mb/s"));
+        // an even count takes the lower middle run; a failed run is counted, not hidden
+        let row = Row::from_runs(
+            "udt".into(),
+            vec![flow(80.0), Err(anyhow::anyhow!("lost")), flow(60.0), flow(90.0), flow(70.0)],
+        );
+        assert!((row.flow.as_ref().unwrap().goodput_mbps - 70.0).abs() < 1e-6);
+        assert_eq!(row.failed_runs, 1);
+        assert!(runs_note(&row).ends_with(", 1 failed"));
+    }
+
+    #[test]
+    fn a_single_run_or_no_measured_run_is_an_ordinary_row() {
+        let row = Row::from_runs("udt".into(), vec![flow(90.0)]);
+        assert!(row.goodputs_mbps.is_empty() && runs_note(&row).is_empty());
+        let row = Row::from_runs(
+            "udt4".into(),
+            vec![Err(anyhow::anyhow!("skipped: no peer")), Err(anyhow::anyhow!("skipped: no peer"))],
+        );
+        assert_eq!((row.status, row.error.as_deref()), (Status::Skipped, Some("no peer")));
+    }
 }
