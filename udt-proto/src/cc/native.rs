@@ -1200,13 +1200,20 @@ mod tests {
         }
     }
 
+    /// A fresh controller (delay-checked or not) whose first packet, 100, left at time 0: the
+    /// packet the loss check times.
+    fn timing_packet_100_sent(delay_check: bool) -> (Env, NativeCc) {
+        let mut env = Env::new(1);
+        let mut cc = NativeCc::new(NativeConfig { delay_check, ..NativeConfig::default() });
+        env.init(&mut cc);
+        cc.on_packet_sent(&mut env.ctx(), SeqNo::new(100), false);
+        (env, cc)
+    }
+
     #[test]
     fn delay_checked_window_holds_the_repair_of_a_lost_retransmission() {
         for delay_check in [true, false] {
-            let mut env = Env::new(1);
-            let mut cc = NativeCc::new(NativeConfig { delay_check, ..NativeConfig::default() });
-            env.init(&mut cc);
-            cc.on_packet_sent(&mut env.ctx(), SeqNo::new(100), false);
+            let (mut env, mut cc) = timing_packet_100_sent(delay_check);
             env.at_ms(80).ack(&mut cc, 101); // base RTT 80 ms
             env.recv_rate = 1000;
             env.at_ms(90).nak(&mut cc, 101, 101);
@@ -1222,10 +1229,7 @@ mod tests {
     #[test]
     fn delay_checked_slow_start_ends_when_the_window_holds_the_path() {
         for delay_check in [true, false] {
-            let mut env = Env::new(1);
-            let mut cc = NativeCc::new(NativeConfig { delay_check, ..NativeConfig::default() });
-            env.init(&mut cc);
-            cc.on_packet_sent(&mut env.ctx(), SeqNo::new(100), false);
+            let (mut env, mut cc) = timing_packet_100_sent(delay_check);
             env.recv_rate = 1000;
             env.at_ms(80).ack(&mut cc, 110); // base RTT 80 ms; window 16 + 10
             assert!(cc.in_slow_start());

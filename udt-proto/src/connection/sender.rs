@@ -232,11 +232,10 @@ impl Connection {
     /// When the next data packet may go, if any is waiting.
     pub(super) fn next_data_time(&self) -> Option<Instant> {
         let tx = &self.link.as_ref()?.tx;
-        let probe = self.head_probe_due(tx).map(|due| due.max(tx.next_send));
         if self.has_sendable(tx) {
             return Some(tx.next_send);
         }
-        probe
+        self.head_probe_due(tx).map(|due| due.max(tx.next_send))
     }
 
     /// Emit one data packet (or a drop request for an expired message) if pacing allows. With
