@@ -283,6 +283,11 @@ pub struct SendSample {
     pub cwnd_pkts: f64,
     /// Flow window (the receiver's free buffer), packets.
     pub flow_window_pkts: u64,
+    /// The receiver's packet-pair estimate of the link capacity, packets/s (the sum over streams
+    /// for the sum).
+    pub link_capacity_pkts: u64,
+    /// The receiver's arrival rate, packets/s (the sum over streams for the sum).
+    pub recv_rate_pkts: u64,
     /// Packets retransmitted.
     pub retransmits: u64,
     /// Packets reported lost by the receiver (NAKs).

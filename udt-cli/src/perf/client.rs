@@ -306,6 +306,8 @@ fn sample(streams: &[Arc<UdtStream>], start: f64, end: f64) -> Interval<SendSamp
                 send_period_us: snap.now.send_period_us,
                 cwnd_pkts: snap.now.congestion_window,
                 flow_window_pkts: u64::from(snap.now.flow_window),
+                link_capacity_pkts: u64::from(snap.now.bandwidth_pkts),
+                recv_rate_pkts: u64::from(snap.now.recv_rate_pkts),
                 retransmits: snap.interval.retransmits,
                 loss: snap.interval.snd_loss,
             }
@@ -322,6 +324,8 @@ fn sample(streams: &[Arc<UdtStream>], start: f64, end: f64) -> Interval<SendSamp
         send_period_us: samples.iter().map(|s| s.send_period_us).sum::<f64>() / n,
         cwnd_pkts: samples.iter().map(|s| s.cwnd_pkts).sum(),
         flow_window_pkts: samples.iter().map(|s| s.flow_window_pkts).sum(),
+        link_capacity_pkts: samples.iter().map(|s| s.link_capacity_pkts).sum(),
+        recv_rate_pkts: samples.iter().map(|s| s.recv_rate_pkts).sum(),
         retransmits: samples.iter().map(|s| s.retransmits).sum(),
         loss: samples.iter().map(|s| s.loss).sum(),
     };

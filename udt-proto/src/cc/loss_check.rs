@@ -190,7 +190,12 @@ impl LossCheck {
     pub fn on_decrease(&mut self, now: Instant, rtt: Duration, queue: Option<Duration>, last_sent: SeqNo) {
         self.hold_until = Some(now + rtt.mul_f64(HOLD_RTTS));
         self.decreased_through = Some(last_sent);
-        self.queue_at_decrease = queue;
+        // A loss without a sample of its own measured the smoothed RTT, which lags and starts at
+        // 100 ms: never more than the longest queue a sample showed. (Unclamped, a 1 ms path's
+        // episode began at a "queue" of tens of ms and never ended: every later loss, at the
+        // full 1 ms queue, looked like draining, and the flow took 895 of 1000 Mb/s from nine
+        // others.)
+        self.queue_at_decrease = queue.map(|q| q.min(self.max_queue));
     }
 
     /// Slow start ended on a loss report, with `last_sent` the last packet sent so far: the
@@ -633,5 +638,19 @@ mod tests {
         }
         let v = fresh.classify(at(5), 10 * MS, &[(seq(3), seq(3))]);
         assert_eq!((v.congestion, v.reason), (true, Reason::NoBase));
+    }
+
+    #[test]
+    fn an_episode_started_without_a_sample_is_measured_against_the_longest_queue() {
+        // Base 1 ms; a loss at the full 1 ms queue shows the buffer's limit.
+        let mut c = with_base(1, 100_000);
+        let v = loss_seen(&mut c, 1000, 2, 4, MS);
+        assert_eq!((v.congestion, v.queue), (true, Some(MS)));
+        // A decrease on a report whose queue came from a lagging smoothed RTT of 50 ms.
+        c.on_decrease(at(4), 51 * MS, Some(50 * MS), seq(2000));
+        // After the hold, a packet sent at the lower rate is dropped at the same full queue:
+        // congestion again, not a queue "draining" from 50 ms.
+        let v = loss_seen(&mut c, 3000, 100, 102, 2 * MS);
+        assert_eq!((v.congestion, v.reason), (true, Reason::FullQueue));
     }
 }

@@ -148,6 +148,23 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn probe_lost_retransmissions(&self) -> bool {
         false
     }
+    /// Whether a full ACK that repeats the last one's number still brings news to this
+    /// controller: the receiver's RTT and rates are updated and [`CongestionControl::on_ack`]
+    /// runs. Our receiver sends such an ACK every SYN while a hole holds its ACK point and data
+    /// keeps arriving behind it; UDT4's sender ignores them, and so do we unless this is set.
+    /// For a rate-based controller that sees link errors, where some hole is open most of the
+    /// time on a long lossy path and an increase driven only by advancing ACKs would all but
+    /// stop. Default off: UDT4's behaviour.
+    fn learn_from_repeated_acks(&self) -> bool {
+        false
+    }
+    /// Whether this endpoint's receiver sends those progress ACKs: a full ACK every SYN while
+    /// data arrives behind a hole, its number repeated (receiver.rs). The endpoint runs one
+    /// controller for both directions, so a controller that learns from them asks for them;
+    /// default off, so UDT4's algorithm keeps UDT4's ACKs on the wire too.
+    fn send_progress_acks(&self) -> bool {
+        false
+    }
     /// A pause before the next data packet (the thesis' one-SYN sending freeze after a
     /// congestion event). Taken once: the second call returns `None`.
     fn take_pause(&mut self) -> Option<Duration> {

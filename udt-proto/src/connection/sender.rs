@@ -65,8 +65,12 @@ impl Connection {
         }
         // Repeated full ACK: no RTT, rate or congestion-control update. Compared with the last
         // *full* ACK, so a light ACK in between does not hide this one's RTT and rates (UDT4
-        // compares with m_iSndLastDataAck the same way).
-        if !ack.next_expected.is_after(tx.last_full_ack) {
+        // compares with m_iSndLastDataAck the same way). Unless the controller asks for them:
+        // one that repeats the last number is the receiver's progress report while a hole
+        // holds the ACK point (receiver.rs).
+        let news = ack.next_expected.is_after(tx.last_full_ack)
+            || (ack.next_expected == tx.last_full_ack && self.cc.learn_from_repeated_acks());
+        if !news {
             return;
         }
         tx.last_full_ack = ack.next_expected;
