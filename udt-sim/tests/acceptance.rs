@@ -183,8 +183,9 @@ fn delay_checked_loss_response_keeps_80_percent_at_1_percent_loss() {
 
 /// Fig. 4-6's 7 RTTs (0.001 ms to 1 s) on 100 Mb/s with the delay-checked loss response, over
 /// seeds 1-8: mean F at least 0.97 (the target, read over seeds: one seed is one random
-/// draw of a chaotic system) and no seed below 0.95. Measured F = 0.9678, 0.9884, 0.9812,
-/// 0.9898, 0.9799, 0.9740, 0.9907, 0.9794 (mean 0.9814). The hold after a decrease covers only
+/// draw of a chaotic system) and no seed below 0.95. Measured F = 0.9700, 0.9875, 0.9634,
+/// 0.9889, 0.9877, 0.9700, 0.9925, 0.9887 (mean 0.9811; before progress ACKs 0.9678, 0.9884,
+/// 0.9812, 0.9898, 0.9799, 0.9740, 0.9907, 0.9794, mean 0.9814). The hold after a decrease covers only
 /// the losses of packets sent before it: with a time-only hold the 1 s flow decreased at most
 /// once a second and a half while the short flows answered every overflow, and took up to twice
 /// its share (seeds 1-8 mean 0.955, seed 3 0.8917). Until that change this test checked seeds 1
@@ -200,10 +201,10 @@ fn seven_rtts_share_fairly_with_the_delay_checked_response() {
     }
 }
 
-/// The target on every seed: F >= 0.97 on each of seeds 1-8. Measured below it on seed 1
-/// (0.9678), where the 100 ms and 1 s flows get 11.3 and 10.6 Mb/s and the others 12-17.
+/// The target on every seed: F >= 0.97 on each of seeds 1-8. Measured below it on seeds
+/// 1 (0.96995), 3 (0.9634: the 1 s flow gets 9.5 Mb/s, the 10 ms flow 18.2) and 6 (0.96997).
 #[test]
-#[ignore = "measured F = 0.9678 on seed 1, target 0.97 on every seed; the other seven pass"]
+#[ignore = "measured F = 0.9700 (0.96995), 0.9634, 0.9700 (0.96997) on seeds 1, 3, 6, target 0.97 on every seed; the other five pass"]
 fn seven_rtts_share_fairly_with_the_delay_checked_response_on_every_seed() {
     for seed in eight_seeds() {
         assert_seven_rtts_share_fairly_seeded(CcChoice::parse("udt+delay").unwrap(), seed);
