@@ -256,6 +256,50 @@ fn a_lost_final_answer_is_answered_again_without_a_second_connection() {
     assert_eq!(pair.server_ep.connection_count(), 1);
 }
 
+/// UDT4 sends one shutdown; a lost one leaves the peer to its keep-alive timeout (tens of
+/// seconds). We send a few: with the first lost, the peer still closes at once.
+#[test]
+fn a_lost_shutdown_is_covered_by_its_copies() {
+    let mut pair = connected_pair(52, LinkModel::default(), Config::default());
+    let mut dropped = 0;
+    pair.filter = Some(Box::new(move |dest, bytes| {
+        if dest == Side::Server
+            && dropped == 0
+            && matches!(
+                Packet::parse(bytes),
+                Ok(Packet::Control(ControlPacket { body: Control::Shutdown, .. }))
+            )
+        {
+            dropped += 1;
+            return false;
+        }
+        true
+    }));
+    let c = pair.client.as_mut().unwrap();
+    assert_eq!(c.write(b"bye").unwrap(), 3);
+    let t0 = pair.now;
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 64];
+    let mut closed = false;
+    assert!(pair.run_until(Duration::from_secs(60), |p| {
+        if !closed && p.client.as_ref().unwrap().counters().pkts_sent > 0 {
+            p.client.as_mut().unwrap().close(p.now);
+            closed = true;
+        }
+        let s = p.server.as_mut().unwrap();
+        loop {
+            match s.read(&mut chunk) {
+                Ok(0) => return true,
+                Ok(n) => got.extend_from_slice(&chunk[..n]),
+                Err(_) => return false,
+            }
+        }
+    }));
+    assert_eq!(got, b"bye");
+    assert!(pair.server_events.contains(&Event::Closed(CloseReason::PeerShutdown)));
+    assert!(pair.now - t0 < Duration::from_secs(1), "closed after {:?}", pair.now - t0);
+}
+
 #[test]
 fn close_flushes_then_the_peer_reads_to_end_of_stream() {
     let mut pair = connected_pair(51, LinkModel { loss: 0.02, ..LinkModel::default() }, Config::default());

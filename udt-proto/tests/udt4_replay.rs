@@ -5,7 +5,8 @@
 //! the server's packets fed at their captured times, the client application's writes repeated
 //! when the capture shows the reference client sending data. What we emit must be what the
 //! reference client emitted: byte for byte for handshakes, data and shutdown (except the
-//! timestamp word, which 4.11 leaves 0 for control packets, docs/deviations.md W1). ACK and ACK2
+//! timestamp word, which 4.11 leaves 0 for control packets, docs/deviations.md W1, and the two
+//! further copies of the shutdown, W10). ACK and ACK2
 //! timing is each implementation's own: our ACKs must acknowledge what the reference client's
 //! did, and our ACK2s must confirm ACK numbers the server really sent, at most one per SYN. The file bytes we read must be exactly the
 //! payloads the server sent.
@@ -240,10 +241,13 @@ fn replay(file: &str) -> BTreeSet<u32> {
     // Nothing else we emitted is unexpected: only ACKs, ACK2s (our own timing) and NAKs remain;
     // every ACK2 confirms an ACK the server sent; our NAKs name exactly the reference's losses.
     let mut ack2s = 0;
+    let mut extra_shutdowns = 0;
     let mut our_naks = BTreeSet::new();
     for p in &ours {
         match Packet::parse(p) {
             Ok(Packet::Control(ControlPacket { body: Control::Ack(_), .. })) => {}
+            // The reference sends one shutdown (matched above); we send three (W10).
+            Ok(Packet::Control(ControlPacket { body: Control::Shutdown, .. })) => extra_shutdowns += 1,
             Ok(Packet::Control(ControlPacket { body: Control::Nak(_), .. })) => {
                 our_naks.extend(nak_seqs(p).iter().map(|s| s.value()));
             }
@@ -259,6 +263,7 @@ fn replay(file: &str) -> BTreeSet<u32> {
         "{ack2s} ACK2s for {} ACKs",
         server_ack_numbers.len()
     );
+    assert_eq!(extra_shutdowns, 2, "copies of the shutdown beyond the reference's one");
     assert_eq!(our_naks, reference_naks, "NAKed sequence numbers differ from the reference client's");
     our_naks
 }
