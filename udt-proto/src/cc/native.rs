@@ -1387,8 +1387,9 @@ mod tests {
         env.bandwidth = 4000;
         env.snd_curr = SeqNo::new(300);
         env.at_ms(90).nak(&mut cc, 101, 101); // slow start ends: period 1000 us
-                                              // Sending 2133 packets/s (period 500 us, 16/15 for the pairs) into a 30 ms queue while
-                                              // 1000 arrive: capped to 97% of the arrival rate.
+
+        // Sending 2133 packets/s (period 500 us, 16/15 for the pairs) into a 30 ms queue while
+        // 1000 arrive: capped to 97% of the arrival rate.
         cc.period_us = 500.0;
         env.rtt = Duration::from_millis(110);
         env.at_ms(200).ack(&mut cc, 150);

@@ -771,8 +771,8 @@ impl Connection {
     fn send_shutdown_and_finish(&mut self, reason: CloseReason) {
         // Nothing repeats a shutdown (UDT4 sends one): a lost one leaves the peer waiting for
         // its keep-alive timeout, tens of seconds (at 1% loss, most likely why a benchmark's
-        // receiver was killed after 15 s). A few copies cost nothing; a peer that took the first drops the others
-        // as packets for a closed socket (docs/deviations.md W10).
+        // receiver was killed after 15 s). A few copies cost nothing; a peer that took the
+        // first drops the others as packets for a closed socket (docs/deviations.md W10).
         for _ in 0..SHUTDOWN_COPIES {
             self.control.push_back(PendingControl::Shutdown);
         }

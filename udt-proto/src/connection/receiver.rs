@@ -9,10 +9,10 @@
 //! the ACK timer and when the congestion control asks for it
 //! ([`send_progress_acks`](crate::cc::CongestionControl::send_progress_acks)), data arrived
 //! since the last full ACK (a progress report: ours, UDT4 stays silent while a hole holds the
-//! ACK point; docs/deviations.md B19). So while data flows the
-//! sender hears fresh rates, RTT and window once per SYN, holes or not: on a 300 ms path at
-//! 0.1% loss some hole is open nearly all the time, and an increase that waits for advancing
-//! ACKs all but stops (1% a second instead of 14%).
+//! ACK point; docs/deviations.md W9). So while data flows the sender hears fresh rates, RTT
+//! and window once per SYN, holes or not: on a 300 ms path at 0.1% loss some hole is open
+//! nearly all the time, and an increase that waits for advancing ACKs all but stops (1% a
+//! second instead of 14%).
 //! Data becomes readable as soon as it is contiguous (UDT4 waits for the next full ACK;
 //! docs/deviations.md).
 
