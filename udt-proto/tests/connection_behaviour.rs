@@ -256,6 +256,43 @@ fn a_lost_final_answer_is_answered_again_without_a_second_connection() {
     assert_eq!(pair.server_ep.connection_count(), 1);
 }
 
+/// A side that closes right after reading acknowledges what it read before its shutdown, so a
+/// peer waiting for that acknowledgement (`flush_acknowledged`) sees its data delivered rather
+/// than the connection ended under it.
+#[test]
+fn close_acknowledges_what_was_read_before_the_shutdown() {
+    let mut pair = connected_pair(53, LinkModel::default(), Config::default());
+    // Two full packets: a short one is acknowledged on arrival anyway.
+    let echo = test_data(2 * Config::payload_size(Config::default().mss), 9);
+    assert_eq!(pair.server.as_mut().unwrap().write(&echo).unwrap(), echo.len());
+    let mut got = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut flushed_at_shutdown = None;
+    assert!(pair.run_until(Duration::from_secs(10), |p| {
+        if got.len() < echo.len() {
+            if let Ok(n) = p.client.as_mut().unwrap().read(&mut chunk) {
+                got.extend_from_slice(&chunk[..n]);
+                if got.len() == echo.len() {
+                    // At once, before the ACK timer: the shutdown follows the read directly.
+                    p.client.as_mut().unwrap().close(p.now);
+                }
+            }
+        }
+        let s = p.server.as_ref().unwrap();
+        if flushed_at_shutdown.is_none() && matches!(s.state(), State::Closed(_)) {
+            flushed_at_shutdown = Some(s.is_flushed());
+        }
+        flushed_at_shutdown.is_some()
+    }));
+    assert!(got == echo);
+    assert!(pair.server_events.contains(&Event::Closed(CloseReason::PeerShutdown)));
+    assert_eq!(
+        flushed_at_shutdown,
+        Some(true),
+        "the echo was acknowledged before the shutdown ended the connection"
+    );
+}
+
 /// UDT4 sends one shutdown; a lost one leaves the peer to its keep-alive timeout (tens of
 /// seconds). We send a few: with the first lost, the peer still closes at once.
 #[test]

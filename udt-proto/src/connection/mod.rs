@@ -449,7 +449,7 @@ impl Connection {
                 Timer::Exp => self.on_exp_timer(now),
                 Timer::Linger => {
                     if self.closing {
-                        self.send_shutdown_and_finish(CloseReason::LingerExpired);
+                        self.send_shutdown_and_finish(now, CloseReason::LingerExpired);
                     }
                 }
             }
@@ -613,7 +613,7 @@ impl Connection {
                 self.closing = true;
                 match self.config.linger {
                     Some(linger) if !self.is_flushed() => self.timers.set(Timer::Linger, now + linger),
-                    _ => self.send_shutdown_and_finish(CloseReason::Local),
+                    _ => self.send_shutdown_and_finish(now, CloseReason::Local),
                 }
             }
         }
@@ -768,7 +768,12 @@ impl Connection {
         self.finish(CloseReason::PeerShutdown);
     }
 
-    fn send_shutdown_and_finish(&mut self, reason: CloseReason) {
+    fn send_shutdown_and_finish(&mut self, now: Instant, reason: CloseReason) {
+        // First a full ACK of whatever arrived since the last one: the peer may be waiting for
+        // it (a `flush_acknowledged` after its last write), and the shutdown would otherwise
+        // end its connection first (the application had read the data, but the peer could not
+        // know; seen once in 64 concurrent connections on a loaded machine).
+        self.send_full_ack(now, false);
         // Nothing repeats a shutdown (UDT4 sends one): a lost one leaves the peer waiting for
         // its keep-alive timeout, tens of seconds (at 1% loss, most likely why a benchmark's
         // receiver was killed after 15 s). A few copies cost nothing; a peer that took the
@@ -779,8 +784,8 @@ impl Connection {
         self.finish(reason);
     }
 
-    /// Enter `Closed(reason)`: stop every timer, tell the application. Queued control packets
-    /// (a final shutdown) still go out through `poll_transmit`.
+    /// Enter `Closed(reason)`: stop every timer, tell the application. Queued shutdowns and
+    /// ACKs (the final ACK and shutdown copies) still go out through `poll_transmit`.
     fn finish(&mut self, reason: CloseReason) {
         if matches!(self.state, State::Closed(_)) {
             return;
@@ -791,7 +796,7 @@ impl Connection {
         }
         self.state = State::Closed(reason);
         self.timers.clear();
-        self.control.retain(|c| matches!(c, PendingControl::Shutdown));
+        self.control.retain(|c| matches!(c, PendingControl::Shutdown | PendingControl::Ack(_)));
         self.events.push_back(Event::Closed(reason));
     }
 }

@@ -225,7 +225,7 @@ impl Connection {
 
     /// Send a full ACK if the rules allow; true if one was queued. With `progress` (the ACK
     /// timer), data that arrived since the last full ACK is reason enough (module docs).
-    fn send_full_ack(&mut self, now: Instant, progress: bool) -> bool {
+    pub(super) fn send_full_ack(&mut self, now: Instant, progress: bool) -> bool {
         if self.state != super::State::Connected {
             return false;
         }

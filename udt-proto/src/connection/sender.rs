@@ -91,7 +91,7 @@ impl Connection {
         self.restart_rate_sample(now);
         self.drain_cc_messages();
         if self.closing && self.is_flushed() {
-            self.send_shutdown_and_finish(CloseReason::Local);
+            self.send_shutdown_and_finish(now, CloseReason::Local);
         }
     }
 
