@@ -1339,14 +1339,22 @@ mod tests {
         }
     }
 
+    /// Base RTT 80 ms from packet 100, arrival rate 1000 packets/s, and slow start ended by a
+    /// loss report at 90 ms with packets up to 300 sent: period 1000 us.
+    fn past_slow_start(delay_check: bool) -> (Env, NativeCc) {
+        let (mut env, mut cc) = timing_packet_100_sent(delay_check);
+        env.at_ms(80).ack(&mut cc, 101);
+        env.recv_rate = 1000;
+        env.snd_curr = SeqNo::new(300);
+        env.at_ms(90).nak(&mut cc, 101, 101);
+        assert!(!cc.in_slow_start());
+        (env, cc)
+    }
+
     #[test]
     fn delay_checked_learns_from_repeated_acks_only_behind_link_errors() {
-        let (mut env, mut cc) = timing_packet_100_sent(true);
-        env.at_ms(80).ack(&mut cc, 101); // base RTT 80 ms
-        env.recv_rate = 1000;
+        let (mut env, mut cc) = past_slow_start(true);
         env.bandwidth = 2000;
-        env.snd_curr = SeqNo::new(300);
-        env.at_ms(90).nak(&mut cc, 101, 101); // slow start ends: period 1000 us
         assert!(cc.send_progress_acks());
         // 1000 packets at a time, so one loss is far below the tolerated loss rate.
         let send = |env: &mut Env, cc: &mut NativeCc, ms: u64, from: u32| {
@@ -1381,13 +1389,8 @@ mod tests {
 
     #[test]
     fn delay_checked_caps_an_overdriving_flow_at_a_standing_queue() {
-        let (mut env, mut cc) = timing_packet_100_sent(true);
-        env.at_ms(80).ack(&mut cc, 101); // base RTT 80 ms
-        env.recv_rate = 1000;
+        let (mut env, mut cc) = past_slow_start(true);
         env.bandwidth = 4000;
-        env.snd_curr = SeqNo::new(300);
-        env.at_ms(90).nak(&mut cc, 101, 101); // slow start ends: period 1000 us
-
         // Sending 2133 packets/s (period 500 us, 16/15 for the pairs) into a 30 ms queue while
         // 1000 arrive: capped to 97% of the arrival rate.
         cc.period_us = 500.0;
@@ -1404,10 +1407,7 @@ mod tests {
         env.at_ms(240).ack(&mut cc, 170);
         assert!(cc.period_us < before);
         // UDT4's algorithm has no cap.
-        let (mut env, mut plain) = timing_packet_100_sent(false);
-        env.at_ms(80).ack(&mut plain, 101);
-        env.recv_rate = 1000;
-        env.at_ms(90).nak(&mut plain, 101, 101);
+        let (mut env, mut plain) = past_slow_start(false);
         plain.period_us = 500.0;
         env.rtt = Duration::from_millis(110);
         env.at_ms(200).ack(&mut plain, 150);
