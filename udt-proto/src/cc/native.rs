@@ -136,6 +136,19 @@ const DRAIN_FRACTION: f64 = 0.97;
 /// A flow sends faster than its packets arrive by more than this fraction: it feeds the queue
 /// (the arrival rate is a median of recent gaps, a few percent noisy).
 const OVERDRIVE_MARGIN: f64 = 0.02;
+/// A flow alone on the link overdrives when it sends this fraction more than the link's
+/// capacity (the packet-pair estimate, steady within a few tenths of a percent when alone) ...
+const SHALLOW_OVERDRIVE_MARGIN: f64 = 0.005;
+/// ... and is then capped to this fraction of the capacity.
+const SHALLOW_DRAIN_FRACTION: f64 = 0.99;
+/// A flow whose packets arrive at this fraction of the link's capacity or more has the link to
+/// itself.
+const ALONE_FRACTION: f64 = 0.98;
+/// A flow that sends this fraction of the link's capacity or more, its packets not queued, has
+/// the link to itself.
+const DOMINANT_FRACTION: f64 = 0.95;
+/// Packets arriving within this fraction of the period's rate are not being queued.
+const UNQUEUED_MARGIN: f64 = 0.01;
 /// The sender's rate over its period's: every 16th packet leaves with the next at once (the
 /// packet pair, `connection/sender.rs`), so 16 packets take 15 periods.
 const PAIR_FACTOR: f64 = 16.0 / 15.0;
@@ -328,8 +341,21 @@ impl NativeCc {
         // (an ACK's own sample, of the packet before the first hole, does: at 1% loss a cap on
         // it cut Fig. 4-16 at 100 ms to 30%).
         let queue = ctx.rtt.saturating_sub(base);
-        if queue <= STANDING_QUEUE_LIMIT.max(base / 4) || ctx.recv_rate == 0 {
+        if ctx.recv_rate == 0 {
             return false;
+        }
+        if queue <= STANDING_QUEUE_LIMIT.max(base / 4) {
+            // A shallow buffer nears its limit: a loss has shown how long the queue gets and it
+            // is past half that (the loss check's threshold). A flow alone on the link holds
+            // there, capped if it overdrives. (A BDP buffer at 10 ms never reaches the deep
+            // limit: it overflowed every five seconds, each decrease costing 11% of the rate.)
+            let shallow =
+                self.check.max_queue() > Duration::ZERO && self.check.threshold().is_some_and(|t| queue > t);
+            let Some(capacity) = self.alone_on_the_link(ctx).filter(|_| shallow) else {
+                return false;
+            };
+            self.cap_to_the_capacity(capacity, queue.as_micros() as u64);
+            return true;
         }
         let arrival = f64::from(ctx.recv_rate);
         if 1e6 / self.period_us * PAIR_FACTOR > arrival * (1.0 + OVERDRIVE_MARGIN) {
@@ -340,6 +366,36 @@ impl NativeCc {
             }
         }
         true
+    }
+
+    /// The link's capacity (the receiver's packet-pair estimate, packets/s) when this flow has
+    /// it to itself: either its packets arrive at the capacity ([`ALONE_FRACTION`]: a
+    /// saturated link that carries almost nothing else), or it sends at 95% of it or more
+    /// ([`DOMINANT_FRACTION`]) and its packets arrive as fast as its period sends them (the
+    /// receiver's median gap filters out the pair: the period's rate, 15/16 of the sending
+    /// rate), so no queue is growing in front of them.
+    fn alone_on_the_link(&self, ctx: &CcContext<'_>) -> Option<f64> {
+        if ctx.recv_rate == 0 || ctx.bandwidth == 0 {
+            return None;
+        }
+        let capacity = f64::from(ctx.bandwidth);
+        let arrival = f64::from(ctx.recv_rate);
+        let period_rate = 1e6 / self.period_us;
+        let saturated_alone = arrival >= ALONE_FRACTION * capacity;
+        let unqueued_dominant = period_rate * PAIR_FACTOR >= DOMINANT_FRACTION * capacity
+            && arrival >= period_rate * (1.0 - UNQUEUED_MARGIN);
+        (saturated_alone || unqueued_dominant).then_some(capacity)
+    }
+
+    /// A flow alone on the link that sends faster than its capacity (by more than
+    /// [`SHALLOW_OVERDRIVE_MARGIN`]) is capped to [`SHALLOW_DRAIN_FRACTION`] of it: its queue
+    /// drains, and no decrease of 11% follows. A flow under the capacity is left as it is.
+    fn cap_to_the_capacity(&mut self, capacity: f64, queue_us: u64) {
+        if 1e6 / self.period_us * PAIR_FACTOR > capacity * (1.0 + SHALLOW_OVERDRIVE_MARGIN) {
+            let capped = 1e6 / (capacity * SHALLOW_DRAIN_FRACTION) * PAIR_FACTOR;
+            tracing::debug!(target: "udt::cc", queue_us, period_us = capped, "capacity cap");
+            self.period_us = capped;
+        }
     }
 
     /// The ACK point has not passed the newest packet of a loss report that came with a queue.
@@ -369,6 +425,11 @@ impl NativeCc {
         self.period_us = (self.period_us * DECREASE_FACTOR).ceil();
         tracing::debug!(target: "udt::cc", before_us = before, period_us = self.period_us, "decrease");
     }
+}
+
+/// A verdict's queue in whole microseconds, for the debug events (0 when it measured none).
+fn queue_us(queue: Option<Duration>) -> u64 {
+    queue.map_or(0, |q| q.as_micros() as u64)
 }
 
 /// `m_iRTT`: the smoothed RTT in whole microseconds, as UDT4 keeps it.
@@ -567,6 +628,14 @@ impl CongestionControl for NativeCc {
                     lost.iter().map(|&(_, b)| b).fold(first_lost, |x, y| if y.is_after(x) { y } else { x });
                 if self.queued_loss_through.is_none_or(|t| newest.is_after(t)) {
                     self.queued_loss_through = Some(newest);
+                }
+            }
+            if v.reason == Reason::FullQueue && !self.slow_start {
+                if let Some(capacity) = self.alone_on_the_link(ctx) {
+                    // Alone on the link, no other flow to make room for: the queue is this
+                    // flow's, and sending under the capacity drains it.
+                    self.cap_to_the_capacity(capacity, queue_us(v.queue));
+                    return;
                 }
             }
             if !v.congestion && !self.slow_start {
@@ -1412,6 +1481,78 @@ mod tests {
         env.rtt = Duration::from_millis(110);
         env.at_ms(200).ack(&mut plain, 150);
         assert!(plain.period_us <= 500.0);
+    }
+
+    /// Sends packets `from..from + 1000` at `ms` (1000 at a time, so that one loss is far
+    /// below the tolerated loss rate).
+    fn send_thousand(env: &mut Env, cc: &mut NativeCc, ms: u64, from: u32) {
+        for s in from..from + 1000 {
+            cc.on_packet_sent(&mut env.at_ms(ms).ctx(), SeqNo::new(s), false);
+        }
+    }
+
+    #[test]
+    fn delay_checked_alone_on_the_link_caps_to_the_capacity_instead_of_decreasing() {
+        // Alone: its packets arrive at the link's capacity, 1000 packets/s.
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 1000;
+        // Period 900 us sends 1185 packets/s; 1501 reports 1500 lost 20 ms above the base, a
+        // full queue: capped to 99% of the capacity, not decreased by 1/8.
+        cc.period_us = 900.0;
+        send_thousand(&mut env, &mut cc, 400, 1500);
+        env.at_ms(500).nak(&mut cc, 1500, 1500);
+        assert_close(cc.period_us, 1e6 / 990.0 * 16.0 / 15.0);
+        assert!(!cc.loss_since_last_increase(), "no congestion epoch");
+        // Sending under the capacity (and its packets not queued), a loss at a full queue is
+        // not its overflow: nothing changes.
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 1000;
+        cc.period_us = 1100.0;
+        env.recv_rate = 909;
+        send_thousand(&mut env, &mut cc, 400, 1500);
+        env.at_ms(500).nak(&mut cc, 1500, 1500);
+        assert_close(cc.period_us, 1100.0);
+        // With the link shared (capacity 2000, 1000 of it ours), the same loss decreases (from
+        // no faster than the arrival rate, 1000 us).
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 2000;
+        cc.period_us = 900.0;
+        send_thousand(&mut env, &mut cc, 400, 1500);
+        env.at_ms(500).nak(&mut cc, 1500, 1500);
+        assert_close(cc.period_us, 1125.0);
+    }
+
+    #[test]
+    fn delay_checked_alone_holds_past_half_a_shallow_buffer() {
+        // A loss 20 ms above the base shows the buffer (max queue 20 ms, threshold 10 ms), on a
+        // link of 2000 packets/s shared with others: a decrease.
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 2000;
+        send_thousand(&mut env, &mut cc, 400, 1500);
+        env.at_ms(500).nak(&mut cc, 1500, 1500);
+        env.at_ms(600).ack(&mut cc, 2300); // clears the loss flag
+                                           // Now alone (its packets arrive at the capacity), overdriving (period 900 us: 1185
+                                           // packets/s) at a 15 ms queue, under the deep limit (20 ms) but past the threshold:
+                                           // capped to 99% of the capacity.
+        env.bandwidth = 1000;
+        cc.period_us = 900.0;
+        env.rtt = Duration::from_millis(95);
+        env.at_ms(700).ack(&mut cc, 2400);
+        assert_close(cc.period_us, 1e6 / 990.0 * 16.0 / 15.0);
+        // At the capacity, the increase is held.
+        let before = cc.period_us;
+        env.at_ms(720).ack(&mut cc, 2410);
+        assert_close(cc.period_us, before);
+        // The queue under the threshold: the increase resumes.
+        env.rtt = Duration::from_millis(88);
+        env.at_ms(740).ack(&mut cc, 2420);
+        assert!(cc.period_us < before);
+        // Not alone (a second flow takes half the link), a 15 ms queue does not hold it.
+        env.bandwidth = 2000;
+        env.rtt = Duration::from_millis(95);
+        let before = cc.period_us;
+        env.at_ms(760).ack(&mut cc, 2430);
+        assert!(cc.period_us < before);
     }
 
     #[test]
