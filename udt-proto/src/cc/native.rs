@@ -597,12 +597,17 @@ impl CongestionControl for NativeCc {
         if self.period_us > self.last_dec_period_us && bandwidth / 9 < spare {
             spare = bandwidth / 9;
         }
+        // Delay-checked mode: a flow alone on the link goes straight to 99% of its capacity.
+        let alone_at = self.config.delay_check.then(|| self.alone_on_the_link(ctx)).flatten();
         // thesis (2-1); UDT4 CUDTCC::onACK
         let inc = increase_step(spare, ctx.mss);
         // thesis (2-2) SYN / P = SYN / P' + inc; UDT4 CUDTCC::onACK:
         // m_dPktSndPeriod = (m_dPktSndPeriod * m_iRCInterval) / (m_dPktSndPeriod * inc + m_iRCInterval)
         self.period_us =
             (self.period_us * self.rc_interval_us) / (self.period_us * inc + self.rc_interval_us);
+        if let Some(capacity) = alone_at {
+            self.period_us = self.period_us.min(1e6 / (capacity * SHALLOW_DRAIN_FRACTION) * PAIR_FACTOR);
+        }
     }
 
     /// UDT4 `CUDTCC::onLoss` with the thesis' freeze (§2.2.5), rate correction (§2.3.2.4) and
@@ -1520,6 +1525,34 @@ mod tests {
         send_thousand(&mut env, &mut cc, 400, 1500);
         env.at_ms(500).nak(&mut cc, 1500, 1500);
         assert_close(cc.period_us, 1125.0);
+    }
+
+    #[test]
+    fn delay_checked_alone_on_the_link_goes_straight_to_its_capacity() {
+        // Sending 96% of a 1000 packets/s link (period 1111 us, 16/15 for the pairs), its
+        // packets arriving at the period's rate, not queued: alone, so the next increase goes
+        // to 99% of the capacity.
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 1000;
+        cc.period_us = 1111.0;
+        env.recv_rate = 900;
+        env.at_ms(200).ack(&mut cc, 150);
+        assert_close(cc.period_us, 1e6 / 990.0 * 16.0 / 15.0);
+        // Its packets queued behind someone else's (arriving at 85% of the period's rate):
+        // only the thesis' increase, about a microsecond.
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 1000;
+        cc.period_us = 1111.0;
+        env.recv_rate = 765;
+        env.at_ms(200).ack(&mut cc, 150);
+        assert!(cc.period_us < 1111.0 && cc.period_us > 1109.0, "{}", cc.period_us);
+        // UDT4's algorithm has only the thesis' increase.
+        let (mut env, mut plain) = past_slow_start(false);
+        env.bandwidth = 1000;
+        plain.period_us = 1111.0;
+        env.recv_rate = 900;
+        env.at_ms(200).ack(&mut plain, 150);
+        assert!(plain.period_us > 1109.0, "{}", plain.period_us);
     }
 
     #[test]
