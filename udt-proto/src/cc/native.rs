@@ -60,6 +60,14 @@
 //!   resends it.
 //! * A timeout before the first RTT sample (the 100 ms start value meeting a longer path) does
 //!   not end slow start.
+//! * A standing queue over 20 ms or a quarter of the base RTT holds the increase, and caps a
+//!   flow that sends faster than its packets arrive (docs/deviations.md B19).
+//! * A flow alone on the link (its packets arrive at the packet-pair capacity, or it sends 95%
+//!   of it with nothing queued in front of its packets) is held at the capacity: a full-queue
+//!   loss caps it to 99% of the capacity when it overdrives and otherwise changes nothing, a
+//!   queue past the loss check's threshold holds its increase, and an increase takes it
+//!   straight to 99% (docs/deviations.md B20). A flow that shares the link keeps the thesis'
+//!   response.
 //!
 //! Choices where UDT4 and the thesis differ or are silent:
 //! * The new-epoch test compares the *first* lost sequence number of the report with the largest
