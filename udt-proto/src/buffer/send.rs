@@ -311,6 +311,24 @@ impl SendBuffer {
         self.free.len() * self.payload_size + self.tail_room().map_or(0, |(_, room)| room)
     }
 
+    /// Free bytes a stream write may take with at most `limit` packets written and not yet
+    /// sent (0: no limit): none while more than half the limit is unsent (a low-water mark, so
+    /// that a blocked writer is woken once per half limit, not once per packet sent), else the
+    /// free bytes up to the limit. Sending only lowers the unsent count and acknowledgements
+    /// only free slots, so neither ever lowers this figure.
+    pub fn stream_room(&self, limit: usize) -> usize {
+        let free = self.free_bytes();
+        if limit == 0 {
+            return free;
+        }
+        let unsent = self.unsent_packets();
+        if unsent > limit / 2 {
+            0
+        } else {
+            free.min((limit - unsent) * self.payload_size)
+        }
+    }
+
     /// Packets sent and not acknowledged.
     pub fn unacked_packets(&self) -> usize {
         self.sent
@@ -513,6 +531,24 @@ mod tests {
         assert!(take(&mut b, T0).is_none());
         assert_eq!(b.unacked_packets(), 3);
         assert_eq!(b.next_seq(), s(103));
+    }
+
+    #[test]
+    fn stream_room_has_a_low_water_mark_on_unsent_packets() {
+        let mut b = SendBuffer::new(16, 10, s(0));
+        assert_eq!(b.stream_room(0), 160, "no limit: the free space");
+        assert_eq!(b.stream_room(4), 40, "up to the limit");
+        assert_eq!(b.write_stream(&[1; 40]), 40);
+        // Four unsent, more than half the limit: no room, however much is free.
+        assert_eq!(b.stream_room(4), 0);
+        take(&mut b, T0).unwrap();
+        assert_eq!(b.stream_room(4), 0, "three unsent: still above the mark");
+        take(&mut b, T0).unwrap();
+        assert_eq!(b.stream_room(4), 20, "two unsent: room up to the limit again");
+        assert_eq!(b.unacked_packets(), 2, "sent packets still occupy the buffer");
+        // The free space bounds it too.
+        let small = SendBuffer::new(2, 10, s(0));
+        assert_eq!(small.stream_room(8), 20);
     }
 
     #[test]

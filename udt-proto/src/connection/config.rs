@@ -26,6 +26,12 @@ pub struct Config {
     pub flow_window: u32,
     /// Send buffer in packets (UDT4 default 8192).
     pub send_buffer_pkts: u32,
+    /// A stream write takes data only while at most half this many packets are written and not
+    /// yet sent, and then up to this many (a low-water mark, like Linux's `TCP_NOTSENT_LOWAT`;
+    /// not in UDT4); 0 for no limit. The send buffer still holds every packet until it is
+    /// acknowledged, but a blocked writer no longer wakes for every few packets of freed space
+    /// (docs/deviations.md R6). Default 2048 packets.
+    pub unsent_limit_pkts: u32,
     /// Receive buffer in packets (UDT4 default 8192).
     pub recv_buffer_pkts: u32,
     /// On close, keep sending buffered data for at most this long (UDT4: 180 s; ours: 30 s,
@@ -63,6 +69,7 @@ impl Default for Config {
             mss: 1500,
             flow_window: 25_600,
             send_buffer_pkts: 8192,
+            unsent_limit_pkts: 2048,
             recv_buffer_pkts: 8192,
             linger: Some(Duration::from_secs(30)),
             connect_timeout: Duration::from_secs(3),

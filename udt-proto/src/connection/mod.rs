@@ -510,8 +510,10 @@ impl Connection {
     /// Queue stream bytes; returns how many were taken.
     pub fn write(&mut self, data: &[u8]) -> Result<usize, ConnError> {
         self.check_writable(Mode::Stream)?;
+        let limit = self.config.unsent_limit_pkts;
         let tx = &mut self.link.as_mut().ok_or(ConnError::NotConnected)?.tx;
-        let n = tx.buf.write_stream(data);
+        let room = tx.buf.stream_room(limit as usize);
+        let n = tx.buf.write_stream(&data[..data.len().min(room)]);
         if n == 0 && !data.is_empty() {
             return Err(ConnError::WouldBlock);
         }
@@ -584,7 +586,10 @@ impl Connection {
     /// Bytes a stream write would take now.
     pub fn writable_bytes(&self) -> usize {
         match (&self.link, self.state) {
-            (Some(l), State::Connected) if !self.closing => l.tx.buf.free_bytes(),
+            (Some(l), State::Connected) if !self.closing => match self.config.mode {
+                Mode::Stream => l.tx.buf.stream_room(self.config.unsent_limit_pkts as usize),
+                Mode::Message => l.tx.buf.free_bytes(),
+            },
             _ => 0,
         }
     }
