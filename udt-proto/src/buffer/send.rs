@@ -145,6 +145,10 @@ pub struct SendBuffer {
     sent: usize,
     next_msg: MsgNo,
     expired_unsent: u64,
+    /// Stream writes may leave at most this many packets unsent (0: no limit).
+    unsent_limit: usize,
+    /// A stream write reached the unsent limit: no more until half of it has been sent.
+    refill_closed: bool,
 }
 
 impl fmt::Debug for SendBuffer {
@@ -182,7 +186,16 @@ impl SendBuffer {
             sent: 0,
             next_msg: MsgNo::FIRST,
             expired_unsent: 0,
+            unsent_limit: 0,
+            refill_closed: false,
         }
+    }
+
+    /// Limit stream writes to `limit` packets written and not yet sent (0: no limit), with a
+    /// low-water mark at half of it ([`SendBuffer::stream_room`]).
+    pub fn with_unsent_limit(mut self, limit: usize) -> Self {
+        self.unsent_limit = limit;
+        self
     }
 
     /// The payload storage, for drivers that send payloads in place (see
@@ -222,6 +235,18 @@ impl SendBuffer {
         if self.payload_size == 0 {
             return 0;
         }
+        if self.unsent_limit > 0 {
+            let room = self.stream_room();
+            let data = &data[..data.len().min(room)];
+            let taken = self.write_stream_unlimited(data);
+            self.refill_closed = self.unsent_packets() >= self.unsent_limit;
+            return taken;
+        }
+        self.write_stream_unlimited(data)
+    }
+
+    /// [`SendBuffer::write_stream`] without the unsent limit.
+    fn write_stream_unlimited(&mut self, data: &[u8]) -> usize {
         let mut taken = 0;
         if let Some((id, room)) = self.tail_room() {
             let n = room.min(data.len());
@@ -311,22 +336,22 @@ impl SendBuffer {
         self.free.len() * self.payload_size + self.tail_room().map_or(0, |(_, room)| room)
     }
 
-    /// Free bytes a stream write may take with at most `limit` packets written and not yet
-    /// sent (0: no limit): none while more than half the limit is unsent (a low-water mark, so
-    /// that a blocked writer is woken once per half limit, not once per packet sent), else the
-    /// free bytes up to the limit. Sending only lowers the unsent count and acknowledgements
-    /// only free slots, so neither ever lowers this figure.
-    pub fn stream_room(&self, limit: usize) -> usize {
+    /// Free bytes a stream write may take now. Without an unsent limit, the free bytes. With
+    /// one, up to the limit of packets written and not yet sent; and once a write has reached
+    /// the limit, nothing until half of it has been sent (a low-water mark, so a blocked
+    /// writer is woken once per half limit, not once per packet, and then fills the buffer to
+    /// the limit in one go). Sending only lowers the unsent count and acknowledgements only
+    /// free slots, so neither ever lowers this figure.
+    pub fn stream_room(&self) -> usize {
         let free = self.free_bytes();
-        if limit == 0 {
+        if self.unsent_limit == 0 {
             return free;
         }
         let unsent = self.unsent_packets();
-        if unsent > limit / 2 {
-            0
-        } else {
-            free.min((limit - unsent) * self.payload_size)
+        if self.refill_closed && unsent > self.unsent_limit / 2 {
+            return 0;
         }
+        free.min(self.unsent_limit.saturating_sub(unsent) * self.payload_size)
     }
 
     /// Packets sent and not acknowledged.
@@ -535,20 +560,26 @@ mod tests {
 
     #[test]
     fn stream_room_has_a_low_water_mark_on_unsent_packets() {
-        let mut b = SendBuffer::new(16, 10, s(0));
-        assert_eq!(b.stream_room(0), 160, "no limit: the free space");
-        assert_eq!(b.stream_room(4), 40, "up to the limit");
-        assert_eq!(b.write_stream(&[1; 40]), 40);
-        // Four unsent, more than half the limit: no room, however much is free.
-        assert_eq!(b.stream_room(4), 0);
+        assert_eq!(SendBuffer::new(16, 10, s(0)).stream_room(), 160, "no limit: the free space");
+        let mut b = SendBuffer::new(16, 10, s(0)).with_unsent_limit(4);
+        assert_eq!(b.stream_room(), 40, "up to the limit");
+        assert_eq!(b.write_stream(&[1; 25]), 25);
+        // Three packets (10, 10, 5 bytes) unsent: one more packet's worth (the room left in
+        // the tail packet is not counted).
+        assert_eq!(b.stream_room(), 10, "under the limit, the rest of it");
+        assert_eq!(b.write_stream(&[1; 25]), 10, "a write stops at the limit");
+        // Four unsent, the limit reached: no room until half of them have left.
+        assert_eq!(b.stream_room(), 0);
         take(&mut b, T0).unwrap();
-        assert_eq!(b.stream_room(4), 0, "three unsent: still above the mark");
+        assert_eq!(b.stream_room(), 0, "three unsent: still above the mark");
+        assert_eq!(b.write_stream(&[1; 5]), 0);
         take(&mut b, T0).unwrap();
-        assert_eq!(b.stream_room(4), 20, "two unsent: room up to the limit again");
+        assert_eq!(b.stream_room(), 20, "two unsent: room up to the limit again");
+        assert_eq!(b.write_stream(&[1; 5]), 5);
+        assert_eq!(b.stream_room(), 20, "filling again, up to the limit in as many writes");
         assert_eq!(b.unacked_packets(), 2, "sent packets still occupy the buffer");
         // The free space bounds it too.
-        let small = SendBuffer::new(2, 10, s(0));
-        assert_eq!(small.stream_room(8), 20);
+        assert_eq!(SendBuffer::new(2, 10, s(0)).with_unsent_limit(8).stream_room(), 20);
     }
 
     #[test]

@@ -269,7 +269,11 @@ impl Connection {
     pub(super) fn establish(&mut self, now: Instant) {
         let payload = Config::payload_size(self.mss);
         let tx = Sender {
-            buf: SendBuffer::new(self.config.send_buffer_pkts as usize, payload, self.local_isn),
+            buf: SendBuffer::new(self.config.send_buffer_pkts as usize, payload, self.local_isn)
+                .with_unsent_limit(match self.config.mode {
+                    Mode::Stream => self.config.unsent_limit_pkts as usize,
+                    Mode::Message => 0,
+                }),
             loss: SendLossList::new(),
             last_ack: self.local_isn,
             last_full_ack: self.local_isn,

@@ -510,10 +510,8 @@ impl Connection {
     /// Queue stream bytes; returns how many were taken.
     pub fn write(&mut self, data: &[u8]) -> Result<usize, ConnError> {
         self.check_writable(Mode::Stream)?;
-        let limit = self.config.unsent_limit_pkts;
         let tx = &mut self.link.as_mut().ok_or(ConnError::NotConnected)?.tx;
-        let room = tx.buf.stream_room(limit as usize);
-        let n = tx.buf.write_stream(&data[..data.len().min(room)]);
+        let n = tx.buf.write_stream(data);
         if n == 0 && !data.is_empty() {
             return Err(ConnError::WouldBlock);
         }
@@ -587,7 +585,7 @@ impl Connection {
     pub fn writable_bytes(&self) -> usize {
         match (&self.link, self.state) {
             (Some(l), State::Connected) if !self.closing => match self.config.mode {
-                Mode::Stream => l.tx.buf.stream_room(self.config.unsent_limit_pkts as usize),
+                Mode::Stream => l.tx.buf.stream_room(),
                 Mode::Message => l.tx.buf.free_bytes(),
             },
             _ => 0,
