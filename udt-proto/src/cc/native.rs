@@ -1571,10 +1571,11 @@ mod tests {
         env.bandwidth = 2000;
         send_thousand(&mut env, &mut cc, 400, 1500);
         env.at_ms(500).nak(&mut cc, 1500, 1500);
-        env.at_ms(600).ack(&mut cc, 2300); // clears the loss flag
-                                           // Now alone (its packets arrive at the capacity), overdriving (period 900 us: 1185
-                                           // packets/s) at a 15 ms queue, under the deep limit (20 ms) but past the threshold:
-                                           // capped to 99% of the capacity.
+        // An ACK clears the loss flag.
+        env.at_ms(600).ack(&mut cc, 2300);
+        // Now alone (its packets arrive at the capacity), overdriving (period 900 us: 1185
+        // packets/s) at a 15 ms queue, under the deep limit (20 ms) but past the threshold:
+        // capped to 99% of the capacity.
         env.bandwidth = 1000;
         cc.period_us = 900.0;
         env.rtt = Duration::from_millis(95);
