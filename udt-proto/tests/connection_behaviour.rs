@@ -374,6 +374,37 @@ fn close_flushes_then_the_peer_reads_to_end_of_stream() {
 }
 
 #[test]
+fn a_close_lingers_at_most_the_linger_time_while_the_peer_reads_nothing() {
+    // The server never reads and its buffer holds 64 packets: most of what the client wrote
+    // can never leave. Close keeps trying for the linger time (2 s), then gives up.
+    let config = Config { linger: Some(Duration::from_secs(2)), recv_buffer_pkts: 64, ..Config::default() };
+    let mut pair = connected_pair(71, LinkModel::default(), config);
+    let data = test_data(1_000_000, 7);
+    let c = pair.client.as_mut().unwrap();
+    let written = c.write(&data).unwrap();
+    assert!(written > 64 * 1456, "only {written} bytes written");
+    let t0 = pair.now;
+    c.close(t0);
+    assert_eq!(c.state(), State::Connected, "closed at once");
+    assert!(pair.run_until(Duration::from_secs(10), |p| {
+        p.client_events.contains(&Event::Closed(CloseReason::LingerExpired))
+    }));
+    let lingered = pair.now - t0;
+    assert!(lingered >= Duration::from_secs(2) && lingered < Duration::from_secs(3), "{lingered:?}");
+    assert!(pair.run_until(Duration::from_secs(5), |p| {
+        p.server_events.contains(&Event::Closed(CloseReason::PeerShutdown))
+    }));
+
+    // Without linger the same close is immediate, the unsent data dropped.
+    let config = Config { linger: None, recv_buffer_pkts: 64, ..Config::default() };
+    let mut pair = connected_pair(72, LinkModel::default(), config);
+    let c = pair.client.as_mut().unwrap();
+    c.write(&data).unwrap();
+    c.close(pair.now);
+    assert_eq!(c.state(), State::Closed(CloseReason::Local));
+}
+
+#[test]
 fn application_misuse_gets_typed_errors() {
     let bad = Config { mss: 0, ..Config::default() };
     assert!(matches!(bad.validate(), Err(ConfigError::Mss(0))));
