@@ -395,6 +395,13 @@ impl NativeCc {
         (saturated_alone || unqueued_dominant).then_some(capacity)
     }
 
+    /// [`NativeCc::alone_on_the_link`] with nothing queued in front of this flow's packets.
+    fn alone_and_unqueued(&self, ctx: &CcContext<'_>) -> Option<f64> {
+        let period_rate = 1e6 / self.period_us;
+        let arrival = f64::from(ctx.recv_rate);
+        self.alone_on_the_link(ctx).filter(|_| (arrival - period_rate).abs() <= period_rate * UNQUEUED_MARGIN)
+    }
+
     /// A flow alone on the link that sends faster than its capacity (by more than
     /// [`SHALLOW_OVERDRIVE_MARGIN`]) is capped to [`SHALLOW_DRAIN_FRACTION`] of it: its queue
     /// drains, and no decrease of 11% follows. A flow under the capacity is left as it is.
@@ -606,7 +613,7 @@ impl CongestionControl for NativeCc {
             spare = bandwidth / 9;
         }
         // Delay-checked mode: a flow alone on the link goes straight to 99% of its capacity.
-        let alone_at = self.config.delay_check.then(|| self.alone_on_the_link(ctx)).flatten();
+        let alone_at = self.config.delay_check.then(|| self.alone_and_unqueued(ctx)).flatten();
         // thesis (2-1); UDT4 CUDTCC::onACK
         let inc = increase_step(spare, ctx.mss);
         // thesis (2-2) SYN / P = SYN / P' + inc; UDT4 CUDTCC::onACK:
