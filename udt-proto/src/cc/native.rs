@@ -66,8 +66,8 @@
 //!   of it with nothing queued in front of its packets) is held at the capacity: a full-queue
 //!   loss caps it to 99% of the capacity when it overdrives and otherwise changes nothing, a
 //!   queue past the loss check's threshold holds its increase, and an increase takes it
-//!   straight to 99% (docs/deviations.md B20). A flow that shares the link keeps the thesis'
-//!   response.
+//!   straight to 99% while nothing is queued in front of its packets (docs/deviations.md
+//!   B20). A flow that shares the link keeps the thesis' response.
 //!
 //! Choices where UDT4 and the thesis differ or are silent:
 //! * The new-epoch test compares the *first* lost sequence number of the report with the largest
@@ -612,7 +612,8 @@ impl CongestionControl for NativeCc {
         if self.period_us > self.last_dec_period_us && bandwidth / 9 < spare {
             spare = bandwidth / 9;
         }
-        // Delay-checked mode: a flow alone on the link goes straight to 99% of its capacity.
+        // Delay-checked mode: a flow alone on the link, its packets not queued, goes straight to
+        // 99% of its capacity.
         let alone_at = self.config.delay_check.then(|| self.alone_and_unqueued(ctx)).flatten();
         // thesis (2-1); UDT4 CUDTCC::onACK
         let inc = increase_step(spare, ctx.mss);
