@@ -230,23 +230,21 @@ impl SendBuffer {
         self.data[start..start + bytes.len()].copy_from_slice(bytes);
     }
 
-    /// Append stream bytes; returns how many were taken (0 when full).
+    /// Append stream bytes, at most [`SendBuffer::stream_room`]; returns how many were taken (0
+    /// when full or held at the unsent limit).
     pub fn write_stream(&mut self, data: &[u8]) -> usize {
         if self.payload_size == 0 {
             return 0;
         }
-        if self.unsent_limit > 0 {
-            let room = self.stream_room();
-            let data = &data[..data.len().min(room)];
-            let taken = self.write_stream_unlimited(data);
-            self.refill_closed = self.unsent_packets() >= self.unsent_limit;
-            return taken;
-        }
-        self.write_stream_unlimited(data)
+        let data = &data[..data.len().min(self.stream_room())];
+        let taken = self.copy_stream(data);
+        self.refill_closed = self.unsent_limit > 0 && self.unsent_packets() >= self.unsent_limit;
+        taken
     }
 
-    /// [`SendBuffer::write_stream`] without the unsent limit.
-    fn write_stream_unlimited(&mut self, data: &[u8]) -> usize {
+    /// Append `data` (already bounded by [`SendBuffer::stream_room`]) to the unsent tail
+    /// packet and new packets.
+    fn copy_stream(&mut self, data: &[u8]) -> usize {
         let mut taken = 0;
         if let Some((id, room)) = self.tail_room() {
             let n = room.min(data.len());

@@ -366,14 +366,19 @@ impl NativeCc {
             return true;
         }
         let arrival = f64::from(ctx.recv_rate);
-        if 1e6 / self.period_us * PAIR_FACTOR > arrival * (1.0 + OVERDRIVE_MARGIN) {
-            let capped = 1e6 / (arrival * DRAIN_FRACTION) * PAIR_FACTOR;
+        if self.sending_rate() > arrival * (1.0 + OVERDRIVE_MARGIN) {
+            let capped = period_sending(arrival * DRAIN_FRACTION);
             if capped > self.period_us {
                 tracing::debug!(target: "udt::cc", queue_us = queue.as_micros() as u64, period_us = capped, "standing queue cap");
                 self.period_us = capped;
             }
         }
         true
+    }
+
+    /// Packets/s the current period sends, the packet pair included ([`PAIR_FACTOR`]).
+    fn sending_rate(&self) -> f64 {
+        1e6 / self.period_us * PAIR_FACTOR
     }
 
     /// The link's capacity (the receiver's packet-pair estimate, packets/s) when this flow has
@@ -390,12 +395,16 @@ impl NativeCc {
         let arrival = f64::from(ctx.recv_rate);
         let period_rate = 1e6 / self.period_us;
         let saturated_alone = arrival >= ALONE_FRACTION * capacity;
-        let unqueued_dominant = period_rate * PAIR_FACTOR >= DOMINANT_FRACTION * capacity
+        let unqueued_dominant = self.sending_rate() >= DOMINANT_FRACTION * capacity
             && arrival >= period_rate * (1.0 - UNQUEUED_MARGIN);
         (saturated_alone || unqueued_dominant).then_some(capacity)
     }
 
-    /// [`NativeCc::alone_on_the_link`] with nothing queued in front of this flow's packets.
+    /// [`NativeCc::alone_on_the_link`] with nothing queued in front of this flow's packets: the
+    /// arrival rate within [`UNQUEUED_MARGIN`] of the period's either way. (Saturated, the
+    /// arrival rate is the sending rate, 16/15 of the period's, which the one-sided test there
+    /// lets through; jumping such a flow to 99% of the capacity starved the parking lot's small
+    /// flows, docs/deviations.md B20.)
     fn alone_and_unqueued(&self, ctx: &CcContext<'_>) -> Option<f64> {
         let period_rate = 1e6 / self.period_us;
         let arrival = f64::from(ctx.recv_rate);
@@ -406,8 +415,8 @@ impl NativeCc {
     /// [`SHALLOW_OVERDRIVE_MARGIN`]) is capped to [`SHALLOW_DRAIN_FRACTION`] of it: its queue
     /// drains, and no decrease of 11% follows. A flow under the capacity is left as it is.
     fn cap_to_the_capacity(&mut self, capacity: f64, queue_us: u64) {
-        if 1e6 / self.period_us * PAIR_FACTOR > capacity * (1.0 + SHALLOW_OVERDRIVE_MARGIN) {
-            let capped = 1e6 / (capacity * SHALLOW_DRAIN_FRACTION) * PAIR_FACTOR;
+        if self.sending_rate() > capacity * (1.0 + SHALLOW_OVERDRIVE_MARGIN) {
+            let capped = period_sending(capacity * SHALLOW_DRAIN_FRACTION);
             tracing::debug!(target: "udt::cc", queue_us, period_us = capped, "capacity cap");
             self.period_us = capped;
         }
@@ -440,6 +449,12 @@ impl NativeCc {
         self.period_us = (self.period_us * DECREASE_FACTOR).ceil();
         tracing::debug!(target: "udt::cc", before_us = before, period_us = self.period_us, "decrease");
     }
+}
+
+/// The period, in microseconds, at which this controller sends `rate` packets/s (the packet
+/// pair included: [`PAIR_FACTOR`]).
+fn period_sending(rate: f64) -> f64 {
+    1e6 / rate * PAIR_FACTOR
 }
 
 /// A verdict's queue in whole microseconds, for the debug events (0 when it measured none).
@@ -622,7 +637,7 @@ impl CongestionControl for NativeCc {
         self.period_us =
             (self.period_us * self.rc_interval_us) / (self.period_us * inc + self.rc_interval_us);
         if let Some(capacity) = alone_at {
-            self.period_us = self.period_us.min(1e6 / (capacity * SHALLOW_DRAIN_FRACTION) * PAIR_FACTOR);
+            self.period_us = self.period_us.min(period_sending(capacity * SHALLOW_DRAIN_FRACTION));
         }
     }
 
@@ -1543,32 +1558,29 @@ mod tests {
         assert_close(cc.period_us, 1125.0);
     }
 
+    /// The period after one ACK at 200 ms, out of slow start on a link of 1000 packets/s, from
+    /// a period of 1111 us with `recv_rate` packets/s arriving.
+    fn period_after_an_ack(delay_check: bool, recv_rate: u32) -> f64 {
+        let (mut env, mut cc) = past_slow_start(delay_check);
+        env.bandwidth = 1000;
+        cc.period_us = 1111.0;
+        env.recv_rate = recv_rate;
+        env.at_ms(200).ack(&mut cc, 150);
+        cc.period_us
+    }
+
     #[test]
     fn delay_checked_alone_on_the_link_goes_straight_to_its_capacity() {
-        // Sending 96% of a 1000 packets/s link (period 1111 us, 16/15 for the pairs), its
-        // packets arriving at the period's rate, not queued: alone, so the next increase goes
-        // to 99% of the capacity.
-        let (mut env, mut cc) = past_slow_start(true);
-        env.bandwidth = 1000;
-        cc.period_us = 1111.0;
-        env.recv_rate = 900;
-        env.at_ms(200).ack(&mut cc, 150);
-        assert_close(cc.period_us, 1e6 / 990.0 * 16.0 / 15.0);
+        // Sending 96% of the link (period 1111 us, 16/15 for the pairs), its packets arriving
+        // at the period's rate, not queued: alone, so the increase goes to 99% of the capacity.
+        assert_close(period_after_an_ack(true, 900), 1e6 / 990.0 * 16.0 / 15.0);
         // Its packets queued behind someone else's (arriving at 85% of the period's rate):
         // only the thesis' increase, about a microsecond.
-        let (mut env, mut cc) = past_slow_start(true);
-        env.bandwidth = 1000;
-        cc.period_us = 1111.0;
-        env.recv_rate = 765;
-        env.at_ms(200).ack(&mut cc, 150);
-        assert!(cc.period_us < 1111.0 && cc.period_us > 1109.0, "{}", cc.period_us);
+        let queued = period_after_an_ack(true, 765);
+        assert!(queued < 1111.0 && queued > 1109.0, "{queued}");
         // UDT4's algorithm has only the thesis' increase.
-        let (mut env, mut plain) = past_slow_start(false);
-        env.bandwidth = 1000;
-        plain.period_us = 1111.0;
-        env.recv_rate = 900;
-        env.at_ms(200).ack(&mut plain, 150);
-        assert!(plain.period_us > 1109.0, "{}", plain.period_us);
+        let plain = period_after_an_ack(false, 900);
+        assert!(plain > 1109.0, "{plain}");
     }
 
     #[test]

@@ -28,9 +28,9 @@ pub struct Config {
     pub send_buffer_pkts: u32,
     /// Stream writes stop at this many packets written and not yet sent, and once a write has
     /// reached it, wait until half of them have been sent (a low-water mark, like Linux's
-    /// `TCP_NOTSENT_LOWAT`; not in UDT4); 0 for no limit. Message mode has none. The send buffer still holds every packet until it is
-    /// acknowledged, but a blocked writer no longer wakes for every few packets of freed space
-    /// (docs/deviations.md R6). Default 2048 packets.
+    /// `TCP_NOTSENT_LOWAT`; not in UDT4); 0 for no limit. Message mode has none. The send
+    /// buffer still holds every packet until it is acknowledged, but a blocked writer no longer
+    /// wakes for every few packets of freed space (docs/deviations.md R6). Default 2048 packets.
     pub unsent_limit_pkts: u32,
     /// Receive buffer in packets (UDT4 default 8192).
     pub recv_buffer_pkts: u32,

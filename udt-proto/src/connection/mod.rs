@@ -584,10 +584,8 @@ impl Connection {
     /// Bytes a stream write would take now.
     pub fn writable_bytes(&self) -> usize {
         match (&self.link, self.state) {
-            (Some(l), State::Connected) if !self.closing => match self.config.mode {
-                Mode::Stream => l.tx.buf.stream_room(),
-                Mode::Message => l.tx.buf.free_bytes(),
-            },
+            // Message mode's buffer has no unsent limit: this is its free space.
+            (Some(l), State::Connected) if !self.closing => l.tx.buf.stream_room(),
             _ => 0,
         }
     }
