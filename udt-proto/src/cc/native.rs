@@ -64,7 +64,7 @@
 //!   flow that sends faster than its packets arrive (docs/deviations.md B19).
 //! * A flow alone on the link (its packets arrive at the packet-pair capacity, or it sends 95%
 //!   of it with nothing queued in front of its packets) is held at the capacity: a full-queue
-//!   loss caps it to 99% of the capacity when it overdrives and otherwise changes nothing, a
+//!   loss caps it to 99% of the capacity when it sends more and otherwise changes nothing, a
 //!   queue past the loss check's threshold holds its increase, and an increase takes it
 //!   straight to 99% while nothing is queued in front of its packets (docs/deviations.md
 //!   B20). A flow that shares the link keeps the thesis' response.
@@ -144,11 +144,10 @@ const DRAIN_FRACTION: f64 = 0.97;
 /// A flow sends faster than its packets arrive by more than this fraction: it feeds the queue
 /// (the arrival rate is a median of recent gaps, a few percent noisy).
 const OVERDRIVE_MARGIN: f64 = 0.02;
-/// A flow alone on the link overdrives when it sends this fraction more than the link's
-/// capacity (the packet-pair estimate, steady within a few tenths of a percent when alone) ...
-const SHALLOW_OVERDRIVE_MARGIN: f64 = 0.005;
-/// ... and is then capped to this fraction of the capacity.
-const SHALLOW_DRAIN_FRACTION: f64 = 0.99;
+/// A flow alone on the link is held at this fraction of the link's capacity (the packet-pair
+/// estimate, steady within a few tenths of a percent when alone): a queue it built drains at
+/// 1% of the capacity, and an increase goes no further.
+const ALONE_FRACTION_OF_CAPACITY: f64 = 0.99;
 /// A flow whose packets arrive at this fraction of the link's capacity or more has the link to
 /// itself.
 const ALONE_FRACTION: f64 = 0.98;
@@ -411,12 +410,16 @@ impl NativeCc {
         self.alone_on_the_link(ctx).filter(|_| (arrival - period_rate).abs() <= period_rate * UNQUEUED_MARGIN)
     }
 
-    /// A flow alone on the link that sends faster than its capacity (by more than
-    /// [`SHALLOW_OVERDRIVE_MARGIN`]) is capped to [`SHALLOW_DRAIN_FRACTION`] of it: its queue
-    /// drains, and no decrease of 11% follows. A flow under the capacity is left as it is.
+    /// A flow alone on the link that sends more than [`ALONE_FRACTION_OF_CAPACITY`] of its
+    /// capacity is capped to it: its queue drains, and no decrease of 11% follows. A flow under
+    /// it is left as it is. (Capping only past 100.5% of the capacity, a lone flow on a 1 ms
+    /// path settled at 100.35% with its queue full and lost 0.35% of its packets for good:
+    /// every loss was at the full queue and no increase or RTT sample came while holes stayed
+    /// open.)
     fn cap_to_the_capacity(&mut self, capacity: f64, queue_us: u64) {
-        if self.sending_rate() > capacity * (1.0 + SHALLOW_OVERDRIVE_MARGIN) {
-            let capped = period_sending(capacity * SHALLOW_DRAIN_FRACTION);
+        let held = capacity * ALONE_FRACTION_OF_CAPACITY;
+        if self.sending_rate() > held {
+            let capped = period_sending(held);
             tracing::debug!(target: "udt::cc", queue_us, period_us = capped, "capacity cap");
             self.period_us = capped;
         }
@@ -637,7 +640,7 @@ impl CongestionControl for NativeCc {
         self.period_us =
             (self.period_us * self.rc_interval_us) / (self.period_us * inc + self.rc_interval_us);
         if let Some(capacity) = alone_at {
-            self.period_us = self.period_us.min(period_sending(capacity * SHALLOW_DRAIN_FRACTION));
+            self.period_us = self.period_us.min(period_sending(capacity * ALONE_FRACTION_OF_CAPACITY));
         }
     }
 
@@ -1539,6 +1542,14 @@ mod tests {
         env.at_ms(500).nak(&mut cc, 1500, 1500);
         assert_close(cc.period_us, 1e6 / 990.0 * 16.0 / 15.0);
         assert!(!cc.loss_since_last_increase(), "no congestion epoch");
+        // Barely over the capacity (100.3%, a full queue that never drains, every packet past
+        // it lost): capped all the same.
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 1000;
+        cc.period_us = 1e6 / 1003.0 * 16.0 / 15.0;
+        send_thousand(&mut env, &mut cc, 400, 1500);
+        env.at_ms(500).nak(&mut cc, 1500, 1500);
+        assert_close(cc.period_us, 1e6 / 990.0 * 16.0 / 15.0);
         // Sending under the capacity (and its packets not queued), a loss at a full queue is
         // not its overflow: nothing changes.
         let (mut env, mut cc) = past_slow_start(true);
