@@ -88,6 +88,14 @@ type InFlight = Reverse<(Instant, u64, Side, bool, Vec<u8>)>;
 /// A test's datagram filter: return false to drop a datagram (side = destination).
 type Filter = Box<dyn FnMut(Side, &[u8]) -> bool>;
 
+/// Steps [`Pair::run_until`] allows without virtual time moving (every due event of an
+/// instant is handled in one step, so a healthy run needs a handful).
+pub const MAX_STEPS_AT_ONE_INSTANT: u64 = 100_000;
+
+/// Datagrams one connection may hand out in one [`Pair::flush`] (a whole send buffer is far
+/// fewer).
+pub const MAX_DATAGRAMS_PER_FLUSH: u64 = 10_000_000;
+
 /// A simulated pair of endpoints.
 pub struct Pair {
     pub now: Instant,
@@ -191,9 +199,13 @@ impl Pair {
     }
 
     /// Drain both connections' transmissions onto the link and collect their events.
+    ///
+    /// Panics if one connection hands out more than [`MAX_DATAGRAMS_PER_FLUSH`] datagrams at
+    /// one instant (a transmit loop that never ends).
     pub fn flush(&mut self) {
         for side in [Side::Client, Side::Server] {
-            loop {
+            for sent in 0.. {
+                assert!(sent < MAX_DATAGRAMS_PER_FLUSH, "{side:?} sent {sent} datagrams at {:?}", self.now);
                 let now = self.now;
                 let Some(conn) = (match side {
                     Side::Client => self.client.as_mut(),
@@ -394,14 +406,28 @@ impl Pair {
     }
 
     /// Step until `done` or until `limit` of virtual time passes; returns whether `done` held.
+    ///
+    /// Panics if virtual time stops moving for [`MAX_STEPS_AT_ONE_INSTANT`] steps: a
+    /// connection that keeps asking to be woken "now" would otherwise spin the test forever.
     pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&mut Pair) -> bool) -> bool {
         let end = self.now + limit;
+        let (mut instant, mut steps_at_instant) = (self.now, 0u64);
         loop {
             if done(self) {
                 return true;
             }
             if self.now > end || !self.step() {
                 return done(self);
+            }
+            if self.now == instant {
+                steps_at_instant += 1;
+                assert!(
+                    steps_at_instant < MAX_STEPS_AT_ONE_INSTANT,
+                    "virtual time stuck at {:?} for {steps_at_instant} steps",
+                    self.now
+                );
+            } else {
+                (instant, steps_at_instant) = (self.now, 0);
             }
         }
     }
