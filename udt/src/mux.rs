@@ -49,6 +49,11 @@ use crate::view::{self, View};
 
 /// At most this many datagrams are received per round, so transmission is not starved.
 const RECV_BATCH: usize = 256;
+
+/// A UDT data packet (the header's first bit clear; protocol notes §1), not a control packet.
+fn is_data(datagram: &[u8]) -> bool {
+    datagram.first().is_some_and(|b| b & 0x80 == 0)
+}
 /// Largest UDP datagram we handle.
 const MAX_DATAGRAM: usize = 65_536;
 
@@ -170,6 +175,8 @@ pub(crate) struct Mux {
     rx_segment: usize,
     /// Sends use UDP GSO; cleared for good at the first refusal.
     gso: AtomicBool,
+    /// How long datagrams may gather while data keeps arriving (`Options::receive_gather`).
+    gather: Duration,
 }
 
 impl std::fmt::Debug for Mux {
@@ -204,6 +211,7 @@ impl Mux {
             handles: AtomicUsize::new(0),
             rx_segment: (options.config.mss as usize).saturating_sub(udt_proto::packet::IP_UDP_OVERHEAD),
             gso: AtomicBool::new(true),
+            gather: options.receive_gather,
         });
         let thread_mux = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -331,13 +339,17 @@ impl Mux {
         let mut batch = TxBatch::default();
         let mut idle_since_empty: Option<std::time::Instant> = None;
         let mut last_arrival = Instant::ZERO;
+        let mut gathering = pace::Gathering::new(self.gather, clock::now());
         loop {
             let round_start = clock::now();
+            let gather;
             let next = {
                 let mut st = self.lock_state();
-                self.receive(&mut st, &mut landing, &mut last_arrival, &mut outbuf);
+                let data = self.receive(&mut st, &mut landing, &mut last_arrival, &mut outbuf);
                 let now = clock::now();
-                let next = self.service(&mut st, now, &mut outbuf, &mut batch);
+                let mut losses = 0;
+                let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut losses);
+                gather = gathering.after_round(round_start, data, losses);
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
                 if alone && st.conns.is_empty() {
                     // Nothing refers to us and nothing is closing: linger briefly for stray
@@ -352,7 +364,7 @@ impl Mux {
                     next
                 }
             };
-            self.sleep_until(next, round_start);
+            self.sleep_until(next, round_start, gather);
         }
     }
 
@@ -372,11 +384,12 @@ impl Mux {
         landing: &mut Landing,
         last_arrival: &mut Instant,
         outbuf: &mut [u8],
-    ) {
+    ) -> usize {
+        let mut data = 0;
         for _ in 0..RECV_BATCH {
             let (from, layout) = match landing.receive(self.socket.as_raw_fd()) {
                 Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return data,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     // ICMP errors (e.g. port unreachable) surface here on Linux: ignore them,
@@ -393,6 +406,7 @@ impl Mux {
                     while k < count {
                         let datagram = landing.datagram_mut(k);
                         k += 1;
+                        data += usize::from(is_data(datagram.bytes()));
                         let Some(c) = self.route(st, now, from, datagram.bytes(), outbuf) else { continue };
                         let dst = Packet::peek_destination(datagram.bytes()).filter(|&d| d != SocketId(0));
                         let mut conn = c.lock();
@@ -404,6 +418,7 @@ impl Mux {
                             if Packet::peek_destination(next.bytes()) != dst {
                                 break;
                             }
+                            data += usize::from(is_data(next.bytes()));
                             conn.handle_datagram_buf(now, next);
                             k += 1;
                         }
@@ -411,6 +426,7 @@ impl Mux {
                 }
                 Layout::Gathered { len, segment } => {
                     for datagram in landing.gathered()[..len].chunks(segment) {
+                        data += usize::from(is_data(datagram));
                         if let Some(c) = self.route(st, now, from, datagram, outbuf) {
                             c.lock().handle_datagram(now, datagram);
                         }
@@ -418,6 +434,7 @@ impl Mux {
                 }
             }
         }
+        data
     }
 
     /// Route one datagram: the connection it is for, or `None` when the endpoint handled it
@@ -454,13 +471,15 @@ impl Mux {
         None
     }
 
-    /// Run timers, transmit, signal the application; returns the earliest deadline.
+    /// Run timers, transmit, signal the application; returns the earliest deadline, and adds
+    /// the connections' receiver-side losses so far to `losses`.
     fn service(
         &self,
         st: &mut MuxState,
         now: Instant,
         outbuf: &mut [u8],
         batch: &mut TxBatch,
+        losses: &mut u64,
     ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut finished = Vec::new();
@@ -471,6 +490,7 @@ impl Mux {
                 conn.handle_timeout(now);
             }
             self.transmit(&mut conn, now, outbuf, batch, send_drops);
+            *losses += conn.counters().rcv_loss;
             let deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
                 finished.push(*id);
@@ -492,9 +512,14 @@ impl Mux {
     }
 
     /// Wait for the next round (see `pace.rs`): until `deadline` but no sooner than the minimum
-    /// gap after `round_start`, or a datagram, or a wake-up.
-    fn sleep_until(&self, deadline: Option<Instant>, round_start: Instant) {
-        let timeout = match pace::plan(deadline, round_start, clock::now()) {
+    /// gap after `round_start`, or a datagram, or a wake-up; with `gather` (data is streaming
+    /// in), datagrams do not end the wait, which lasts at most `gather` from `round_start`.
+    fn sleep_until(&self, deadline: Option<Instant>, round_start: Instant, gather: Option<Duration>) {
+        let plan = match gather {
+            Some(gather) => pace::plan_streaming(deadline, round_start, clock::now(), gather),
+            None => pace::plan(deadline, round_start, clock::now()),
+        };
+        let timeout = match plan {
             Wait::Now => return,
             Wait::Spin(until) => {
                 while clock::now() < until {
@@ -503,6 +528,20 @@ impl Mux {
                 return;
             }
             Wait::Sleep(timeout) => timeout,
+            Wait::Gather(timeout) => {
+                // Datagrams keep arriving: let them gather in the socket's buffer (each keeps
+                // its kernel timestamp) and take them in one round, woken only by the
+                // application or the timeout.
+                match sys::wait(-1, self.wake.raw(), Some(timeout)) {
+                    Ok(ready) if ready.wake => self.wake.drain(),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "ppoll failed");
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+                return;
+            }
         };
         match sys::wait(self.socket.as_raw_fd(), self.wake.raw(), timeout) {
             Ok(ready) if ready.wake => self.wake.drain(),

@@ -59,7 +59,9 @@ pub struct Ready {
     pub wake: bool,
 }
 
-/// Sleep until `socket` or `wake` is readable or `timeout` passes (`None`: no timeout).
+/// Sleep until `socket` or `wake` is readable or `timeout` passes (`None`: no timeout). A
+/// negative `socket` is not watched (`poll` ignores negative descriptors): only `wake` or the
+/// timeout end the sleep.
 pub fn wait(socket: RawFd, wake: RawFd, timeout: Option<Duration>) -> io::Result<Ready> {
     let mut fds = [
         libc::pollfd { fd: socket, events: libc::POLLIN, revents: 0 },
