@@ -17,7 +17,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
-//! With the `tokio` feature, [`AsyncUdtListener`] and [`AsyncUdtStream`] (tokio `AsyncRead` /
+//! With the `tokio` feature, `AsyncUdtListener` and `AsyncUdtStream` (tokio `AsyncRead` /
 //! `AsyncWrite`) serve async programs from the same I/O threads.
 //!
 //! Errors are `io::Error`s of the kinds a Rust user expects: `ConnectionRefused`, `TimedOut`,

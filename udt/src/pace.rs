@@ -104,14 +104,18 @@ pub(crate) fn few_per_gathering(data: usize, since: Duration, gather: Duration) 
 /// when the round just finished began, `now` the time after it.
 pub(crate) fn plan(deadline: Option<Instant>, round_start: Instant, now: Instant) -> Wait {
     let Some(deadline) = deadline else { return Wait::Sleep(None) };
-    let target = deadline.max(round_start + MIN_GAP);
+    wait_until(deadline.max(round_start + MIN_GAP), now, |left| Wait::Sleep(Some(left)))
+}
+
+/// Go at once if `target` has passed, spin if it is nearly there, else `sleep` for what is left.
+fn wait_until(target: Instant, now: Instant, sleep: impl FnOnce(Duration) -> Wait) -> Wait {
     let left = target.saturating_since(now);
     if left.is_zero() {
         Wait::Now
     } else if left < SPIN {
         Wait::Spin(target)
     } else {
-        Wait::Sleep(Some(left))
+        sleep(left)
     }
 }
 
@@ -127,14 +131,7 @@ pub(crate) fn plan_streaming(
 ) -> Wait {
     let gathered = round_start + gather;
     let target = deadline.map_or(gathered, |d| d.max(round_start + MIN_GAP).min(gathered));
-    let left = target.saturating_since(now);
-    if left.is_zero() {
-        Wait::Now
-    } else if left < SPIN {
-        Wait::Spin(target)
-    } else {
-        Wait::Gather(left)
-    }
+    wait_until(target, now, Wait::Gather)
 }
 
 #[cfg(test)]
