@@ -50,12 +50,13 @@ use crate::view::{self, View};
 /// At most this many datagrams are received per round, so transmission is not starved.
 const RECV_BATCH: usize = 256;
 
+/// Largest UDP datagram we handle.
+const MAX_DATAGRAM: usize = 65_536;
+
 /// A UDT data packet (the header's first bit clear; protocol notes §1), not a control packet.
 fn is_data(datagram: &[u8]) -> bool {
     datagram.first().is_some_and(|b| b & 0x80 == 0)
 }
-/// Largest UDP datagram we handle.
-const MAX_DATAGRAM: usize = 65_536;
 
 /// A connection shared between the I/O thread and the application.
 #[derive(Debug)]
