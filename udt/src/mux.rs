@@ -53,11 +53,6 @@ const RECV_BATCH: usize = 256;
 /// Largest UDP datagram we handle.
 const MAX_DATAGRAM: usize = 65_536;
 
-/// A UDT data packet (the header's first bit clear; protocol notes §1), not a control packet.
-fn is_data(datagram: &[u8]) -> bool {
-    datagram.first().is_some_and(|b| b & 0x80 == 0)
-}
-
 /// A connection shared between the I/O thread and the application.
 #[derive(Debug)]
 pub(crate) struct ConnShared {
@@ -407,7 +402,7 @@ impl Mux {
                     while k < count {
                         let datagram = landing.datagram_mut(k);
                         k += 1;
-                        data += usize::from(is_data(datagram.bytes()));
+                        data += usize::from(Packet::peek_is_data(datagram.bytes()));
                         let Some(c) = self.route(st, now, from, datagram.bytes(), outbuf) else { continue };
                         let dst = Packet::peek_destination(datagram.bytes()).filter(|&d| d != SocketId(0));
                         let mut conn = c.lock();
@@ -419,7 +414,7 @@ impl Mux {
                             if Packet::peek_destination(next.bytes()) != dst {
                                 break;
                             }
-                            data += usize::from(is_data(next.bytes()));
+                            data += usize::from(Packet::peek_is_data(next.bytes()));
                             conn.handle_datagram_buf(now, next);
                             k += 1;
                         }
@@ -427,7 +422,7 @@ impl Mux {
                 }
                 Layout::Gathered { len, segment } => {
                     for datagram in landing.gathered()[..len].chunks(segment) {
-                        data += usize::from(is_data(datagram));
+                        data += usize::from(Packet::peek_is_data(datagram));
                         if let Some(c) = self.route(st, now, from, datagram, outbuf) {
                             c.lock().handle_datagram(now, datagram);
                         }
@@ -491,7 +486,7 @@ impl Mux {
                 conn.handle_timeout(now);
             }
             self.transmit(&mut conn, now, outbuf, batch, send_drops);
-            *losses += conn.counters().rcv_loss;
+            *losses += conn.receive_losses();
             let deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
                 finished.push(*id);
@@ -520,7 +515,9 @@ impl Mux {
             Some(gather) => pace::plan_streaming(deadline, round_start, clock::now(), gather),
             None => pace::plan(deadline, round_start, clock::now()),
         };
-        let timeout = match plan {
+        // While data streams in, datagrams gather in the socket's buffer (each keeps its kernel
+        // timestamp) and only the application or the timeout end the sleep.
+        let (socket, timeout) = match plan {
             Wait::Now => return,
             Wait::Spin(until) => {
                 while clock::now() < until {
@@ -528,23 +525,10 @@ impl Mux {
                 }
                 return;
             }
-            Wait::Sleep(timeout) => timeout,
-            Wait::Gather(timeout) => {
-                // Datagrams keep arriving: let them gather in the socket's buffer (each keeps
-                // its kernel timestamp) and take them in one round, woken only by the
-                // application or the timeout.
-                match sys::wait(-1, self.wake.raw(), Some(timeout)) {
-                    Ok(ready) if ready.wake => self.wake.drain(),
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "ppoll failed");
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                }
-                return;
-            }
+            Wait::Sleep(timeout) => (self.socket.as_raw_fd(), timeout),
+            Wait::Gather(timeout) => (-1, Some(timeout)),
         };
-        match sys::wait(self.socket.as_raw_fd(), self.wake.raw(), timeout) {
+        match sys::wait(socket, self.wake.raw(), timeout) {
             Ok(ready) if ready.wake => self.wake.drain(),
             Ok(_) => {}
             Err(e) => {

@@ -14,8 +14,9 @@
 //!
 //! The exception is a streaming receiver ([`plan_streaming`]): once data packets arrived in each
 //! of the last [`STREAK`] rounds, at a rate that would gather fewer than [`GATHER_BELOW`] (below
-//! about 3 Gb/s with 250 us gatherings), datagrams no longer end the sleep, which lasts until the next
-//! deadline or `Options::receive_gather` (250 us) after the round began. The kernel keeps them,
+//! about 3 Gb/s with 250 us gatherings), datagrams no longer end the sleep, which lasts until
+//! the next deadline or `Options::receive_gather` (250 us) after the round began. The kernel
+//! keeps them,
 //! each with its arrival timestamp, which is the time the core handles it at, so the arrival
 //! rate and packet-pair estimates do not change; the round takes them all, and a blocked reader
 //! wakes once for them. Control packets alone (a sender's ACKs) never start it, so a sender

@@ -53,7 +53,7 @@ impl<'a> Packet<'a> {
         if bytes.len() < HEADER_LEN {
             return Err(ParseError::Truncated { what: "header", need: HEADER_LEN, got: bytes.len() });
         }
-        if bytes[0] & 0x80 == 0 {
+        if Packet::peek_is_data(bytes) {
             let view = DataView::new_checked(bytes)?;
             Ok(Packet::Data(view.header(), view.payload()))
         } else {
@@ -66,6 +66,12 @@ impl<'a> Packet<'a> {
     pub fn peek_destination(bytes: &[u8]) -> Option<crate::SocketId> {
         let w = bytes.get(12..16)?;
         Some(crate::SocketId(u32::from_be_bytes([w[0], w[1], w[2], w[3]])))
+    }
+
+    /// Whether `bytes` start like a data packet (the header's first bit clear), without
+    /// parsing. `false` for an empty datagram.
+    pub fn peek_is_data(bytes: &[u8]) -> bool {
+        bytes.first().is_some_and(|b| b & 0x80 == 0)
     }
 
     /// Bytes `emit` will write.
@@ -178,12 +184,15 @@ mod tests {
         assert_eq!(n, data.encoded_len());
         assert_eq!(Packet::parse(&buf[..n]), Ok(data));
         assert_eq!(Packet::peek_destination(&buf[..n]), Some(SocketId(0x0102_0304)));
+        assert!(Packet::peek_is_data(&buf[..n]));
 
         let ctl = Packet::Control(ControlPacket { timestamp: 1, dst: SocketId(2), body: Control::Shutdown });
         let n = ctl.emit(&mut buf).unwrap();
         assert_eq!((n, ctl.encoded_len()), (20, 20));
         assert_eq!(Packet::parse(&buf[..n]), Ok(ctl));
         assert_eq!(Packet::peek_destination(&buf[..n]), Some(SocketId(2)));
+        assert!(!Packet::peek_is_data(&buf[..n]));
+        assert!(!Packet::peek_is_data(&[]));
     }
 
     #[test]
