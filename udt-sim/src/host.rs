@@ -307,6 +307,12 @@ impl Host {
     }
 
     /// Earliest wake-up of all sockets.
+    /// The span of one event at this host: its index and the virtual time in ms, so that the
+    /// core's `tracing` events (`RUST_LOG=udt::sim=debug,udt::cc=debug udt sim ...`) name host and moment.
+    fn span(&self, now: Instant) -> tracing::Span {
+        tracing::debug_span!(target: "udt::sim", "host", i = self.index, t_ms = now.as_micros() as f64 / 1e3)
+    }
+
     fn next_wake(&self) -> Option<Instant> {
         self.sockets.iter().fold(None, |acc, s| min_opt(acc, s.wake))
     }
@@ -315,6 +321,7 @@ impl Host {
     fn drive(&mut self, si: usize, now: Instant, cx: &mut Cx<'_>) {
         let Host { index, uplink, sockets, scratch, stats, .. } = self;
         let sock = &mut sockets[si];
+        let _span = tracing::debug_span!(target: "udt::sim", "socket", port = sock.port).entered();
         let src = Addr { host: *index, port: sock.port };
         if let App::Cbr(cbr) = &mut sock.app {
             cbr.update_rate(now);
@@ -413,6 +420,7 @@ impl Host {
     /// Hand a datagram to socket `si`.
     fn deliver(&mut self, si: usize, now: Instant, d: &Datagram, cx: &mut Cx<'_>) {
         let sock = &mut self.sockets[si];
+        let _span = tracing::debug_span!(target: "udt::sim", "socket", port = sock.port).entered();
         sock.stats.datagrams_in += 1;
         match sock.app {
             App::Sink => {
@@ -526,6 +534,7 @@ fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 
 impl Node for Host {
     fn on_datagram(&mut self, now: Instant, d: Datagram, cx: &mut Cx<'_>) {
+        let _span = self.span(now).entered();
         self.stats.datagrams_in += 1;
         let si = if d.dst.host == self.index {
             self.sockets.iter().position(|s| s.port == d.dst.port)
@@ -549,6 +558,7 @@ impl Node for Host {
     }
 
     fn on_wake(&mut self, now: Instant, cx: &mut Cx<'_>) {
+        let _span = self.span(now).entered();
         for si in 0..self.sockets.len() {
             if self.sockets[si].wake.is_some_and(|t| t <= now) {
                 self.lifecycle(si, now);
@@ -559,6 +569,7 @@ impl Node for Host {
     }
 
     fn on_start(&mut self, now: Instant, cx: &mut Cx<'_>) {
+        let _span = self.span(now).entered();
         for si in 0..self.sockets.len() {
             self.lifecycle(si, now);
             self.drive(si, now, cx);

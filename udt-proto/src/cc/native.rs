@@ -154,6 +154,9 @@ const ALONE_FRACTION: f64 = 0.98;
 /// A flow that sends this fraction of the link's capacity or more, its packets not queued, has
 /// the link to itself.
 const DOMINANT_FRACTION: f64 = 0.95;
+/// A flow sending less than this fraction of the link's capacity is not what grows a standing
+/// queue: it may be held there, not capped (docs/deviations.md B19).
+const MAJOR_SHARE: f64 = 0.5;
 /// Packets arriving within this fraction of the period's rate are not being queued.
 const UNQUEUED_MARGIN: f64 = 0.01;
 /// The sender's rate over its period's: every 16th packet leaves with the next at once (the
@@ -338,8 +341,13 @@ impl NativeCc {
     /// seconds, then hundreds of packets are lost and two decreases cut the rate to 78%), and a
     /// CUBIC flow sharing a BDP buffer at 100 ms kept 7%. A flow that does not overdrive only
     /// holds: the queue is someone else's, and cutting into it would hand the link to a
-    /// loss-based flow (capping on every ACK regardless, CUBIC kept 83% over 30 s). Returns
-    /// whether the increase is held.
+    /// loss-based flow (capping on every ACK regardless, CUBIC kept 83% over 30 s). Nor is a
+    /// flow under [`MAJOR_SHARE`] of the capacity capped: behind a queue that others grow, its
+    /// packets arrive more slowly than it sends them whatever it does, and each cap to 97% of
+    /// that arrival rate was followed by another (the reconstructed parking lot, `udt sim
+    /// fig4-10 --cc udt+delay`: the flow crossing four links, whose RTT adds up the queues the
+    /// big flows hold on each, fell to 0.6 of its 5 Mb/s). Returns whether the increase is
+    /// held.
     fn cap_at_a_standing_queue(&mut self, ctx: &CcContext<'_>) -> bool {
         let Some(base) = self.check.base_rtt() else {
             return false;
@@ -365,7 +373,8 @@ impl NativeCc {
             return true;
         }
         let arrival = f64::from(ctx.recv_rate);
-        if self.sending_rate() > arrival * (1.0 + OVERDRIVE_MARGIN) {
+        let minor = self.sending_rate() < MAJOR_SHARE * f64::from(ctx.bandwidth);
+        if !minor && self.sending_rate() > arrival * (1.0 + OVERDRIVE_MARGIN) {
             let capped = period_sending(arrival * DRAIN_FRACTION);
             if capped > self.period_us {
                 tracing::debug!(target: "udt::cc", queue_us = queue.as_micros() as u64, period_us = capped, "standing queue cap");
@@ -1520,6 +1529,22 @@ mod tests {
         env.rtt = Duration::from_millis(110);
         env.at_ms(200).ack(&mut plain, 150);
         assert!(plain.period_us <= 500.0);
+    }
+
+    #[test]
+    fn delay_checked_holds_but_does_not_cap_a_flow_under_half_the_capacity() {
+        let (mut env, mut cc) = past_slow_start(true);
+        // Sending 2133 packets/s (period 500 us) on a 10,000 packets/s link into a 30 ms queue
+        // while 1000 arrive: the queue is others', held (no increase), not capped.
+        env.bandwidth = 10_000;
+        cc.period_us = 500.0;
+        env.rtt = Duration::from_millis(110);
+        env.at_ms(200).ack(&mut cc, 150);
+        assert_close(cc.period_us, 500.0);
+        // The same flow at more than half the capacity is capped to 97% of what arrives.
+        env.bandwidth = 4000;
+        env.at_ms(220).ack(&mut cc, 160);
+        assert_close(cc.period_us, 1e6 / 970.0 * 16.0 / 15.0);
     }
 
     /// Sends packets `from..from + 1000` at `ms` (1000 at a time, so that one loss is far
