@@ -343,9 +343,8 @@ impl Mux {
                 let mut st = self.lock_state();
                 let data = self.receive(&mut st, &mut landing, &mut last_arrival, &mut outbuf);
                 let now = clock::now();
-                let mut losses = 0;
-                let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut losses);
-                gather = gathering.after_round(round_start, data, losses);
+                let next = self.service(&mut st, now, &mut outbuf, &mut batch);
+                gather = gathering.after_round(round_start, data);
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
                 if alone && st.conns.is_empty() {
                     // Nothing refers to us and nothing is closing: linger briefly for stray
@@ -467,15 +466,13 @@ impl Mux {
         None
     }
 
-    /// Run timers, transmit, signal the application; returns the earliest deadline, and adds
-    /// the connections' receiver-side losses so far to `losses`.
+    /// Run timers, transmit, signal the application; returns the earliest deadline.
     fn service(
         &self,
         st: &mut MuxState,
         now: Instant,
         outbuf: &mut [u8],
         batch: &mut TxBatch,
-        losses: &mut u64,
     ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut finished = Vec::new();
@@ -486,7 +483,6 @@ impl Mux {
                 conn.handle_timeout(now);
             }
             self.transmit(&mut conn, now, outbuf, batch, send_drops);
-            *losses += conn.receive_losses();
             let deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
                 finished.push(*id);

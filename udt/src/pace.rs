@@ -20,8 +20,14 @@
 //! each with its arrival timestamp, which is the time the core handles it at, so the arrival
 //! rate and packet-pair estimates do not change; the round takes them all, and a blocked reader
 //! wakes once for them. Control packets alone (a sender's ACKs) never start it, so a sender
-//! answers each ACK with its ACK2 at once and the receiver's RTT samples stay exact; and it
-//! stops for [`CALM_AFTER_LOSS`] once the receiver finds a loss, so that NAKs leave at once.
+//! answers each ACK with its ACK2 at once and the receiver's RTT samples stay exact. A NAK
+//! leaves up to a gathering late, which the sender's delay-checked loss response reads as
+//! queue (its floor is 0.5 ms): harmless at 250 us, not at 1 ms (on the emulated 300 ms / 1%
+//! path random losses then passed for congestion and goodput fell from 86 to 33 Mb/s). Until
+//! the tenth session there was no gathering for a second after each loss, which on lossy
+//! paths meant none at all; gathering through losses took the receiver from about 140k to 68k
+//! context switches and from 1.1 to 0.75 CPU seconds per 8 s run at 1% loss, goodput level
+//! (docs/deviations.md R7).
 
 use std::time::Duration;
 
@@ -49,43 +55,29 @@ pub(crate) enum Wait {
 /// Consecutive rounds that received data packets, slowly ([`few_per_gathering`]), before the
 /// thread gathers them instead of waking for each.
 pub(crate) const STREAK: u32 = 2;
-/// No gathering for this long after the receiver found a loss. A NAK leaves when the packet
-/// after the gap is handled, up to a gathering late, and the sender's delay-checked loss
-/// response reads that delay as queue (its floor is 0.5 ms): with 1 ms gatherings on the
-/// emulated 300 ms / 1% path, random losses passed for congestion and goodput fell from 86 to
-/// 33 Mb/s.
-pub(crate) const CALM_AFTER_LOSS: Duration = Duration::from_secs(1);
 
-/// When the I/O thread gathers: after [`STREAK`] rounds of slowly arriving data packets, and
-/// not within [`CALM_AFTER_LOSS`] of a loss.
+/// When the I/O thread gathers: after [`STREAK`] rounds of slowly arriving data packets.
 #[derive(Debug)]
 pub(crate) struct Gathering {
     gather: Duration,
     streak: u32,
     last_round_start: Instant,
-    losses: u64,
-    calm_until: Instant,
 }
 
 impl Gathering {
     /// Gatherings of `gather` (zero: never), starting at `now`.
     pub(crate) fn new(gather: Duration, now: Instant) -> Self {
-        Gathering { gather, streak: 0, last_round_start: now, losses: 0, calm_until: now }
+        Gathering { gather, streak: 0, last_round_start: now }
     }
 
-    /// A round that began at `round_start` took `data` data packets, and the receivers' loss
-    /// count is now `losses`: how long the next sleep may gather, if at all.
-    pub(crate) fn after_round(&mut self, round_start: Instant, data: usize, losses: u64) -> Option<Duration> {
+    /// A round that began at `round_start` took `data` data packets: how long the next sleep
+    /// may gather, if at all.
+    pub(crate) fn after_round(&mut self, round_start: Instant, data: usize) -> Option<Duration> {
         let since = round_start.saturating_since(self.last_round_start);
         self.last_round_start = round_start;
-        if losses != self.losses {
-            self.losses = losses;
-            self.calm_until = round_start + CALM_AFTER_LOSS;
-        }
         let slow = data > 0 && few_per_gathering(data, since, self.gather);
         self.streak = if slow { self.streak.saturating_add(1) } else { 0 };
-        let calm = round_start >= self.calm_until;
-        (self.streak >= STREAK && calm && !self.gather.is_zero()).then_some(self.gather)
+        (self.streak >= STREAK && !self.gather.is_zero()).then_some(self.gather)
     }
 }
 /// Gather only while a gathering would collect fewer data packets than this (one light ACK's
@@ -140,28 +132,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gathers_after_two_slow_rounds_of_data_and_not_after_a_loss() {
+    fn gathers_after_two_slow_rounds_of_data() {
         let t = origin();
         let gap = us(250);
         let mut g = Gathering::new(gap, t);
         // 100 Mb/s: a packet every 120 us.
-        assert_eq!(g.after_round(t + us(120), 1, 0), None);
-        assert_eq!(g.after_round(t + us(240), 1, 0), Some(gap));
-        assert_eq!(g.after_round(t + us(490), 2, 0), Some(gap));
+        assert_eq!(g.after_round(t + us(120), 1), None);
+        assert_eq!(g.after_round(t + us(240), 1), Some(gap));
+        assert_eq!(g.after_round(t + us(490), 2), Some(gap));
         // A round without data ends it.
-        assert_eq!(g.after_round(t + us(600), 0, 0), None);
-        assert_eq!(g.after_round(t + us(720), 1, 0), None);
-        assert_eq!(g.after_round(t + us(840), 1, 0), Some(gap));
-        // A loss: no gathering for a second, whatever arrives.
-        let lost = t + us(960);
-        assert_eq!(g.after_round(lost, 1, 1), None);
-        assert_eq!(g.after_round(lost + us(120), 1, 1), None);
-        assert_eq!(g.after_round(lost + CALM_AFTER_LOSS - us(1), 1, 1), None);
-        assert_eq!(g.after_round(lost + CALM_AFTER_LOSS + us(120), 1, 1), Some(gap));
+        assert_eq!(g.after_round(t + us(600), 0), None);
+        assert_eq!(g.after_round(t + us(720), 1), None);
+        assert_eq!(g.after_round(t + us(840), 1), Some(gap));
         // Off.
         let mut off = Gathering::new(Duration::ZERO, t);
-        assert_eq!(off.after_round(t + us(120), 1, 0), None);
-        assert_eq!(off.after_round(t + us(240), 1, 0), None);
+        assert_eq!(off.after_round(t + us(120), 1), None);
+        assert_eq!(off.after_round(t + us(240), 1), None);
     }
 
     #[test]

@@ -647,12 +647,6 @@ impl Connection {
         self.stats.snapshot(now, values, clear)
     }
 
-    /// Data packets the receiver has found missing so far (`Counters::rcv_loss`), without
-    /// copying the counters: the runtime reads it every I/O round.
-    pub fn receive_losses(&self) -> u64 {
-        self.stats.total.rcv_loss
-    }
-
     /// Running totals without starting a new interval.
     pub fn counters(&self) -> Counters {
         let mut c = self.stats.total;
