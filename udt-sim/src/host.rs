@@ -306,13 +306,14 @@ impl Host {
         self.add(port, None, App::Sink, None);
     }
 
-    /// Earliest wake-up of all sockets.
     /// The span of one event at this host: its index and the virtual time in ms, so that the
-    /// core's `tracing` events (`RUST_LOG=udt::sim=debug,udt::cc=debug udt sim ...`) name host and moment.
+    /// core's `tracing` events (`RUST_LOG=udt::sim=debug,udt::cc=debug udt sim ...`) name the
+    /// host and the moment (and, inside, the socket's port).
     fn span(&self, now: Instant) -> tracing::Span {
         tracing::debug_span!(target: "udt::sim", "host", i = self.index, t_ms = now.as_micros() as f64 / 1e3)
     }
 
+    /// Earliest wake-up of all sockets.
     fn next_wake(&self) -> Option<Instant> {
         self.sockets.iter().fold(None, |acc, s| min_opt(acc, s.wake))
     }
