@@ -155,7 +155,8 @@ const ALONE_FRACTION: f64 = 0.98;
 /// the link to itself.
 const DOMINANT_FRACTION: f64 = 0.95;
 /// A flow sending less than this fraction of the link's capacity is not what grows a standing
-/// queue: it may be held there, not capped (docs/deviations.md B19).
+/// queue: it is never capped there, and not even held while the queue is shorter than its base
+/// RTT (docs/deviations.md B19).
 const MAJOR_SHARE: f64 = 0.5;
 /// Packets arriving within this fraction of the period's rate are not being queued.
 const UNQUEUED_MARGIN: f64 = 0.01;
@@ -346,8 +347,12 @@ impl NativeCc {
     /// packets arrive more slowly than it sends them whatever it does, and each cap to 97% of
     /// that arrival rate was followed by another (the reconstructed parking lot, `udt sim
     /// fig4-10 --cc udt+delay`: the flow crossing four links, whose RTT adds up the queues the
-    /// big flows hold on each, fell to 0.6 of its 5 Mb/s). Returns whether the increase is
-    /// held.
+    /// big flows hold on each, fell to 0.6 of its 5 Mb/s). Such a flow is not held either while
+    /// the queue is shorter than its base RTT: over several links it sees the sum of what each
+    /// link's big flow keeps within its own limit, and held there it never increased (2.3 of
+    /// 5 Mb/s). A longer queue still holds it: the smoothed RTT's 100 ms start value against a
+    /// short path reads as one, and Fig. 4-6's start-up depends on those holds. Returns whether
+    /// the increase is held.
     fn cap_at_a_standing_queue(&mut self, ctx: &CcContext<'_>) -> bool {
         let Some(base) = self.check.base_rtt() else {
             return false;
@@ -374,6 +379,9 @@ impl NativeCc {
         }
         let arrival = f64::from(ctx.recv_rate);
         let minor = self.sending_rate() < MAJOR_SHARE * f64::from(ctx.bandwidth);
+        if minor && queue < base {
+            return false;
+        }
         if !minor && self.sending_rate() > arrival * (1.0 + OVERDRIVE_MARGIN) {
             let capped = period_sending(arrival * DRAIN_FRACTION);
             if capped > self.period_us {
@@ -1507,7 +1515,9 @@ mod tests {
     #[test]
     fn delay_checked_caps_an_overdriving_flow_at_a_standing_queue() {
         let (mut env, mut cc) = past_slow_start(true);
-        env.bandwidth = 4000;
+        // A link of 1800 packets/s: the flow sends more than half of it before and after the
+        // cap (a smaller share is spared: the next test).
+        env.bandwidth = 1800;
         // Sending 2133 packets/s (period 500 us, 16/15 for the pairs) into a 30 ms queue while
         // 1000 arrive: capped to 97% of the arrival rate.
         cc.period_us = 500.0;
@@ -1532,18 +1542,24 @@ mod tests {
     }
 
     #[test]
-    fn delay_checked_holds_but_does_not_cap_a_flow_under_half_the_capacity() {
+    fn delay_checked_spares_a_flow_under_half_the_capacity() {
         let (mut env, mut cc) = past_slow_start(true);
-        // Sending 2133 packets/s (period 500 us) on a 10,000 packets/s link into a 30 ms queue
-        // while 1000 arrive: the queue is others', held (no increase), not capped.
+        let base = cc.check.base_rtt().expect("a base RTT");
+        // Sending 2133 packets/s (period 500 us) on a 10,000 packets/s link while 1000 arrive,
+        // behind a standing queue longer than the base RTT: held (no increase), not capped.
         env.bandwidth = 10_000;
         cc.period_us = 500.0;
-        env.rtt = Duration::from_millis(110);
+        env.rtt = base * 2 + Duration::from_millis(30);
         env.at_ms(200).ack(&mut cc, 150);
         assert_close(cc.period_us, 500.0);
+        // Behind a standing queue (over 20 ms) shorter than the base RTT: the increase runs.
+        env.rtt = base + Duration::from_millis(30).min(base.mul_f64(0.9));
+        assert!(env.rtt - base > Duration::from_millis(20).max(base / 4), "a standing queue");
+        env.at_ms(220).ack(&mut cc, 160);
+        assert!(cc.period_us < 500.0);
         // The same flow at more than half the capacity is capped to 97% of what arrives.
         env.bandwidth = 4000;
-        env.at_ms(220).ack(&mut cc, 160);
+        env.at_ms(240).ack(&mut cc, 170);
         assert_close(cc.period_us, 1e6 / 970.0 * 16.0 / 15.0);
     }
 
