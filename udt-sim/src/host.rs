@@ -322,7 +322,7 @@ impl Host {
     fn drive(&mut self, si: usize, now: Instant, cx: &mut Cx<'_>) {
         let Host { index, uplink, sockets, scratch, stats, .. } = self;
         let sock = &mut sockets[si];
-        let _span = tracing::debug_span!(target: "udt::sim", "socket", port = sock.port).entered();
+        let _span = socket_span(sock.port).entered();
         let src = Addr { host: *index, port: sock.port };
         if let App::Cbr(cbr) = &mut sock.app {
             cbr.update_rate(now);
@@ -421,7 +421,7 @@ impl Host {
     /// Hand a datagram to socket `si`.
     fn deliver(&mut self, si: usize, now: Instant, d: &Datagram, cx: &mut Cx<'_>) {
         let sock = &mut self.sockets[si];
-        let _span = tracing::debug_span!(target: "udt::sim", "socket", port = sock.port).entered();
+        let _span = socket_span(sock.port).entered();
         sock.stats.datagrams_in += 1;
         match sock.app {
             App::Sink => {
@@ -524,6 +524,11 @@ fn app_deadline(app: &App) -> Option<Instant> {
         App::BulkSender { phase: Phase::Running, stop, .. } => *stop,
         _ => None,
     }
+}
+
+/// The span of the work for one socket, inside its host's: the port names the flow.
+fn socket_span(port: u16) -> tracing::Span {
+    tracing::debug_span!(target: "udt::sim", "socket", port = port)
 }
 
 fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
