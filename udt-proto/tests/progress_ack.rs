@@ -16,6 +16,7 @@ use std::time::Duration;
 use support::{test_data, LinkModel, Pair};
 use udt_proto::cc::{CcContext, CcFactory, CongestionControl, FixedRate};
 use udt_proto::connection::Config;
+use udt_proto::time::Instant;
 use udt_proto::SeqNo;
 
 /// 1 ms per packet, a window the flight never fills; records every `on_ack`.
@@ -58,7 +59,7 @@ impl CongestionControl for Recorder {
     fn send_progress_acks(&self) -> bool {
         self.progress
     }
-    fn learn_from_repeated_acks(&self) -> bool {
+    fn learn_from_repeated_acks(&self, _now: Instant) -> bool {
         self.progress
     }
 }

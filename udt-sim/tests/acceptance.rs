@@ -129,7 +129,12 @@ fn assert_seven_rtts_share_fairly_seeded(cc: CcChoice, seed: u64) {
 
 /// Jain's index of Fig. 4-6's layout (see [`assert_seven_rtts_share_fairly`]) on `seed`.
 fn seven_rtts_fairness(cc: CcChoice, seed: u64) -> f64 {
-    let mut r = dumbbell(100, 1.0, 7, cc, 60, 18);
+    seven_rtts_fairness_over(cc, seed, 60, 18)
+}
+
+/// [`seven_rtts_fairness`] over `secs`, measured after `warmup`.
+fn seven_rtts_fairness_over(cc: CcChoice, seed: u64, secs: u64, warmup: u64) -> f64 {
+    let mut r = dumbbell(100, 1.0, 7, cc, secs, warmup);
     r.seed = seed;
     let rtts = [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0];
     r.flows =
@@ -183,10 +188,11 @@ fn delay_checked_loss_response_keeps_80_percent_at_1_percent_loss() {
 
 /// Fig. 4-6's 7 RTTs (0.001 ms to 1 s) on 100 Mb/s with the delay-checked loss response, over
 /// seeds 1-8: mean F at least 0.97 (the target, read over seeds: one seed is one random
-/// draw of a chaotic system) and no seed below 0.95. Measured F = 0.9765, 0.9891, 0.9889,
-/// 0.9848, 0.9803, 0.9848, 0.9847, 0.9920 (mean 0.9851; before the standing-queue cap 0.9700,
-/// 0.9875, 0.9634, 0.9889, 0.9877, 0.9700, 0.9925, 0.9887, mean 0.9811). The hold after a
-/// decrease covers only the losses of packets sent before it: with a time-only hold the 1 s flow
+/// draw of a chaotic system) and no seed below 0.95. Measured F = 0.9917, 0.9848, 0.9967,
+/// 0.9866, 0.9883, 0.9738, 0.9902, 0.9926 (mean 0.9881; before docs/deviations.md B21 0.9765,
+/// 0.9891, 0.9794, 0.9848, 0.9837, 0.9848, 0.9847, 0.9920, mean 0.9844, but over seeds 1-64
+/// mean 0.9742 and worst 0.7118 against 0.9831 and 0.9366 now). The hold after a decrease
+/// covers only the losses of packets sent before it: with a time-only hold the 1 s flow
 /// decreased at most once a second and a half while the short flows answered every overflow,
 /// and took up to twice its share (seeds 1-8 mean 0.955, seed 3 0.8917).
 #[test]
@@ -201,13 +207,25 @@ fn seven_rtts_share_fairly_with_the_delay_checked_response() {
 }
 
 /// The target on every seed: F >= 0.97 on each of seeds 1-8 (measured above; lowest
-/// 0.9765 on seed 1). Not on every seed there is: seeds 9-16 give 0.9876, 0.9849, 0.9734,
-/// 0.9938, 0.9840, 0.9875, 0.9490 (seed 15), 0.9881.
+/// 0.9738 on seed 6). Not on every seed there is: seeds 9-16 give 0.9717, 0.9858, 0.9692,
+/// 0.9843, 0.9841, 0.9910, 0.9785, 0.9909; over seeds 1-64, 94% reach 0.97 and the lowest is
+/// 0.9366 (seed 48; before B21, 80% and 0.7118).
 #[test]
 fn seven_rtts_share_fairly_with_the_delay_checked_response_on_every_seed() {
     for seed in eight_seeds() {
         assert_seven_rtts_share_fairly_seeded(CcChoice::parse("udt+delay").unwrap(), seed);
     }
+}
+
+/// The same over the thesis' 200 s (`udt sim fig4-6 --full`, measured after 60 s), where the
+/// 1 s flow has had time to settle wherever its start-up left it. Measured F = 0.9900 (seed 1;
+/// seeds 2-4: 0.9869, 0.9854, 0.9830). Before docs/deviations.md B21 it settled low: 0.9161,
+/// 0.9068, 0.8982, 0.9105, the 1 s flow at 3.8-4.7 of its 14.3 Mb/s share.
+#[test]
+fn seven_rtts_share_fairly_over_200_s_with_the_delay_checked_response() {
+    let seed = seed_from_env(1);
+    let f = seven_rtts_fairness_over(CcChoice::parse("udt+delay").unwrap(), seed, 200, 60);
+    assert!(f >= 0.97, "seed {seed}: F = {f:.4}");
 }
 
 /// The TCP-like reference flow fills a 100 Mb/s, 10 ms link alone (NewReno with a BDP queue

@@ -46,7 +46,11 @@
 //!    once per 1.5 of its RTTs (a 1 s flow every 1.5 s, a 1 ms flow every 15 ms) while the
 //!    short flows answered every overflow, and Fig. 4-6's 1 s flow took up to twice its share
 //!    (seeds 1-8: mean F 0.955; 0.9815 with the epoch). Shorter holds over-react to random
-//!    loss on long paths (Fig. 4-16, 100 ms, 1%: 68% at one RTT);
+//!    loss on long paths (Fig. 4-16, 100 ms, 1%: 68% at one RTT). Whatever the RTT, the hold
+//!    lasts at least [`MIN_HOLD`] (one SYN) for every loss: a sub-millisecond flow otherwise
+//!    decreased several times in one overflow, each packet it sent after a decrease dropped by
+//!    the same full queue. The controller may still take a held loss for a later overflow
+//!    ([`LossCheck::sent_after_event`], docs/deviations.md B21);
 //! 3. the queue is not draining: after that, a loss whose queue is more than a quarter
 //!    threshold shorter than at the last decrease shows the decrease working (once the queue falls below the threshold the episode
 //!    is over).
@@ -83,6 +87,9 @@ const MAX_SLOTS: usize = 1 << 20;
 
 /// After a decrease, losses are not congestion for this many smoothed RTTs.
 pub const HOLD_RTTS: f64 = 1.5;
+/// After a decrease, no loss is congestion for this long, whenever its packet was sent: one
+/// SYN, the rate control's own interval.
+pub const MIN_HOLD: Duration = Duration::from_millis(10);
 /// The smallest queue delay taken for a queue.
 pub const MIN_THRESHOLD: Duration = Duration::from_micros(500);
 /// The loss-rate window lasts at least an RTT and this many packets sent.
@@ -101,6 +108,11 @@ pub struct LossCheck {
     max_queue: Duration,
     /// No loss is congestion before this time (set by a decrease).
     hold_until: Option<Instant>,
+    /// When the last decrease was ([`MIN_HOLD`]).
+    decreased_at: Option<Instant>,
+    /// Send time (ring microseconds) of the newest packet lost in the report that began the
+    /// current congestion event ([`LossCheck::on_congestion_event`]).
+    event_sent: Option<u32>,
     /// The last packet sent at the last decrease: the hold covers only the losses up to it.
     decreased_through: Option<SeqNo>,
     /// The queue at the last decrease, while its episode lasts.
@@ -189,6 +201,7 @@ impl LossCheck {
     /// The rate was decreased at `now` with the smoothed RTT `rtt`, on a loss that saw `queue`.
     pub fn on_decrease(&mut self, now: Instant, rtt: Duration, queue: Option<Duration>, last_sent: SeqNo) {
         self.hold_until = Some(now + rtt.mul_f64(HOLD_RTTS));
+        self.decreased_at = Some(now);
         self.decreased_through = Some(last_sent);
         // A loss without a sample of its own measured the smoothed RTT, which lags and starts at
         // 100 ms: never more than the longest queue a sample showed. (Unclamped, a 1 ms path's
@@ -204,6 +217,24 @@ impl LossCheck {
     /// congestion nor counted toward the loss rate.
     pub fn on_slow_start_exit(&mut self, last_sent: SeqNo) {
         self.overshoot_through = Some(last_sent);
+    }
+
+    /// A loss report whose newest lost packet is `newest_lost` began a congestion event: later
+    /// losses are measured against when that packet left ([`LossCheck::sent_after_event`]).
+    pub fn on_congestion_event(&mut self, newest_lost: SeqNo) {
+        if let Some(t) = self.send_micros(newest_lost) {
+            self.event_sent = Some(t);
+        }
+    }
+
+    /// `lost` left more than `gap` after the packet whose loss began the current congestion
+    /// event: it was dropped by a later overflow than the one that event answered.
+    pub fn sent_after_event(&self, lost: SeqNo, gap: Duration) -> bool {
+        let (Some(event), Some(t)) = (self.event_sent, self.send_micros(lost)) else {
+            return false;
+        };
+        // Ring times wrap; the difference of two recent ones does not.
+        t.wrapping_sub(event) as i32 > gap.as_micros().min(i32::MAX as u128) as i32
     }
 
     /// The smallest RTT sample so far.
@@ -267,7 +298,8 @@ impl LossCheck {
             _ => false,
         };
         let in_hold = self.hold_until.is_some_and(|t| now < t);
-        let held = in_hold && !sent_since;
+        let in_min_hold = self.decreased_at.is_some_and(|t| now.saturating_since(t) < MIN_HOLD);
+        let held = (in_hold && !sent_since) || in_min_hold;
         if !held
             && (self.last_loss_rate > MAX_TOLERATED_LOSS
                 || self.window_lost as f64 / sent > MAX_TOLERATED_LOSS)
@@ -309,6 +341,15 @@ impl LossCheck {
             return None; // overwritten, never sent, or retransmitted (flag set)
         }
         Some(Duration::from_micros(u64::from(self.micros(now).wrapping_sub(t))))
+    }
+
+    /// When `packet` last left (ring microseconds), if the ring still holds it.
+    fn send_micros(&self, packet: SeqNo) -> Option<u32> {
+        if self.sent.is_empty() {
+            return None;
+        }
+        let (seq, t) = self.sent[packet.value() as usize & (self.sent.len() - 1)];
+        (seq & !RETRANSMITTED == packet.value()).then_some(t)
     }
 
     /// Microseconds since the ring's start, wrapping (differences stay right for 71 minutes).
@@ -547,6 +588,33 @@ mod tests {
         // 2200 left at the lower rate and was still dropped at a full queue
         let v = loss_seen(&mut c, 2201, 55, 75, 30 * MS);
         assert_eq!((v.congestion, v.reason), (true, Reason::FullQueue));
+    }
+
+    #[test]
+    fn within_a_syn_of_a_decrease_no_loss_is_congestion() {
+        let mut c = with_base(1, 3000);
+        let v = loss_seen(&mut c, 2000, 1, 4, 3 * MS); // 3 ms queue
+        assert!(v.congestion);
+        c.on_decrease(at(4), 3 * MS, v.queue, seq(2100)); // the RTT hold ends at 8.5 ms
+                                                          // 2200 left after the decrease and was dropped at the full queue: 9 ms is still
+                                                          // within the SYN, 14 ms is not.
+        let v = loss_seen(&mut c, 2201, 6, 9, 3 * MS);
+        assert_eq!((v.congestion, v.reason), (false, Reason::Held));
+        let v = loss_seen(&mut c, 2301, 11, 14, 3 * MS);
+        assert_eq!((v.congestion, v.reason), (true, Reason::FullQueue));
+    }
+
+    #[test]
+    fn a_later_overflow_is_told_by_when_its_packet_left() {
+        let mut c = with_base(10, 0);
+        for (ms, s) in [(100, 50), (200, 60), (300, 70)] {
+            c.on_sent(at(ms), seq(s), false);
+        }
+        assert!(!c.sent_after_event(seq(70), 150 * MS), "no event yet");
+        c.on_congestion_event(seq(50));
+        assert!(!c.sent_after_event(seq(60), 150 * MS));
+        assert!(c.sent_after_event(seq(70), 150 * MS));
+        assert!(!c.sent_after_event(seq(80), 150 * MS), "never sent");
     }
 
     #[test]

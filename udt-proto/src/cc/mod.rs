@@ -154,8 +154,8 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// keeps arriving behind it; UDT4's sender ignores them, and so do we unless this is set.
     /// For a rate-based controller that sees link errors, where some hole is open most of the
     /// time on a long lossy path and an increase driven only by advancing ACKs would all but
-    /// stop. Default off: UDT4's behaviour.
-    fn learn_from_repeated_acks(&self) -> bool {
+    /// stop. Asked when such an ACK arrives at `now`. Default off: UDT4's behaviour.
+    fn learn_from_repeated_acks(&self, _now: Instant) -> bool {
         false
     }
     /// Whether this endpoint's receiver sends those progress ACKs: a full ACK every SYN while

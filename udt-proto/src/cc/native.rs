@@ -68,6 +68,11 @@
 //!   queue past the loss check's threshold holds its increase, and an increase takes it
 //!   straight to 99% while nothing is queued in front of its packets (docs/deviations.md
 //!   B20). A flow that shares the link keeps the thesis' response.
+//! * The increase and the decrease keep the pace of the overflows, not of the flow's own RTT
+//!   (docs/deviations.md B21): a hole left by a loss at a queue holds the increase for at most
+//!   50 ms after its report (not until it is repaired, a second on a 1 s path); a minority
+//!   flow's held loss whose packet left more than 150 ms after the one whose loss began the
+//!   current event is a new event; and after any decrease no loss is congestion for one SYN.
 //!
 //! Choices where UDT4 and the thesis differ or are silent:
 //! * The new-epoch test compares the *first* lost sequence number of the report with the largest
@@ -158,6 +163,15 @@ const DOMINANT_FRACTION: f64 = 0.95;
 /// queue: it is never capped there, and not even held while the queue is shorter than its base
 /// RTT (docs/deviations.md B19).
 const MAJOR_SHARE: f64 = 0.5;
+
+/// Delay-checked mode: a held loss of a minority flow whose packet left this long after the one
+/// whose loss began the current congestion event was dropped by a later overflow, and is one
+/// (docs/deviations.md B21). The hold of a 100 ms flow: shorter paths never meet it.
+const LATER_OVERFLOW_GAP: Duration = Duration::from_millis(150);
+
+/// Delay-checked mode: a hole left by a loss at a queue holds the increase (on repeated ACKs)
+/// for at most this long after its report (docs/deviations.md B21).
+const QUEUED_HOLE_HOLD: Duration = Duration::from_millis(50);
 /// Packets arriving within this fraction of the period's rate are not being queued.
 const UNQUEUED_MARGIN: f64 = 0.01;
 /// The sender's rate over its period's: every 16th packet leaves with the next at once (the
@@ -205,8 +219,10 @@ pub struct NativeCc {
     last_ack_seen: Option<SeqNo>,
     /// The newest packet of any fresh loss report that came with a queue (every verdict but a
     /// short queue): while the ACK point has not passed it, a repeated ACK is ignored as in UDT4
-    /// (delay-checked mode).
+    /// for [`QUEUED_HOLE_HOLD`] (delay-checked mode).
     queued_loss_through: Option<SeqNo>,
+    /// When that report came ([`QUEUED_HOLE_HOLD`]).
+    queued_loss_at: Option<Instant>,
 }
 
 impl NativeCc {
@@ -233,6 +249,7 @@ impl NativeCc {
             last_loss_queue: None,
             last_ack_seen: None,
             queued_loss_through: None,
+            queued_loss_at: None,
         }
     }
 
@@ -378,7 +395,7 @@ impl NativeCc {
             return true;
         }
         let arrival = f64::from(ctx.recv_rate);
-        let minor = self.sending_rate() < MAJOR_SHARE * f64::from(ctx.bandwidth);
+        let minor = self.minority(ctx);
         if minor && queue < base {
             return false;
         }
@@ -390,6 +407,12 @@ impl NativeCc {
             }
         }
         true
+    }
+
+    /// This flow sends under [`MAJOR_SHARE`] of the link's capacity (the packet-pair estimate):
+    /// whatever queue or overflow there is, most of it is other flows' doing.
+    fn minority(&self, ctx: &CcContext<'_>) -> bool {
+        self.sending_rate() < MAJOR_SHARE * f64::from(ctx.bandwidth)
     }
 
     /// Packets/s the current period sends, the packet pair included ([`PAIR_FACTOR`]).
@@ -440,6 +463,11 @@ impl NativeCc {
             tracing::debug!(target: "udt::cc", queue_us, period_us = capped, "capacity cap");
             self.period_us = capped;
         }
+    }
+
+    /// The last loss report that came with a queue is [`QUEUED_HOLE_HOLD`] old.
+    fn queued_hole_is_old(&self, now: Instant) -> bool {
+        self.queued_loss_at.is_some_and(|t| now.saturating_since(t) >= QUEUED_HOLE_HOLD)
     }
 
     /// The ACK point has not passed the newest packet of a loss report that came with a queue.
@@ -553,14 +581,15 @@ impl CongestionControl for NativeCc {
     /// (2-1)/(2-2), at most once per SYN.
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
         self.check.on_ack(ctx.now, ack, ctx.rtt);
-        // Delay-checked mode learns from repeated ACKs (`learn_from_repeated_acks`), but only
-        // while every open hole is a link error. A hole left by a loss at a queue holds the
-        // increase until it is repaired, as in UDT4 (which never sees a repeated ACK): with
-        // the increase running through those holes too, Fig. 4-6's 1 s flow took 2-3 times its
-        // share (F 0.77-0.93 over seeds 1-8).
+        // Delay-checked mode learns from repeated ACKs (`learn_from_repeated_acks`), except
+        // for [`QUEUED_HOLE_HOLD`] after a loss report that came with a queue: that hole holds
+        // the increase as in UDT4 (which never sees a repeated ACK) while the overflow behind
+        // it passes. Held until the hole was repaired, a 1 s flow sharing a 10 ms buffer
+        // (Fig. 4-6) got a loss every few hundred ms and a hole open a second each, and all but
+        // never increased (docs/deviations.md B21).
         let repeated = self.last_ack_seen == Some(ack);
         self.last_ack_seen = Some(ack);
-        if repeated && self.queued_hole_holds_the_ack_point() {
+        if repeated && self.queued_hole_holds_the_ack_point() && !self.queued_hole_is_old(ctx.now) {
             return;
         }
         // UDT4 CUDTCC::onACK: if (currtime - m_LastRCTime < m_iRCInterval) return;
@@ -667,6 +696,9 @@ impl CongestionControl for NativeCc {
         let Some(&(first_lost, _)) = lost.first() else {
             return;
         };
+        let newest_lost =
+            lost.iter().map(|&(_, b)| b).fold(first_lost, |x, y| if y.is_after(x) { y } else { x });
+        let mut later_overflow = false;
         let verdict = if self.config.delay_check {
             let v = self.check.classify(ctx.now, ctx.rtt, lost);
             tracing::debug!(
@@ -679,12 +711,11 @@ impl CongestionControl for NativeCc {
                 "loss report"
             );
             // A re-report adds no hole; a short queue's is a link error's.
-            if !matches!(v.reason, Reason::ShortQueue | Reason::Repeated) {
-                let newest =
-                    lost.iter().map(|&(_, b)| b).fold(first_lost, |x, y| if y.is_after(x) { y } else { x });
-                if self.queued_loss_through.is_none_or(|t| newest.is_after(t)) {
-                    self.queued_loss_through = Some(newest);
-                }
+            if !matches!(v.reason, Reason::ShortQueue | Reason::Repeated)
+                && self.queued_loss_through.is_none_or(|t| newest_lost.is_after(t))
+            {
+                self.queued_loss_through = Some(newest_lost);
+                self.queued_loss_at = Some(ctx.now);
             }
             if v.reason == Reason::FullQueue && !self.slow_start {
                 if let Some(capacity) = self.alone_on_the_link(ctx) {
@@ -694,7 +725,18 @@ impl CongestionControl for NativeCc {
                     return;
                 }
             }
-            if !v.congestion && !self.slow_start {
+            // A minority flow's hold can outlast several overflows (a 1 s flow's, 1.5 s, against
+            // one every few hundred ms on Fig. 4-6's 10 ms buffer): a packet it sent well after
+            // the one whose loss began the event was dropped by a later overflow, which the
+            // short flows each answer (docs/deviations.md B21).
+            later_overflow = v.reason == Reason::Held
+                && !self.slow_start
+                && self.minority(ctx)
+                && self.check.sent_after_event(newest_lost, LATER_OVERFLOW_GAP);
+            if later_overflow {
+                tracing::debug!(target: "udt::cc", "later overflow");
+            }
+            if !v.congestion && !self.slow_start && !later_overflow {
                 // A link error, not congestion. Retransmission repairs it; the rate, the window
                 // and the epoch bookkeeping stay as they are.
                 return;
@@ -727,8 +769,11 @@ impl CongestionControl for NativeCc {
 
         // UDT4 CUDTCC::onLoss: if (CSeqNo::seqcmp(losslist[0] & 0x7FFFFFFF, m_iLastDecSeq) > 0)
         // (thesis §3.5.1 compares the largest lost number; see the module docs)
-        if first_lost.is_after(self.last_dec_seq) {
+        if first_lost.is_after(self.last_dec_seq) || later_overflow {
             // A congestion event: a new epoch.
+            if self.config.delay_check {
+                self.check.on_congestion_event(newest_lost);
+            }
             // Thesis §3.5.2 noisy link: skip step 1.a, the decrease on the first loss of the
             // event. Choice: the thesis' rule is "decrease if more than one packet is lost in the
             // event"; a first report that already carries two or more lost packets satisfies it,
@@ -829,9 +874,10 @@ impl CongestionControl for NativeCc {
     }
 
     /// Delay-checked mode: link errors keep holes open, and the increase must not wait for
-    /// them to close (the trait's docs). UDT4's algorithm ignores repeated ACKs.
-    fn learn_from_repeated_acks(&self) -> bool {
-        self.config.delay_check && !self.queued_hole_holds_the_ack_point()
+    /// them to close (the trait's docs). A hole left by a loss at a queue still holds them for
+    /// 50 ms after its report (docs/deviations.md B21). UDT4's algorithm ignores repeated ACKs.
+    fn learn_from_repeated_acks(&self, now: Instant) -> bool {
+        self.config.delay_check && (!self.queued_hole_holds_the_ack_point() || self.queued_hole_is_old(now))
     }
 
     fn send_progress_acks(&self) -> bool {
@@ -1477,7 +1523,7 @@ mod tests {
     }
 
     #[test]
-    fn delay_checked_learns_from_repeated_acks_only_behind_link_errors() {
+    fn delay_checked_learns_from_repeated_acks_unless_a_recent_queued_hole_holds_them() {
         let (mut env, mut cc) = past_slow_start(true);
         env.bandwidth = 2000;
         assert!(cc.send_progress_acks());
@@ -1492,7 +1538,7 @@ mod tests {
         env.at_ms(280).nak(&mut cc, 400, 400);
         env.at_ms(300).ack(&mut cc, 400);
         let before = cc.period_us;
-        assert!(cc.learn_from_repeated_acks(), "only a link error's hole holds the ACK point");
+        assert!(cc.learn_from_repeated_acks(env.now));
         env.at_ms(320).ack(&mut cc, 400); // the receiver's progress report
         assert!(cc.period_us < before, "the increase goes on behind a link error's hole");
 
@@ -1501,15 +1547,54 @@ mod tests {
         env.at_ms(500).nak(&mut cc, 1500, 1500);
         env.at_ms(520).ack(&mut cc, 1500); // clears the loss flag
         let before = cc.period_us;
-        assert!(!cc.learn_from_repeated_acks());
+        assert!(!cc.learn_from_repeated_acks(Instant::from_micros(540_000)));
+        assert!(cc.learn_from_repeated_acks(Instant::from_micros(550_000)));
         env.at_ms(540).ack(&mut cc, 1500);
-        assert_close(cc.period_us, before);
-        // Past the queued loss, progress reports count again.
+        assert_close(cc.period_us, before); // 40 ms after the report: held
+        env.at_ms(550).ack(&mut cc, 1500);
+        assert!(cc.period_us < before, "50 ms after the report the hole no longer holds");
+        // Past the queued loss, progress reports count as ever.
+        let before = cc.period_us;
         env.at_ms(600).ack(&mut cc, 1502);
-        assert!(cc.learn_from_repeated_acks());
+        assert!(cc.period_us < before);
 
         let (_, plain) = timing_packet_100_sent(false);
-        assert!(!plain.send_progress_acks() && !plain.learn_from_repeated_acks());
+        assert!(!plain.send_progress_acks() && !plain.learn_from_repeated_acks(Instant::ZERO));
+    }
+
+    /// A long flow (smoothed RTT 1 s, so a 1.5 s hold) loses packet 500 at a full queue, then
+    /// packet 1500, sent 200 ms later but before the decrease, at a full queue again.
+    fn long_flow_meets_a_later_overflow(bandwidth: u32) -> (f64, f64, f64) {
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = bandwidth;
+        env.rtt = Duration::from_secs(1);
+        env.snd_curr = SeqNo::new(5000);
+        for (ms, from) in [(200, 400), (400, 1400)] {
+            for s in from..from + 1000 {
+                cc.on_packet_sent(&mut env.at_ms(ms).ctx(), SeqNo::new(s), false);
+            }
+        }
+        // 501 reports 500 100 ms after both left: a 20 ms queue, the longest: an overflow.
+        env.at_ms(300).nak(&mut cc, 500, 500);
+        let first = cc.period_us;
+        // 1001 left with 500: the same overflow, held.
+        env.at_ms(310).nak(&mut cc, 1000, 1000);
+        let same = cc.period_us;
+        env.at_ms(500).nak(&mut cc, 1500, 1500);
+        (first, same, cc.period_us)
+    }
+
+    #[test]
+    fn delay_checked_minority_flow_answers_a_later_overflow_within_its_hold() {
+        // Sending 948 of 10,000 packets/s: the later overflow is news (docs/deviations.md B21).
+        let (first, same, later) = long_flow_meets_a_later_overflow(10_000);
+        assert_close(first, 1125.0);
+        assert_close(same, first);
+        assert_close(later, (first * 1.125).ceil());
+        // Sending 948 of 1500: most of the overflow is this flow's own, still arriving.
+        let (first, same, later) = long_flow_meets_a_later_overflow(1500);
+        assert_close(first, 1125.0);
+        assert_close(later, same);
     }
 
     #[test]

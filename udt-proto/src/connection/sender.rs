@@ -69,7 +69,7 @@ impl Connection {
         // one that repeats the last number is the receiver's progress report while a hole
         // holds the ACK point (receiver.rs).
         let news = ack.next_expected.is_after(tx.last_full_ack)
-            || (ack.next_expected == tx.last_full_ack && self.cc.learn_from_repeated_acks());
+            || (ack.next_expected == tx.last_full_ack && self.cc.learn_from_repeated_acks(now));
         if !news {
             return;
         }
