@@ -838,6 +838,15 @@ impl CongestionControl for NativeCc {
 
     /// UDT4 `CUDTCC::onTimeout`: only ends slow start (the decrease there is commented out).
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        tracing::debug!(
+            target: "udt::cc",
+            rtt_us = ctx.rtt.as_micros() as u64,
+            var_us = ctx.rtt_var.as_micros() as u64,
+            base_us = self.check.base_rtt().map_or(0, |b| b.as_micros() as u64),
+            flight = ctx.flight,
+            slow_start = self.slow_start,
+            "timeout"
+        );
         // Delay-checked mode: a timeout before the first RTT sample is the start value of the
         // RTT (100 ms) meeting a longer path, not a loss; slow start goes on (the connection
         // still resends).
