@@ -426,12 +426,18 @@ impl NativeCc {
     /// ([`DOMINANT_FRACTION`]) and its packets arrive as fast as its period sends them (the
     /// receiver's median gap filters out the pair: the period's rate, 15/16 of the sending
     /// rate), so no queue is growing in front of them.
+    ///
+    /// The capacity is never taken below the arrival rate: packets cannot arrive faster than
+    /// the link carries them, so an estimate under it is wrong. (Early in a run, on a real path,
+    /// the packet-pair estimate read 5,600 of 8,333 packets/s while 7,985 arrived, and a lone
+    /// flow capped to 99% of it lost five seconds climbing back: the emulated 100 ms / 1% path
+    /// gave 70.6-78.8 Mb/s in two of three runs, docs/deviations.md B20.)
     fn alone_on_the_link(&self, ctx: &CcContext<'_>) -> Option<f64> {
         if ctx.recv_rate == 0 || ctx.bandwidth == 0 {
             return None;
         }
-        let capacity = f64::from(ctx.bandwidth);
         let arrival = f64::from(ctx.recv_rate);
+        let capacity = f64::from(ctx.bandwidth).max(arrival);
         let period_rate = 1e6 / self.period_us;
         let saturated_alone = arrival >= ALONE_FRACTION * capacity;
         let unqueued_dominant = self.sending_rate() >= DOMINANT_FRACTION * capacity
@@ -1694,6 +1700,14 @@ mod tests {
         send_thousand(&mut env, &mut cc, 400, 1500);
         env.at_ms(500).nak(&mut cc, 1500, 1500);
         assert_close(cc.period_us, 1100.0);
+        // A packet-pair estimate below the arrival rate is wrong (packets cannot arrive faster
+        // than the link carries them): capped to 99% of the arrival rate, not of the estimate.
+        let (mut env, mut cc) = past_slow_start(true);
+        env.bandwidth = 700;
+        cc.period_us = 900.0;
+        send_thousand(&mut env, &mut cc, 400, 1500);
+        env.at_ms(500).nak(&mut cc, 1500, 1500);
+        assert_close(cc.period_us, 1e6 / 990.0 * 16.0 / 15.0);
         // With the link shared (capacity 2000, 1000 of it ours), the same loss decreases (from
         // no faster than the arrival rate, 1000 us).
         let (mut env, mut cc) = past_slow_start(true);
