@@ -56,6 +56,11 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut stream = net::connect(&args.target, net::options(args.mss, args.cc.as_ref()))?;
     tracing::info!(peer = %args.target, files = count, "connected");
     stream.write_all(&Header::new(count).encode()).context("sending the transfer header")?;
+    // The first file's header goes with the transfer's: the receiver reads them in order, and
+    // the round trip of waiting for the transfer's answer first is saved (PROTOCOL.md).
+    if let Some(first) = sources.first() {
+        write_file_header(&mut stream, first)?;
+    }
     match Status::read(&mut stream).context("waiting for the receiver to accept the transfer")? {
         Status::Ok => {}
         Status::Error(msg) => bail!("the receiver refused the transfer: {msg}"),
@@ -63,7 +68,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 
     let mut failed = Vec::new();
     for (i, src) in sources.iter().enumerate() {
-        let result = send_one(&mut stream, src, mode)
+        let result = send_one(&mut stream, src, sources.get(i + 1), mode)
             .with_context(|| format!("sending {} ({} of {count})", src.shown, i + 1))?;
         if let Err(msg) = result {
             eprintln!("udt send: {}: {msg}", src.shown);
@@ -120,11 +125,27 @@ fn prepare(paths: &[PathBuf]) -> Result<Vec<Source>> {
     Ok(sources)
 }
 
-/// Send one file. The outer error is fatal to the connection; the inner one is this file's
-/// failure, reported by the receiver.
-fn send_one(stream: &mut UdtStream, src: &Source, mode: progress::Mode) -> Result<Result<(), String>> {
-    FileHeader { name: src.name.as_bytes().to_vec(), size: src.size, mode: src.mode }.write(stream)?;
+/// Announce `src` to the receiver.
+fn write_file_header(stream: &mut UdtStream, src: &Source) -> Result<()> {
+    FileHeader { name: src.name.as_bytes().to_vec(), size: src.size, mode: src.mode }
+        .write(stream)
+        .with_context(|| format!("announcing {}", src.shown))
+}
+
+/// Send one file, whose header is already on its way, and announce `next` as soon as this
+/// file's bytes are out (before its verdict comes back: one round trip saved per file). The
+/// outer error is fatal to the connection; the inner one is this file's failure, reported by
+/// the receiver.
+fn send_one(
+    stream: &mut UdtStream,
+    src: &Source,
+    next: Option<&Source>,
+    mode: progress::Mode,
+) -> Result<Result<(), String>> {
     if let Status::Error(msg) = Status::read(stream).context("waiting for the receiver's answer")? {
+        if let Some(next) = next {
+            write_file_header(stream, next)?;
+        }
         return Ok(Err(format!("refused by the receiver: {msg}")));
     }
 
@@ -144,6 +165,9 @@ fn send_one(stream: &mut UdtStream, src: &Source, mode: progress::Mode) -> Resul
         progress.add(n as u64);
     }
     stream.write_all(hasher.finalize().as_bytes())?;
+    if let Some(next) = next {
+        write_file_header(stream, next)?;
+    }
     let status = Status::read(stream).context("waiting for the receiver's verdict")?;
     let took = progress.finish();
     match status {

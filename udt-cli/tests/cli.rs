@@ -219,6 +219,34 @@ fn refuses_to_overwrite_without_force() {
     assert_eq!(std::fs::read_to_string(out.path().join("x.txt")).unwrap(), "new");
 }
 
+/// Headers go ahead of the answers (PROTOCOL.md): a refused first file, then an accepted one,
+/// then another; the stream stays in step and the two accepted files arrive intact.
+#[test]
+fn a_refused_file_between_accepted_ones_keeps_the_stream_in_step() {
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let names = ["a.bin", "b.bin", "c.bin"];
+    let paths: Vec<_> = names.iter().map(|n| src.path().join(n)).collect();
+    for (i, p) in paths.iter().enumerate() {
+        std::fs::write(p, data(200_000 + i * 1000, i as u64)).unwrap();
+    }
+    std::fs::write(out.path().join("a.bin"), "old").unwrap();
+
+    let (recv, addr) = start_recv(out.path(), &[]);
+    let refs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+    let sent = run("udt send", send_cmd(&refs, addr));
+    let received = recv.wait();
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(sent.stderr.contains("a.bin") && sent.stderr.contains("exists"), "{}", sent.stderr);
+    assert!(sent.stderr.contains("1 of 3 files failed"), "{}", sent.stderr);
+    assert_eq!(received.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(out.path().join("a.bin")).unwrap(), "old");
+    for (i, n) in names.iter().enumerate().skip(1) {
+        assert_eq!(std::fs::read(out.path().join(n)).unwrap(), data(200_000 + i * 1000, i as u64), "{n}");
+    }
+    assert_eq!(listing(out.path()), ["a.bin", "b.bin", "c.bin"], "no partial file left");
+}
+
 /// A hand-made sender naming files outside `--out` (each is refused, nothing is written), then
 /// sending a file with a wrong hash (refused, no partial file left).
 #[test]
