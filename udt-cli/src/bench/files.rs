@@ -14,6 +14,7 @@ use anyhow::{bail, Context, Result};
 
 use super::child::Finished;
 use super::flow::{Commands, Ctx, Raw};
+use super::path::PACKET_BYTES;
 
 /// First port of the receivers (slot added).
 const PORT: u16 = 9401;
@@ -96,5 +97,7 @@ pub fn parse(ctx: &Ctx, client: &Finished, _server: &Finished) -> Result<Raw> {
         retx_bytes: None,
         intervals: Vec::new(),
         note: Some("file to file, BLAKE3 verified; time = sender's wall clock".into()),
+        // `udt send`'s default MSS is the link's MTU.
+        payload_per_packet: Some(PACKET_BYTES - super::udt_perf::HEADERS),
     })
 }

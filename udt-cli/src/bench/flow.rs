@@ -14,7 +14,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::child::{Finished, TimedChild};
-use super::path::PathSpec;
+use super::path::{PathSpec, PACKET_BYTES};
 use super::system::System;
 use super::{files, iperf, udt4, udt_perf};
 
@@ -65,6 +65,10 @@ pub struct Flow {
     /// `bytes` over `seconds`, Mb/s.
     pub goodput_mbps: f64,
     /// Goodput over the configured link rate.
+    pub goodput_share: f64,
+    /// The link's capacity used by the IP packets of new data: goodput with each system's
+    /// headers (a full packet of [`PACKET_BYTES`] carries its [`Raw::payload_per_packet`]), over
+    /// the link rate, as the simulator and the thesis count it. Retransmissions are not in it.
     pub utilization: f64,
     /// Bytes retransmitted, when the system reports it.
     pub retx_bytes: Option<u64>,
@@ -98,19 +102,26 @@ pub struct Raw {
     pub intervals: Vec<Point>,
     /// A remark.
     pub note: Option<String>,
+    /// Application bytes a full-size packet of this system carries ([`PACKET_BYTES`] on the
+    /// link); `None`: counted as payload only (utilization = goodput share).
+    pub payload_per_packet: Option<u64>,
 }
 
 impl Flow {
     /// The derived figures of `raw` on a link of `rate_bps`, with each side's CPU seconds.
     pub fn new(raw: Raw, rate_bps: u64, cpu_send_s: Option<f64>, cpu_recv_s: Option<f64>) -> Flow {
         let goodput_mbps = if raw.seconds > 0.0 { raw.bytes as f64 * 8.0 / raw.seconds / 1e6 } else { 0.0 };
+        let goodput_share = goodput_mbps * 1e6 / rate_bps.max(1) as f64;
+        let wire_per_payload =
+            raw.payload_per_packet.filter(|&p| p > 0).map_or(1.0, |p| PACKET_BYTES as f64 / p as f64);
         let gb = raw.bytes as f64 / 1e9;
         let per_gb = |cpu: Option<f64>| cpu.filter(|_| gb > 0.0).map(|c| c / gb);
         Flow {
             bytes: raw.bytes,
             seconds: raw.seconds,
             goodput_mbps,
-            utilization: goodput_mbps * 1e6 / rate_bps.max(1) as f64,
+            goodput_share,
+            utilization: goodput_share * wire_per_payload,
             retx_bytes: raw.retx_bytes,
             retx_per_delivered: raw.retx_bytes.filter(|_| raw.bytes > 0).map(|r| r as f64 / raw.bytes as f64),
             cpu_send_s,

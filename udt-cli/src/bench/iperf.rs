@@ -17,6 +17,8 @@ use super::flow::{json_f64, Commands, Ctx, Point, Raw};
 const PORT: u16 = 5201;
 /// The smallest `-w`.
 const MIN_WINDOW: u64 = 4 << 20;
+/// The UDP stream's datagram payload: a full packet of the link's MTU less IPv4 and UDP headers.
+const UDP_PAYLOAD: u64 = super::path::PACKET_BYTES - 28;
 
 /// The largest socket buffer an application may ask for (the smaller of the two maxima).
 fn socket_buffer_max() -> Option<u64> {
@@ -48,7 +50,8 @@ pub fn commands(ctx: &Ctx, cc: Option<&str>, slot: u16) -> Commands {
         }
         None => {
             let rate = ctx.path.rate_bps.to_string();
-            client.extend(["-u", "-b", &rate, "-l", "1472"].map(String::from));
+            let len = UDP_PAYLOAD.to_string();
+            client.extend(["-u", "-b", &rate, "-l", &len].map(String::from));
         }
     }
     Commands { server, client }
@@ -101,6 +104,8 @@ pub fn parse_tcp(client: &Finished) -> Result<Raw> {
         retx_bytes: Some((retransmits * mss).round() as u64),
         intervals: intervals(&v),
         note: Some(cc.map_or(window.clone(), |c| format!("{c}, {window}"))),
+        // A full segment fills the link's MTU: its MSS is what the headers leave of it.
+        payload_per_packet: Some(mss as u64),
     })
 }
 
@@ -116,5 +121,6 @@ pub fn parse_udp(client: &Finished) -> Result<Raw> {
         retx_bytes: None,
         intervals: intervals(&v),
         note: Some(format!("{lost:.2}% of datagrams lost (no retransmission)")),
+        payload_per_packet: Some(UDP_PAYLOAD),
     })
 }

@@ -277,7 +277,12 @@ pub fn run(args: &Args) -> Result<()> {
             let row = Row::from_runs(system.to_string(), done);
             match (&row.flow, &row.error) {
                 (Some(f), _) => {
-                    eprintln!("    {system}: {:.1} Mb/s ({:.0}%)", f.goodput_mbps, f.utilization * 100.0)
+                    eprintln!(
+                        "    {system}: {:.1} Mb/s ({:.1}% of the rate, {:.1}% utilization)",
+                        f.goodput_mbps,
+                        f.goodput_share * 100.0,
+                        f.utilization * 100.0
+                    )
                 }
                 (None, e) => eprintln!("    {system}: {:?}: {}", row.status, e.as_deref().unwrap_or("")),
             }

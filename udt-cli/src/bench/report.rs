@@ -168,15 +168,16 @@ pub fn text(report: &Report) -> String {
     for p in &report.paths {
         s.push_str(&format!("\n### {}, {} s per run\n\n", p.path.label(), report.time_s));
         s.push_str(
-            "| system | goodput Mb/s | util % | retx/delivered | CPU s/GB send | CPU s/GB recv | note |\n",
+            "| system | goodput Mb/s | goodput % | util % | retx/delivered | CPU s/GB send | CPU s/GB recv | note |\n",
         );
-        s.push_str("| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+        s.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
         for r in &p.rows {
             match &r.flow {
                 Some(f) => s.push_str(&format!(
-                    "| {} | {:.1} | {:.1} | {} | {} | {} | {}{} |\n",
+                    "| {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {}{} |\n",
                     r.system,
                     f.goodput_mbps,
+                    f.goodput_share * 100.0,
                     f.utilization * 100.0,
                     ratio(f.retx_per_delivered),
                     opt(f.cpu_send_s_per_gb, 1),
@@ -185,7 +186,7 @@ pub fn text(report: &Report) -> String {
                     runs_note(r)
                 )),
                 None => s.push_str(&format!(
-                    "| {} | - | - | - | - | - | {}: {} |\n",
+                    "| {} | - | - | - | - | - | - | {}: {} |\n",
                     r.system,
                     if r.status == Status::Skipped { "skipped" } else { "FAILED" },
                     r.error.as_deref().unwrap_or("").replace('|', "/")
@@ -267,5 +268,38 @@ mod tests {
             vec![Err(anyhow::anyhow!("skipped: no peer")), Err(anyhow::anyhow!("skipped: no peer"))],
         );
         assert_eq!((row.status, row.error.as_deref()), (Status::Skipped, Some("no peer")));
+    }
+
+    #[test]
+    fn utilization_counts_each_systems_headers_and_the_goodput_share_does_not() {
+        // UDT: 1456 payload bytes in each 1500-byte packet; 97.07 Mb/s of payload fills 100 Mb/s.
+        let raw = Raw {
+            bytes: (1456.0 / 1500.0 * 100e6 / 8.0) as u64,
+            seconds: 1.0,
+            payload_per_packet: Some(1456),
+            ..Raw::default()
+        };
+        let f = Flow::new(raw, 100_000_000, None, None);
+        assert!((f.goodput_share - 0.9707).abs() < 1e-4, "{}", f.goodput_share);
+        assert!((f.utilization - 1.0).abs() < 1e-6, "{}", f.utilization);
+        // TCP with timestamps: 1448 of 1500.
+        let raw = Raw { bytes: 12_000_000, seconds: 1.0, payload_per_packet: Some(1448), ..Raw::default() };
+        let f = Flow::new(raw, 100_000_000, None, None);
+        assert!((f.utilization - 0.96 * 1500.0 / 1448.0).abs() < 1e-9);
+        // Unknown framing: no headers are added.
+        let f = flow(90.0).unwrap();
+        assert_eq!(f.utilization, f.goodput_share);
+        let report = Report {
+            command: "udt bench".into(),
+            time_s: 1.0,
+            paths: vec![PathReport {
+                path: PathSpec::new(100_000_000, 10.0, 0.0),
+                rows: vec![Row::measured("udt".into(), f)],
+                emulator: None,
+            }],
+            shared: Vec::new(),
+        };
+        let table = text(&report);
+        assert!(table.contains("| goodput Mb/s | goodput % | util % |"), "{table}");
     }
 }

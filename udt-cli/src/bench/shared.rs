@@ -33,6 +33,8 @@ pub struct SharedRun {
     /// The flows (empty when the run failed).
     pub flows: Vec<SharedFlow>,
     /// Sum of the goodputs over the link rate.
+    pub goodput_share: Option<f64>,
+    /// Sum of the flows' utilizations (IP packets of new data over the link rate).
     pub utilization: Option<f64>,
     /// Jain's fairness index of the goodputs (1 = equal).
     pub jain: Option<f64>,
@@ -56,6 +58,7 @@ pub fn run(ctx: &Ctx, systems: &[System]) -> SharedRun {
         Ok(flows) => {
             let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
             let sum: f64 = goodputs.iter().sum();
+            let utilization = flows.iter().map(|f| f.utilization).sum();
             let flows = systems
                 .iter()
                 .zip(flows)
@@ -69,7 +72,8 @@ pub fn run(ctx: &Ctx, systems: &[System]) -> SharedRun {
                 name,
                 path,
                 flows,
-                utilization: Some(sum * 1e6 / ctx.path.rate_bps.max(1) as f64),
+                goodput_share: Some(sum * 1e6 / ctx.path.rate_bps.max(1) as f64),
+                utilization: Some(utilization),
                 jain: jain(&goodputs),
                 error: None,
             }
@@ -78,6 +82,7 @@ pub fn run(ctx: &Ctx, systems: &[System]) -> SharedRun {
             name,
             path,
             flows: Vec::new(),
+            goodput_share: None,
             utilization: None,
             jain: None,
             error: Some(format!("{e:#}")),

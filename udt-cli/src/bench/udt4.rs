@@ -77,7 +77,14 @@ pub fn parse(client: &Finished, server: &Finished) -> Result<Raw> {
     let bytes: u64 = field(&server.stdout, "DONE", "bytes").ok_or_else(|| missing("bytes"))?.parse()?;
     let seconds: f64 = field(&server.stdout, "DONE", "secs").ok_or_else(|| missing("secs"))?.parse()?;
     let retrans: Option<u64> = field(&client.stderr, "INFO perfmon", "retrans").and_then(|s| s.parse().ok());
-    Ok(Raw { bytes, seconds, retx_bytes: retrans.map(|r| r * PAYLOAD), intervals: Vec::new(), note: None })
+    Ok(Raw {
+        bytes,
+        seconds,
+        retx_bytes: retrans.map(|r| r * PAYLOAD),
+        intervals: Vec::new(),
+        note: None,
+        payload_per_packet: Some(PAYLOAD),
+    })
 }
 
 #[cfg(test)]

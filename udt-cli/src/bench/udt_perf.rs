@@ -13,7 +13,7 @@ use super::flow::{json_f64, Commands, Ctx, Point, Raw};
 /// First port of the perf servers (slot added).
 const PORT: u16 = 9001;
 /// IPv4 (20) + UDP (8) + UDT data header (16).
-const HEADERS: f64 = 44.0;
+pub const HEADERS: u64 = 44;
 
 /// The commands of a flow in `slot`.
 pub fn commands(ctx: &Ctx, cc: Option<&str>, slot: u16) -> Commands {
@@ -60,8 +60,9 @@ pub fn parse(client: &Finished, server: &Finished) -> Result<Raw> {
     Ok(Raw {
         bytes,
         seconds,
-        retx_bytes: Some((retransmits * (mss - HEADERS)).round() as u64),
+        retx_bytes: Some((retransmits * (mss - HEADERS as f64)).round() as u64),
         intervals,
         note: cc,
+        payload_per_packet: Some((mss as u64).saturating_sub(HEADERS)),
     })
 }
