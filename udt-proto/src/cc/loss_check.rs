@@ -33,7 +33,13 @@
 //!    threshold adapts to the buffer: 0.5 ms on shallow ones (below that host noise would pass
 //!    for a queue), half of it on deep ones. (With 1 ms, a BDP queue at 1 Gb/s and 1 ms, 83
 //!    packets, never showed more than the floor once the base was right: two flows shared it
-//!    at F = 0.54, one flow used 91%; with 0.5 ms, 0.9994 and 96.8%.);
+//!    at F = 0.54, one flow used 91%; with 0.5 ms, 0.9994 and 96.8%.) A buffer shallower than
+//!    the floor never shows a queue at all: on a path whose base RTT is at most
+//!    [`BLIND_PATH_RTT`] (1 ms, where a buffer of a BDP or of the thesis' 10 packets can be
+//!    that shallow), a loss under the threshold is a link error only once some loss has shown
+//!    a queue above the floor ([`LossCheck::buffer_shown`]); until then it goes on to rules 2
+//!    and 3 as an overflow would (1 Gb/s, 0.1 ms, 10 packets, ten flows: F 0.73 and 2.6% loss
+//!    before, 0.9966 and 0.05% with it; docs/deviations.md B22);
 //! 2. the last decrease has had time to reach the queue: after a decrease, the losses of
 //!    packets sent before it are not congestion for [`HOLD_RTTS`] (1.5) smoothed RTTs: one for
 //!    the decrease to show in the queue, half of one to spare. A packet sent after the decrease
@@ -92,6 +98,10 @@ pub const HOLD_RTTS: f64 = 1.5;
 pub const MIN_HOLD: Duration = Duration::from_millis(10);
 /// The smallest queue delay taken for a queue.
 pub const MIN_THRESHOLD: Duration = Duration::from_micros(500);
+/// Paths whose base RTT is at most this (a LAN's, a data centre's) may have buffers too
+/// shallow for the queue test to see fill: there a loss at a short queue is a link error only
+/// once some loss has shown a queue above [`MIN_THRESHOLD`].
+pub const BLIND_PATH_RTT: Duration = Duration::from_millis(1);
 /// The loss-rate window lasts at least an RTT and this many packets sent.
 pub const LOSS_WINDOW_PACKETS: u64 = 256;
 /// A loss fraction over the last window above this is congestion whatever the delay says.
@@ -247,6 +257,13 @@ impl LossCheck {
         self.max_queue
     }
 
+    /// A loss has shown a queue longer than [`MIN_THRESHOLD`]: the buffer is deep enough for
+    /// the queue test to see it fill. Until then a loss at a short queue is not taken for a
+    /// link error (module docs, rule 1).
+    pub fn buffer_shown(&self) -> bool {
+        self.max_queue > MIN_THRESHOLD || self.base.is_some_and(|b| b > BLIND_PATH_RTT)
+    }
+
     /// The queue delay above which a loss may be congestion, once a base is known.
     pub fn threshold(&self) -> Option<Duration> {
         self.base.map(|_| (self.max_queue / 2).max(MIN_THRESHOLD))
@@ -311,7 +328,7 @@ impl LossCheck {
         };
         let reason = if !fresh {
             Reason::Repeated
-        } else if q <= threshold {
+        } else if q <= threshold && self.buffer_shown() {
             Reason::ShortQueue
         } else if held || (in_hold && q + threshold / 4 < self.max_queue) {
             // Within the hold, a packet sent after the decrease counts only when the buffer is
@@ -529,6 +546,34 @@ mod tests {
             Verdict { congestion: true, queue: Some(MS), reason: Reason::FullQueue },
             "a queue of a full 1 Gb/s, 1 ms BDP"
         );
+    }
+
+    #[test]
+    fn on_a_sub_millisecond_path_a_loss_at_a_short_queue_is_congestion_until_one_shows_the_buffer() {
+        let us = Instant::from_micros;
+        let mut c = LossCheck::new();
+        c.init(us(0), 1 << 16);
+        c.on_sent(us(0), seq(0), false);
+        c.on_ack(us(100), seq(1), MS);
+        for s in 1..=1000 {
+            c.on_sent(us(100), seq(s), false);
+        }
+        assert_eq!(c.base_rtt(), Some(Duration::from_micros(100)));
+        assert!(!c.buffer_shown());
+        // A 10-packet buffer at 1 Gb/s holds 0.12 ms, under the 0.5 ms floor: its overflow
+        // must not pass for a link error.
+        c.on_sent(us(1_000), seq(2000), false);
+        let v = c.classify(us(1_220), MS, &[(seq(1999), seq(1999))]);
+        assert_eq!((v.congestion, v.reason), (true, Reason::FullQueue));
+        assert!(!c.buffer_shown());
+        // A loss that meets 0.6 ms of queue shows a buffer the test can see fill ...
+        c.on_sent(us(2_000), seq(2010), false);
+        assert!(c.classify(us(2_700), MS, &[(seq(2009), seq(2009))]).congestion);
+        assert!(c.buffer_shown());
+        // ... and from then on a loss at a short queue is a link error, as on longer paths.
+        c.on_sent(us(3_000), seq(2020), false);
+        let v = c.classify(us(3_150), MS, &[(seq(2019), seq(2019))]);
+        assert_eq!((v.congestion, v.reason), (false, Reason::ShortQueue));
     }
 
     #[test]
