@@ -336,12 +336,21 @@ impl Mux {
         let mut idle_since_empty: Option<std::time::Instant> = None;
         let mut last_arrival = Instant::ZERO;
         let mut gathering = pace::Gathering::new(self.gather, clock::now());
+        // Whether the socket may hold datagrams: false only after a wait in which `poll`
+        // watched it and saw none, so that a round woken by a deadline does not spend a read on
+        // an empty socket (about one failed `recvmsg` per round otherwise: 3,400 a second when
+        // sending at 100 Mb/s). A datagram arriving after that wait ends the next one at once.
+        let mut readable = true;
         loop {
             let round_start = clock::now();
             let gather;
             let next = {
                 let mut st = self.lock_state();
-                let data = self.receive(&mut st, &mut landing, &mut last_arrival, &mut outbuf);
+                let data = if readable {
+                    self.receive(&mut st, &mut landing, &mut last_arrival, &mut outbuf)
+                } else {
+                    0
+                };
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch);
                 gather = gathering.after_round(round_start, data);
@@ -359,7 +368,7 @@ impl Mux {
                     next
                 }
             };
-            self.sleep_until(next, round_start, gather);
+            readable = self.sleep_until(next, round_start, gather);
         }
     }
 
@@ -506,7 +515,8 @@ impl Mux {
     /// Wait for the next round (see `pace.rs`): until `deadline` but no sooner than the minimum
     /// gap after `round_start`, or a datagram, or a wake-up; with `gather` (data is streaming
     /// in), datagrams do not end the wait, which lasts at most `gather` from `round_start`.
-    fn sleep_until(&self, deadline: Option<Instant>, round_start: Instant, gather: Option<Duration>) {
+    /// Returns whether the socket may hold datagrams now ([`sys::Ready::socket`]).
+    fn sleep_until(&self, deadline: Option<Instant>, round_start: Instant, gather: Option<Duration>) -> bool {
         let plan = match gather {
             Some(gather) => pace::plan_streaming(deadline, round_start, clock::now(), gather),
             None => pace::plan(deadline, round_start, clock::now()),
@@ -514,22 +524,27 @@ impl Mux {
         // While data streams in, datagrams gather in the socket's buffer (each keeps its kernel
         // timestamp) and only the application or the timeout end the sleep.
         let (socket, timeout) = match plan {
-            Wait::Now => return,
+            Wait::Now => return true,
             Wait::Spin(until) => {
                 while clock::now() < until {
                     std::hint::spin_loop();
                 }
-                return;
+                return true;
             }
             Wait::Sleep(timeout) => (self.socket.as_raw_fd(), timeout),
             Wait::Gather(timeout) => (-1, Some(timeout)),
         };
         match sys::wait(socket, self.wake.raw(), timeout) {
-            Ok(ready) if ready.wake => self.wake.drain(),
-            Ok(_) => {}
+            Ok(ready) => {
+                if ready.wake {
+                    self.wake.drain();
+                }
+                ready.socket
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "ppoll failed");
                 std::thread::sleep(Duration::from_millis(1));
+                true
             }
         }
     }

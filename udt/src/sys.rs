@@ -52,11 +52,21 @@ impl EventFd {
     }
 }
 
-/// What ended a `wait` besides the socket or the timeout.
-#[derive(Clone, Copy, Debug, Default)]
+/// What ended a `wait`.
+#[derive(Clone, Copy, Debug)]
 pub struct Ready {
     /// The eventfd fired.
     pub wake: bool,
+    /// The socket may have datagrams: it was not watched, the wait was interrupted, or `poll`
+    /// reported it readable (or in error: the read reports that). `false` only when `poll`
+    /// watched it and saw nothing.
+    pub socket: bool,
+}
+
+impl Default for Ready {
+    fn default() -> Self {
+        Ready { wake: false, socket: true }
+    }
 }
 
 /// Sleep until `socket` or `wake` is readable or `timeout` passes (`None`: no timeout). A
@@ -82,7 +92,7 @@ pub fn wait(socket: RawFd, wake: RawFd, timeout: Option<Duration>) -> io::Result
         }
         return Err(err);
     }
-    Ok(Ready { wake: fds[1].revents != 0 })
+    Ok(Ready { wake: fds[1].revents != 0, socket: socket < 0 || fds[0].revents != 0 })
 }
 
 /// Ask the kernel to wake this thread within `slack` of its timers (default is 50 us), so
@@ -245,4 +255,32 @@ pub fn recv_scatter(fd: RawFd, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<Re
         .as_socket()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "datagram from a non-IP address"))?;
     Ok(Received { len: n as usize, from, segment, stamp })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_tells_whether_the_socket_has_datagrams() {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let wake = EventFd::new().unwrap();
+        let short = Some(Duration::from_millis(1));
+        // Nothing arrived: the timeout ends the wait and the socket is known empty.
+        let ready = wait(socket.as_raw_fd(), wake.raw(), short).unwrap();
+        assert!(!ready.wake && !ready.socket);
+        // A wake-up alone says nothing of the socket.
+        wake.notify();
+        let ready = wait(socket.as_raw_fd(), wake.raw(), short).unwrap();
+        assert!(ready.wake && !ready.socket);
+        wake.drain();
+        // A datagram makes it readable.
+        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        peer.send_to(b"x", socket.local_addr().unwrap()).unwrap();
+        let ready = wait(socket.as_raw_fd(), wake.raw(), Some(Duration::from_secs(5))).unwrap();
+        assert!(ready.socket);
+        // An unwatched socket may always hold datagrams.
+        let ready = wait(-1, wake.raw(), short).unwrap();
+        assert!(ready.socket);
+    }
 }
