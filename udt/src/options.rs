@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use udt_proto::cc::{CcFactory, CcSpecError, NativeConfig, NativeFactory};
+use udt_proto::cc::{CcFactory, CcSpecError};
 pub use udt_proto::connection::{Config, Mode};
 
 /// Options of a UDT socket.
@@ -53,10 +53,9 @@ impl Default for Options {
     }
 }
 
-/// The runtime's default congestion control: UDT native with the delay-checked loss response
-/// (`udt`, i.e. `udt:delay=true`; `udt:delay=false` is UDT4's algorithm exactly).
+/// The runtime's default congestion control: the catalog's [`udt_proto::cc::DEFAULT_CC`].
 fn default_congestion_control() -> Arc<dyn CcFactory> {
-    Arc::new(NativeFactory(NativeConfig { delay_check: true, ..NativeConfig::default() }))
+    udt_proto::cc::default_factory()
 }
 
 impl Options {

@@ -41,7 +41,7 @@ use crate::time::Instant;
 pub use fixed::{BlastFactory, BlastHandle, FixedRate};
 pub use gtp::{Gtp, GtpConfig, GtpFactory};
 pub use native::{NativeCc, NativeConfig};
-pub use registry::{catalog, factory, lookup, CcInfo};
+pub use registry::{catalog, default_factory, factory, lookup, CcInfo, DEFAULT_CC};
 pub use spec::{CcSpec, CcSpecError};
 pub use tcp::{Tcp, TcpConfig, TcpFactory, TcpVariant};
 

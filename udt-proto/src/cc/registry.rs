@@ -93,6 +93,17 @@ fn build_native(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     })))
 }
 
+fn build_daimd(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let d = NativeConfig::default();
+    Ok(Arc::new(NativeFactory(NativeConfig {
+        noisy_link: p.bool("noisy", d.noisy_link)?,
+        freeze_on_congestion: p.bool("freeze", d.freeze_on_congestion)?,
+        rate_correction: p.bool("rc", d.rate_correction)?,
+        initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
+        delay_check: false,
+    })))
+}
+
 fn build_blast(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     Ok(Arc::new(BlastFactory::new(p.bits_per_sec("rate", 0)?)))
 }
@@ -254,9 +265,9 @@ fn build_cubic(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
 static CATALOG: &[CcInfo] = &[
     CcInfo {
         name: "udt",
-        aliases: &["native", "daimd"],
-        summary: "UDT native DAIMD rate control with packet-pair bandwidth estimation (default)",
-        reference: "thesis §2.2.5, ch. 3; UDT4 4.11 CUDTCC",
+        aliases: &["default"],
+        summary: "the default: UDT's rate control with the delay-checked loss response",
+        reference: "thesis §2.2.5, ch. 3; docs/congestion-control.md",
         both_ends: false,
         params: &[
             ParamInfo { key: "noisy", default: "false", doc: "ignore the first loss of each event" },
@@ -270,6 +281,20 @@ static CATALOG: &[CcInfo] = &[
             },
         ],
         build: build_native,
+    },
+    CcInfo {
+        name: "daimd",
+        aliases: &["thesis", "native", "udt4"],
+        summary: "the thesis' DAIMD rate control with packet-pair bandwidth estimation (UDT4 4.11 CUDTCC)",
+        reference: "thesis §2.2.5, ch. 3; UDT4 4.11 CUDTCC",
+        both_ends: false,
+        params: &[
+            ParamInfo { key: "noisy", default: "false", doc: "ignore the first loss of each event" },
+            ParamInfo { key: "freeze", default: "false", doc: "stop sending one SYN after a decrease" },
+            ParamInfo { key: "rc", default: "false", doc: "correct the period with the measured one" },
+            ParamInfo { key: "iw", default: "16", doc: "initial window, packets" },
+        ],
+        build: build_daimd,
     },
     CcInfo {
         name: "blast",
@@ -444,6 +469,14 @@ pub fn factory_for(spec: &CcSpec) -> Result<Arc<dyn CcFactory>, CcSpecError> {
 /// A factory for the specification `text` (`NAME[:key=value,...]`).
 pub fn factory(text: &str) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     factory_for(&CcSpec::parse(text)?)
+}
+
+/// The specification every connection, tool and simulator flow uses unless told otherwise.
+pub const DEFAULT_CC: &str = "udt";
+
+/// A factory for [`DEFAULT_CC`].
+pub fn default_factory() -> Arc<dyn CcFactory> {
+    factory(DEFAULT_CC).expect("the default specification is in the catalog")
 }
 
 #[cfg(test)]
