@@ -546,7 +546,11 @@ pub fn increase_step(spare_pkts: i64, mss: u32) -> f64 {
 
 impl CongestionControl for NativeCc {
     fn name(&self) -> &'static str {
-        "udt"
+        if self.config.delay_check {
+            "udt"
+        } else {
+            "daimd"
+        }
     }
 
     /// UDT4 `CUDTCC::init`.
@@ -1020,7 +1024,7 @@ mod tests {
         assert_eq!(cc.take_pause(), None);
         // decseq(m_iLastAck): one before the largest number sent.
         assert_eq!(cc.last_dec_seq(), SeqNo::new(98));
-        assert_eq!(cc.name(), "udt");
+        assert_eq!(cc.name(), "daimd");
 
         let mut cc = NativeCc::new(NativeConfig { initial_window: 2.0, ..NativeConfig::default() });
         env.init(&mut cc);
