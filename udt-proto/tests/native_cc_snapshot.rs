@@ -62,6 +62,7 @@ impl Env {
             flight: 0,
             measured_send_period: self.measured,
             stats: &self.stats,
+            ack: None,
             rng: &mut self.rng,
         }
     }

@@ -189,6 +189,7 @@ mod tests {
             flight: 0,
             measured_send_period: None,
             stats: &stats,
+            ack: None,
             rng: &mut rng,
         };
         cc.init(&mut ctx);

@@ -17,6 +17,7 @@ pub mod fixed;
 pub mod gtp;
 pub mod highspeed;
 pub mod loss_check;
+pub mod model;
 pub mod native;
 pub mod newreno;
 pub mod registry;
@@ -76,8 +77,24 @@ pub struct CcContext<'a> {
     pub measured_send_period: Option<Duration>,
     /// The connection's perfmon counters.
     pub stats: &'a Stats,
+    /// In [`CongestionControl::on_ack`] only: the raw values the full ACK carried, before the
+    /// connection smoothed them into `rtt`, `recv_rate` and `bandwidth`.
+    pub ack: Option<AckReport>,
     /// Randomness injected by the driver (seeded in tests and in the simulator).
     pub rng: &'a mut dyn RngCore,
+}
+
+/// What one full ACK reported (protocol notes §1): the receiver's RTT estimate from its ACK/ACK2
+/// pairs and, when present, its packet arrival rate and packet-pair capacity (packets/s, 0 =
+/// unknown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckReport {
+    /// The receiver's smoothed RTT.
+    pub rtt: Duration,
+    /// Packet arrival rate at the receiver, packets/s (0 = unknown or absent).
+    pub recv_rate: u32,
+    /// Link capacity by packet pairs, packets/s (0 = unknown or absent).
+    pub capacity: u32,
 }
 
 /// A user-defined control message (control type 0x7FFF) to send to the peer's algorithm.
@@ -163,6 +180,14 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// controller for both directions, so a controller that learns from them asks for them;
     /// default off, so UDT4's algorithm keeps UDT4's ACKs on the wire too.
     fn send_progress_acks(&self) -> bool {
+        false
+    }
+    /// Whether this endpoint's receiver reports, as the arrival rate of its full ACKs, the
+    /// packets that arrived since the previous report over the time since then, instead of
+    /// UDT4's median-filtered rate of the last 16 arrivals (which drops gaps over 8 times the
+    /// median, so a flow sharing a link reads the link's rate). The field and its unit stay
+    /// UDT4's. Default off: UDT4's estimator.
+    fn report_counted_arrival_rate(&self) -> bool {
         false
     }
     /// A pause before the next data packet (the thesis' one-SYN sending freeze after a

@@ -972,6 +972,7 @@ mod tests {
                 flight: 0,
                 measured_send_period: self.measured,
                 stats: &self.stats,
+                ack: None,
                 rng: &mut self.rng,
             }
         }

@@ -19,6 +19,7 @@ use crate::cc::cubic::{Cubic, CubicConfig};
 use crate::cc::fast::{Fast, FastConfig};
 use crate::cc::gtp::{GtpConfig, GtpFactory, ManagerConfig};
 use crate::cc::highspeed::HighSpeed;
+use crate::cc::model::{ModelConfig, ModelFactory};
 use crate::cc::newreno::NewReno;
 use crate::cc::scalable::Scalable;
 use crate::cc::vegas::{Vegas, VegasConfig};
@@ -80,17 +81,18 @@ pub fn tcp_config(p: &mut CcParams) -> Result<TcpConfig, CcSpecError> {
     })
 }
 
-fn build_native(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
-    let d = NativeConfig::default();
-    Ok(Arc::new(NativeFactory(NativeConfig {
-        noisy_link: p.bool("noisy", d.noisy_link)?,
-        freeze_on_congestion: p.bool("freeze", d.freeze_on_congestion)?,
-        rate_correction: p.bool("rc", d.rate_correction)?,
+fn build_model(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    let d = ModelConfig::default();
+    let config = ModelConfig {
+        startup_gain: p.f64("startup_gain", d.startup_gain, 1.01, 10.0)?,
+        cwnd_gain: p.f64("cwnd_gain", d.cwnd_gain, 1.0, 10.0)?,
+        loss_threshold: fraction(p, "udt", "loss", d.loss_threshold)?,
+        loss_beta: fraction(p, "udt", "beta", d.loss_beta)?,
         initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
-        // The runtime's default: the delay-checked loss response (NativeConfig's default, used
-        // by the simulator's thesis scenarios, is UDT4's algorithm exactly).
-        delay_check: p.bool("delay", true)?,
-    })))
+        ..d
+    };
+    config.validate().map_err(|e| CcSpecError(format!("udt: {e}")))?;
+    Ok(Arc::new(ModelFactory(config)))
 }
 
 fn build_daimd(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
@@ -265,22 +267,31 @@ fn build_cubic(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
 static CATALOG: &[CcInfo] = &[
     CcInfo {
         name: "udt",
-        aliases: &["default"],
-        summary: "the default: UDT's rate control with the delay-checked loss response",
-        reference: "thesis §2.2.5, ch. 3; docs/congestion-control.md",
+        aliases: &["default", "model"],
+        summary:
+            "the default: model-based pacing at the measured bandwidth (BBR's structure on UDT's signals)",
+        reference: "docs/congestion-control.md; Cardwell et al., ACM Queue 2016; BBRv3",
         both_ends: false,
         params: &[
-            ParamInfo { key: "noisy", default: "false", doc: "ignore the first loss of each event" },
-            ParamInfo { key: "freeze", default: "false", doc: "stop sending one SYN after a decrease" },
-            ParamInfo { key: "rc", default: "false", doc: "correct the period with the measured one" },
-            ParamInfo { key: "iw", default: "16", doc: "initial window, packets" },
+            ParamInfo { key: "startup_gain", default: "2.885", doc: "Startup pacing gain, x bandwidth" },
+            ParamInfo { key: "cwnd_gain", default: "2", doc: "window on packets in flight, x BDP" },
             ParamInfo {
-                key: "delay",
-                default: "true",
-                doc: "a loss counts only with a full queue (false: UDT4)",
+                key: "loss",
+                default: "0.05",
+                doc: "lost fraction of a loss window that means congestion",
+            },
+            ParamInfo {
+                key: "beta",
+                default: "0.7",
+                doc: "rate kept per congested loss window while cruising",
+            },
+            ParamInfo {
+                key: "iw",
+                default: "16",
+                doc: "packets per initial RTT before the first rate sample",
             },
         ],
-        build: build_native,
+        build: build_model,
     },
     CcInfo {
         name: "daimd",
@@ -521,8 +532,11 @@ mod tests {
         assert_eq!(factory("reno:ack=1").unwrap().build().ack_interval(), Some(1));
         let e = factory("nosuch").unwrap_err().0;
         assert!(e.contains("unknown congestion control") && e.contains("newreno"), "{e}");
-        let e = factory("udt:noisy=true,speed=9").unwrap_err().0;
+        let e = factory("daimd:noisy=true,speed=9").unwrap_err().0;
         assert!(e.contains("speed") && e.contains("noisy"), "{e}");
+        assert!(factory("udt:noisy=true").is_err(), "the default has no DAIMD options");
+        assert!(factory("udt:loss=1").is_err() && factory("udt:beta=0").is_err());
+        assert_eq!(factory("default").unwrap().build().name(), "udt");
         assert!(factory("newreno:ack=0").is_err());
         assert!(factory("blast:rate=fast").is_err());
         assert_eq!(factory("blast:rate=12m").unwrap().build().send_period().as_micros(), 1000);

@@ -333,6 +333,7 @@ pub(crate) mod script {
                 flight: 0,
                 measured_send_period: None,
                 stats: &self.stats,
+                ack: None,
                 rng: &mut self.rng,
             }
         }

@@ -229,6 +229,8 @@ pub struct Connection {
     scratch: Vec<u8>,
     /// Scratch list of loss ranges (NAK handling and re-reports), kept to avoid allocating.
     ranges: Vec<(SeqNo, SeqNo)>,
+    /// What the full ACK being handled reported, for `on_ack` only ([`CcContext::ack`]).
+    ack_report: Option<crate::cc::AckReport>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -308,6 +310,7 @@ impl Connection {
             peer_shutdown: false,
             scratch: Vec::new(),
             ranges: Vec::new(),
+            ack_report: None,
         })
     }
 
@@ -752,6 +755,7 @@ impl Connection {
             flight,
             measured_send_period: measured,
             stats: &self.stats,
+            ack: self.ack_report.take(),
             rng: &mut *self.rng,
         };
         f(&mut *self.cc, &mut ctx)

@@ -48,6 +48,10 @@ pub struct ArrivalEstimator {
     previous_batch: Option<Instant>,
     /// The first packet of a pair (16n) and its batch timestamp.
     probe_start: Option<(SeqNo, Instant)>,
+    /// Arrivals since the last counted-rate report, and when that report was taken (or the
+    /// first arrival).
+    counted: u64,
+    counted_since: Option<Instant>,
 }
 
 impl Default for ArrivalEstimator {
@@ -62,6 +66,8 @@ impl Default for ArrivalEstimator {
             batch: None,
             previous_batch: None,
             probe_start: None,
+            counted: 0,
+            counted_since: None,
         }
     }
 }
@@ -69,6 +75,8 @@ impl Default for ArrivalEstimator {
 impl ArrivalEstimator {
     /// A data packet with sequence `seq` arrived at `now`.
     pub fn on_arrival(&mut self, seq: SeqNo, now: Instant) {
+        self.counted += 1;
+        self.counted_since.get_or_insert(now);
         match self.batch {
             Some((t, ref mut n)) if t == now => *n += 1,
             _ => {
@@ -114,6 +122,22 @@ impl ArrivalEstimator {
             Some((mean, count)) if count > ARRIVAL_WINDOW / 2 => rate_from_gap(mean),
             _ => 0,
         }
+    }
+
+    /// Counted arrival rate (ours, for controllers that ask for it): the packets that arrived
+    /// since the previous call over the time since then, packets per second (0 when none
+    /// arrived or no time passed). Unlike [`ArrivalEstimator::arrival_rate`] it has no median
+    /// filter that drops long gaps, so a flow sharing a link reads its share, not the link's rate
+    /// in the bursts where its packets crossed back to back.
+    pub fn counted_rate(&mut self, now: Instant) -> u32 {
+        let Some(since) = self.counted_since else { return 0 };
+        let elapsed = (now - since).as_secs_f64();
+        let n = std::mem::take(&mut self.counted);
+        self.counted_since = Some(now);
+        if n == 0 || elapsed <= 0.0 {
+            return 0;
+        }
+        (n as f64 / elapsed).min(f64::from(u32::MAX)) as u32
     }
 
     /// Estimated link capacity, packets per second (0 = not enough packet pairs yet).
@@ -246,6 +270,20 @@ impl AckHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counted_rate_is_arrivals_over_time_since_the_last_report() {
+        let mut e = ArrivalEstimator::default();
+        let t = Instant::from_micros(1_000);
+        assert_eq!(e.counted_rate(t), 0);
+        // 3 arrivals in bursts, then a long gap (which the median filter would drop), then 2.
+        for (i, us) in [0u64, 1, 2, 10_000, 10_001].into_iter().enumerate() {
+            e.on_arrival(SeqNo::new(i as u32 + 2), t + std::time::Duration::from_micros(us));
+        }
+        // 5 packets over 20 ms.
+        assert_eq!(e.counted_rate(t + std::time::Duration::from_millis(20)), 250);
+        assert_eq!(e.counted_rate(t + std::time::Duration::from_millis(30)), 0);
+    }
 
     #[test]
     fn fresh_estimator_reports_unknown() {

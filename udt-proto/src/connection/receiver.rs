@@ -252,9 +252,11 @@ impl Connection {
         rx.last_ack_no = rx.last_ack_no.next();
         let avail = (rx.buf.free_packets() as u32).max(2);
         rx.advertised = avail;
+        let counted = self.cc.report_counted_arrival_rate();
         let rates = if rx.last_rates_time.is_none_or(|t| now - t > SYN) {
             rx.last_rates_time = Some(now);
-            Some(AckRates { recv_rate: rx.arrivals.arrival_rate(), capacity: rx.arrivals.capacity() })
+            let recv_rate = if counted { rx.arrivals.counted_rate(now) } else { rx.arrivals.arrival_rate() };
+            Some(AckRates { recv_rate, capacity: rx.arrivals.capacity() })
         } else {
             None
         };

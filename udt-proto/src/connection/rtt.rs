@@ -2,8 +2,11 @@
 //!
 //! The receiver measures samples from ACK/ACK2 pairs; the sender adopts the values carried in
 //! full ACKs. Both smooth the same way: `var = (3 var + |sample - rtt|) / 4`, then
-//! `rtt = (7 rtt + sample) / 8`. Start values: RTT 100 ms, variance 50 ms. Integer microseconds,
-//! as on the wire.
+//! `rtt = (7 rtt + sample) / 8`. Start values: RTT 100 ms, variance 50 ms, until the first
+//! sample, which replaces them (RFC 6298 §2.2: `rtt = sample`, `var = sample / 2`). UDT4 smooths
+//! the first sample into its start values instead, so its reports take some 20 ACK2s to leave
+//! 100 ms behind, whatever the path (docs/deviations.md W11). Integer microseconds, as on the
+//! wire.
 
 use std::time::Duration;
 
@@ -12,17 +15,24 @@ use std::time::Duration;
 pub struct RttEstimator {
     rtt_us: u64,
     var_us: u64,
+    sampled: bool,
 }
 
 impl Default for RttEstimator {
     fn default() -> Self {
-        RttEstimator { rtt_us: 100_000, var_us: 50_000 }
+        RttEstimator { rtt_us: 100_000, var_us: 50_000, sampled: false }
     }
 }
 
 impl RttEstimator {
     /// Fold in one sample, in microseconds.
     pub fn update(&mut self, sample_us: u64) {
+        if !self.sampled {
+            self.sampled = true;
+            self.rtt_us = sample_us;
+            self.var_us = sample_us / 2;
+            return;
+        }
         let dev = self.rtt_us.abs_diff(sample_us);
         self.var_us = (self.var_us * 3 + dev) / 4;
         self.rtt_us = (self.rtt_us * 7 + sample_us) / 8;
@@ -59,12 +69,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn matches_udt4_smoothing_on_the_captured_ack() {
-        // testdata/vectors/appclient_appserver: ACK no. 2 reports RTT 87507 us, variance
-        // 62485 us after one ACK2 sample from the start values; a 57 us loopback sample gives
-        // exactly that.
+    fn the_first_sample_replaces_the_start_values_then_udt4_smoothing() {
+        // testdata/vectors/appclient_appserver: UDT4's ACK no. 2 reports RTT 87507 us, variance
+        // 62485 us after one 57 us loopback sample smoothed into its start values; ours takes
+        // the sample (W11), then smooths as UDT4 does.
         let mut r = RttEstimator::default();
+        assert_eq!((r.rtt_us(), r.var_us()), (100_000, 50_000));
         r.update(57);
-        assert_eq!((r.rtt_us(), r.var_us()), (87_507, 62_485));
+        assert_eq!((r.rtt_us(), r.var_us()), (57, 28));
+        r.update(65);
+        assert_eq!((r.rtt_us(), r.var_us()), ((57 * 7 + 65) / 8, (28 * 3 + 8) / 4));
     }
 }

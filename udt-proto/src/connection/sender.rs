@@ -87,6 +87,11 @@ impl Connection {
             tx.loss.remove_before(ack.next_expected);
         }
         let acked = tx.last_ack;
+        self.ack_report = Some(crate::cc::AckReport {
+            rtt: Duration::from_micros(u64::from(info.rtt_us)),
+            recv_rate: info.rates.map_or(0, |r| r.recv_rate),
+            capacity: info.rates.map_or(0, |r| r.capacity),
+        });
         self.with_cc(now, |cc, ctx| cc.on_ack(ctx, acked));
         self.restart_rate_sample(now);
         self.drain_cc_messages();

@@ -31,6 +31,7 @@ fn with_ctx<R>(now: Instant, rcv_loss: u64, f: impl FnOnce(&mut CcContext<'_>) -
         flight: 0,
         measured_send_period: None,
         stats: &stats,
+        ack: None,
         rng: &mut rng,
     };
     f(&mut ctx)

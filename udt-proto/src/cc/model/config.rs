@@ -1,0 +1,127 @@
+//! The model controller's parameters: every one in path-relative units (rounds, BDPs, gains as
+//! fractions of the estimated bandwidth), with its reason. One struct, so `udt cc list` and the
+//! documentation show the whole controller's tuning surface.
+//!
+//! Invariants (checked by [`ModelConfig::validate`]): gains are positive and finite; the probe
+//! gains bracket 1; the loss threshold is a fraction strictly between 0 and 1; every count of
+//! rounds is at least 1.
+
+/// Parameters of [`super::ModelCc`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelConfig {
+    /// Startup pacing and window gain, x bandwidth: `2 / ln 2`, the smallest gain that doubles
+    /// the delivery rate every round (BBR).
+    pub startup_gain: f64,
+    /// Startup ends when the bandwidth estimate grew by less than this factor over
+    /// [`ModelConfig::full_bw_rounds`] rounds: a pipe that is full stops growing (BBR: 1.25).
+    pub full_bw_growth: f64,
+    /// Rounds without [`ModelConfig::full_bw_growth`] that mean the pipe is full (BBR: 3; fewer
+    /// mistakes a delayed ACK stream for a plateau).
+    pub full_bw_rounds: u32,
+    /// Pacing gain of the probe-up phase, x bandwidth: finds 25% more in one round if it is there.
+    pub probe_up_gain: f64,
+    /// Pacing gain of the probe-down phase: `1 / probe_up_gain`, which drains in one round the
+    /// queue the probe built if the probe found nothing.
+    pub probe_down_gain: f64,
+    /// Cruise rounds between probes are drawn uniformly from this inclusive range: randomised so
+    /// that flows sharing a link do not probe in step (BBR's cycle has 6).
+    pub cruise_rounds: (u32, u32),
+    /// Window on the packets in flight, x BDP: one BDP in the pipe, one for ACK and pacing jitter
+    /// and a probe's queue (BBR).
+    pub cwnd_gain: f64,
+    /// Rounds the bandwidth max filter remembers: longer than one probe cycle (at most
+    /// `2 + cruise_rounds.1` rounds), so each cycle's probe result is seen by the next.
+    pub bw_window_rounds: u32,
+    /// The minimum RTT expires after this many ProbeRTT durations without a sample at or below it;
+    /// ProbeRTT's cost is then `(1 - probe_rtt_gain) / min_rtt_window` of the rate (under 1%).
+    pub min_rtt_window: u32,
+    /// Pacing gain during ProbeRTT: drains half a BDP of standing queue per round.
+    pub probe_rtt_gain: f64,
+    /// A loss window whose lost fraction is above this is congestion; below it, link errors.
+    /// Random loss on paths worth using stays under a few percent, while a queue overflowing
+    /// under a 1.25 probe loses about 20% of what it sends meanwhile.
+    pub loss_threshold: f64,
+    /// A loss window spans at least one round and at least `loss_sample / loss_threshold`
+    /// packets sent: at 2% random loss a 5% threshold is then crossed by chance in under 1% of
+    /// windows (Poisson tail), whatever the BDP.
+    pub loss_sample: f64,
+    /// Multiplicative decrease of the bandwidth cap per congested loss window that our own probe
+    /// did not cause (someone else took more of the link): 0.7, CUBIC's and BBRv3's beta.
+    pub loss_beta: f64,
+    /// Drain ends once the RTT is within this fraction of the minimum (the Startup queue is gone)
+    /// or after [`ModelConfig::drain_max_rounds`].
+    pub drain_target: f64,
+    /// Longest Drain, rounds: `ln(startup queue) / ln(startup_gain)` for any queue Startup can
+    /// build within its window.
+    pub drain_max_rounds: u32,
+    /// Packets sent before the first bandwidth sample, per initial RTT (UDT4's 16).
+    pub initial_window: f64,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            startup_gain: 2.0 / std::f64::consts::LN_2,
+            full_bw_growth: 1.25,
+            full_bw_rounds: 3,
+            probe_up_gain: 1.25,
+            probe_down_gain: 0.8,
+            cruise_rounds: (2, 6),
+            cwnd_gain: 2.0,
+            bw_window_rounds: 10,
+            min_rtt_window: 64,
+            probe_rtt_gain: 0.5,
+            loss_threshold: 0.05,
+            loss_sample: 10.0,
+            loss_beta: 0.7,
+            drain_target: 0.25,
+            drain_max_rounds: 3,
+            initial_window: 16.0,
+        }
+    }
+}
+
+impl ModelConfig {
+    /// Check the invariants; the message names the parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("startup_gain", self.startup_gain),
+            ("full_bw_growth", self.full_bw_growth),
+            ("probe_up_gain", self.probe_up_gain),
+            ("probe_down_gain", self.probe_down_gain),
+            ("cwnd_gain", self.cwnd_gain),
+            ("probe_rtt_gain", self.probe_rtt_gain),
+            ("loss_sample", self.loss_sample),
+            ("initial_window", self.initial_window),
+        ];
+        for (name, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("{name}={v} must be positive"));
+            }
+        }
+        if self.probe_up_gain < 1.0 || self.probe_down_gain > 1.0 || self.startup_gain <= 1.0 {
+            return Err("probe_up_gain and startup_gain must be at least 1, probe_down_gain at most 1".into());
+        }
+        for (name, v) in [
+            ("loss_threshold", self.loss_threshold),
+            ("loss_beta", self.loss_beta),
+            ("drain_target", self.drain_target),
+        ] {
+            if !(v > 0.0 && v < 1.0) {
+                return Err(format!("{name}={v} must be strictly between 0 and 1"));
+            }
+        }
+        let (lo, hi) = self.cruise_rounds;
+        if lo == 0 || hi < lo {
+            return Err(format!("cruise rounds {lo}..={hi} must be a non-empty range from 1"));
+        }
+        if self.full_bw_rounds == 0
+            || self.bw_window_rounds == 0
+            || self.min_rtt_window == 0
+            || self.drain_max_rounds == 0
+        {
+            return Err("round counts must be at least 1".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,542 @@
+//! The default congestion control (`udt`): a model-based rate controller in the structure of
+//! BBR (Cardwell et al., ACM Queue 2016; BBRv3's loss bound), fed by UDT's own signals and
+//! driving UDT's rate-based pacing. docs/congestion-control.md has the one-page explanation and
+//! the state diagram.
+//!
+//! The model: the bottleneck bandwidth `bw` is the windowed maximum, over `bw_window_rounds`
+//! rounds ([`filters::MaxFilter`]), of each round's delivery rate: the mean of the packet arrival
+//! rates the receiver reported in the round's full ACKs (thesis §3.4); the propagation RTT `min_rtt` is the windowed minimum of the
+//! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
+//! min_rtt`. A round is one `min_rtt`, or one ACK period (SYN) if longer, since no feedback comes
+//! faster. A loss window spans at least one round and enough packets to tell a loss rate; its
+//! lost fraction (NAKed packets over packets sent, from the connection's counters) above
+//! `loss_threshold` is congestion, below it link errors, which change nothing.
+//!
+//! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
+//! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
+//! RTT plus up to one ACK period after the packet left) plus the packets the receiver holds
+//! behind a hole (`bw x` the time the ACK point has been stuck: UDT acknowledges cumulatively,
+//! so unrepaired holes keep delivered packets counted in flight). States:
+//! * **Startup** (gain `startup_gain`): until the bandwidth grew by less than `full_bw_growth`
+//!   over `full_bw_rounds` rounds, or a congested loss window; then
+//! * **Drain** (gain `1 / startup_gain`): until the RTT is within `drain_target` of `min_rtt`, the
+//!   packets in flight are at most one BDP, or `drain_max_rounds`; then
+//! * **ProbeBW**: Cruise (gain 1, a random number of rounds) -> Up (`probe_up_gain`, one round,
+//!   the loss bound lifted) -> Down (`probe_down_gain`, one round) -> Cruise. Congestion during
+//!   Up, or within a round after it, was caused by the probe: the probe ends and the bound
+//!   becomes the rate delivered. Congestion while cruising means another flow took more: the
+//!   bound becomes `loss_beta` times the rate (a multiplicative decrease, which leaves TCP its
+//!   share).
+//! * **ProbeRTT** (from any state, when `min_rtt` was not refreshed for `min_rtt_window`
+//!   ProbeRTT durations): gain `probe_rtt_gain` for one round or the RTT report's settling time
+//!   (8 ACK periods: the receiver's RTT is a 1/8 moving average), whichever is longer; the
+//!   minimum seen meanwhile becomes `min_rtt`.
+//!
+//! Invariants: the period is finite and positive and the window finite and at least 4 packets
+//! whatever the inputs; the estimators only hold samples, and forget them (bandwidth after its
+//! window of rounds, RTT after ProbeRTT); nothing reads a clock or a global RNG (`ctx.now`,
+//! `ctx.rng`); every transition emits a `tracing` debug event on target `udt::cc`.
+
+mod config;
+mod filters;
+
+use std::time::Duration;
+
+pub use config::ModelConfig;
+pub use filters::{MaxFilter, MinFilter};
+
+use super::{AckReport, CcContext, CcFactory, CongestionControl};
+use crate::seq::SeqNo;
+use crate::time::Instant;
+
+/// ACK periods the receiver's reported RTT needs to reflect a change (a 1/8 moving average).
+const RTT_REPORT_SETTLE_ACKS: u32 = 8;
+/// Packets a round spans at least: a rate counted over n packets is off by up to 1/n.
+const ROUND_MIN_PACKETS: f64 = 50.0;
+/// The smallest window, packets: a packet pair and its ACK clock.
+const MIN_WINDOW: f64 = 4.0;
+/// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
+const MAX_RATE: f64 = 1e6;
+
+/// The phases of ProbeBW.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Pacing at the estimate.
+    Cruise,
+    /// Pacing above it to find more.
+    Up,
+    /// Pacing below it to drain what the probe queued.
+    Down,
+}
+
+/// The controller's states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Exponential search for the bandwidth.
+    Startup,
+    /// Draining Startup's queue.
+    Drain,
+    /// Cruising with periodic probes.
+    ProbeBw(Phase),
+    /// Draining to measure the propagation RTT.
+    ProbeRtt,
+}
+
+/// The model-based controller (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct ModelCc {
+    config: ModelConfig,
+    state: State,
+    round: u64,
+    round_start: Instant,
+    rounds_left: u32,
+    bw: MaxFilter,
+    round_rate_sum: f64,
+    round_rate_time: f64,
+    round_rate_samples: u32,
+    last_rate_at: Option<Instant>,
+    last_round_bw: f64,
+    bw_cap: f64,
+    min_rtt: MinFilter,
+    first_rtt: Option<Duration>,
+    rtt_trusted: bool,
+    last_rtt: Option<Duration>,
+    init_rtt: Duration,
+    first_sent: Option<Instant>,
+    full_bw: f64,
+    full_bw_count: u32,
+    filled_pipe: bool,
+    loss_sent: u64,
+    loss_lost: u64,
+    /// The connection's loss counter at the end of the last callback.
+    loss_seen: u64,
+    loss_round: u64,
+    probe_end_round: Option<u64>,
+    probe_rtt_until: Option<Instant>,
+    probe_rtt_min: Option<Duration>,
+    last_ack: SeqNo,
+    last_advance: Instant,
+    timed_out: bool,
+    period: Duration,
+    window: f64,
+}
+
+impl ModelCc {
+    /// A controller with `config` (validated by the catalog; a bad one is clamped, never used
+    /// to produce an infinite rate).
+    pub fn new(config: ModelConfig) -> Self {
+        ModelCc {
+            config,
+            state: State::Startup,
+            round: 0,
+            round_start: Instant::ZERO,
+            rounds_left: 0,
+            bw: MaxFilter::new(config.bw_window_rounds),
+            round_rate_sum: 0.0,
+            round_rate_time: 0.0,
+            round_rate_samples: 0,
+            last_rate_at: None,
+            last_round_bw: 0.0,
+            bw_cap: f64::INFINITY,
+            min_rtt: MinFilter::default(),
+            first_rtt: None,
+            rtt_trusted: false,
+            last_rtt: None,
+            init_rtt: Duration::from_millis(100),
+            first_sent: None,
+            full_bw: 0.0,
+            full_bw_count: 0,
+            filled_pipe: false,
+            loss_sent: 0,
+            loss_lost: 0,
+            loss_seen: 0,
+            loss_round: 0,
+            probe_end_round: None,
+            probe_rtt_until: None,
+            probe_rtt_min: None,
+            last_ack: SeqNo::new(0),
+            last_advance: Instant::ZERO,
+            timed_out: false,
+            period: Duration::from_millis(1),
+            window: config.initial_window.max(MIN_WINDOW),
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The bandwidth estimate the pacing uses, packets/s (0 before the first sample).
+    pub fn bandwidth(&self) -> f64 {
+        self.bw.get().min(self.bw_cap)
+    }
+
+    /// The propagation RTT estimate.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt.get()
+    }
+
+    /// `min_rtt`, or before the first trusted report the first packet's own round trip, or
+    /// before that the connection's start value.
+    fn rtt_estimate(&self) -> Duration {
+        self.min_rtt.get().or(self.first_rtt).unwrap_or(self.init_rtt)
+    }
+
+    /// One RTT, but at least one ACK period (no feedback comes faster) and the time to deliver
+    /// [`ROUND_MIN_PACKETS`] at the estimated rate (a rate counted over fewer packets is
+    /// quantised too coarsely for a maximum filter, which would pick the high errors).
+    fn round_len(&self, ctx: &CcContext<'_>) -> Duration {
+        let bw = self.bandwidth();
+        let counting = if bw > 0.0 {
+            Duration::from_secs_f64((ROUND_MIN_PACKETS / bw).min(60.0))
+        } else {
+            Duration::ZERO
+        };
+        self.rtt_estimate().max(ctx.syn_interval).max(counting)
+    }
+
+    fn probe_rtt_len(&self, ctx: &CcContext<'_>) -> Duration {
+        self.round_len(ctx).max(ctx.syn_interval * RTT_REPORT_SETTLE_ACKS)
+    }
+
+    fn enter(&mut self, ctx: &mut CcContext<'_>, state: State) {
+        let rounds = match state {
+            State::Drain => self.config.drain_max_rounds,
+            State::ProbeBw(Phase::Cruise) => {
+                let (lo, hi) = self.config.cruise_rounds;
+                lo + (ctx.rng.next_u32() % (hi - lo + 1))
+            }
+            State::ProbeBw(Phase::Up) => {
+                self.bw_cap = f64::INFINITY;
+                1
+            }
+            State::ProbeBw(Phase::Down) => {
+                self.probe_end_round = Some(self.round);
+                1
+            }
+            State::Startup | State::ProbeRtt => 0,
+        };
+        tracing::debug!(
+            target: "udt::cc",
+            from = ?self.state,
+            to = ?state,
+            bw_pkts = self.bandwidth(),
+            min_rtt_us = self.min_rtt.get().map_or(0, |d| d.as_micros() as u64),
+            "udt model: state"
+        );
+        self.state = state;
+        self.rounds_left = rounds;
+    }
+
+    /// The ACK's RTT report, once plausible: before any report is trusted, one below 7/8 of the
+    /// first data packet's own round trip less the ACK period (`syn`) cannot be a measurement
+    /// (it is the receiver's start value, or UDT4's average still climbing from it), so it is
+    /// ignored. The first round trip overstates the RTT by at most one ACK period and the queue
+    /// the first packets met on an idle path (the 1/8).
+    fn handle_rtt(&mut self, now: Instant, syn: Duration, report: &AckReport) {
+        if report.rtt.is_zero() {
+            return;
+        }
+        if !self.rtt_trusted {
+            let floor = self.first_rtt.map(|first| first.saturating_sub(syn) * 7 / 8);
+            if floor.is_some_and(|floor| report.rtt < floor) {
+                return;
+            }
+            self.rtt_trusted = true;
+        }
+        self.last_rtt = Some(report.rtt);
+        self.min_rtt.update(now, report.rtt);
+        if self.state == State::ProbeRtt {
+            self.probe_rtt_min = Some(self.probe_rtt_min.map_or(report.rtt, |m| m.min(report.rtt)));
+        }
+    }
+
+    /// The round's delivery rate: the mean of the arrival rates its ACKs reported, each
+    /// weighted by the time since the previous report (the interval it counts). One report
+    /// covers one or two ACK periods only; the round is what the flow got.
+    fn handle_rate(&mut self, now: Instant, report: &AckReport) {
+        if report.recv_rate == 0 {
+            return;
+        }
+        let weight = self.last_rate_at.map_or(0.0, |t| (now - t).as_secs_f64());
+        self.last_rate_at = Some(now);
+        let weight = if weight > 0.0 { weight } else { 1e-3 };
+        self.round_rate_sum += f64::from(report.recv_rate) * weight;
+        self.round_rate_time += weight;
+        self.round_rate_samples += 1;
+        self.bw.set_current(self.round, self.round_bw());
+    }
+
+    fn round_bw(&self) -> f64 {
+        if self.round_rate_samples == 0 || self.round_rate_time <= 0.0 {
+            0.0
+        } else {
+            self.round_rate_sum / self.round_rate_time
+        }
+    }
+
+    fn handle_round(&mut self, ctx: &mut CcContext<'_>) {
+        if ctx.now < self.round_start + self.round_len(ctx) {
+            return;
+        }
+        self.round += 1;
+        self.round_start = ctx.now;
+        self.bw.advance(self.round);
+        tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), n = self.round_rate_samples, rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
+        let sampled = self.round_rate_samples > 0;
+        self.last_round_bw = self.round_bw();
+        self.round_rate_sum = 0.0;
+        self.round_rate_time = 0.0;
+        self.round_rate_samples = 0;
+        match self.state {
+            State::Startup if sampled => self.check_full_pipe(ctx),
+            State::Startup => {}
+            State::Drain | State::ProbeBw(_) => {
+                self.rounds_left = self.rounds_left.saturating_sub(1);
+                if self.rounds_left == 0 {
+                    let next = match self.state {
+                        State::ProbeBw(Phase::Cruise) => Phase::Up,
+                        State::ProbeBw(Phase::Up) => Phase::Down,
+                        _ => Phase::Cruise,
+                    };
+                    self.enter(ctx, State::ProbeBw(next));
+                }
+            }
+            State::ProbeRtt => {}
+        }
+    }
+
+    fn check_full_pipe(&mut self, ctx: &mut CcContext<'_>) {
+        let bw = self.bw.get();
+        if bw <= 0.0 {
+            return;
+        }
+        if bw >= self.full_bw * self.config.full_bw_growth {
+            self.full_bw = bw;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        if self.full_bw_count >= self.config.full_bw_rounds {
+            self.filled_pipe = true;
+            self.enter(ctx, State::Drain);
+        }
+    }
+
+    fn check_drained(&mut self, ctx: &mut CcContext<'_>) {
+        if self.state != State::Drain {
+            return;
+        }
+        let queue_gone = match (self.last_rtt, self.min_rtt.get()) {
+            (Some(rtt), Some(min)) => {
+                rtt.as_secs_f64() <= min.as_secs_f64() * (1.0 + self.config.drain_target)
+            }
+            _ => false,
+        };
+        if queue_gone || f64::from(ctx.flight) <= self.bdp() {
+            self.enter(ctx, State::ProbeBw(Phase::Cruise));
+        }
+    }
+
+    /// Close the loss window when it is long enough, and judge it.
+    fn check_loss_window(&mut self, ctx: &mut CcContext<'_>) {
+        let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
+        let lost = ctx.stats.total.snd_loss.saturating_sub(self.loss_lost);
+        let enough = self.config.loss_sample / self.config.loss_threshold;
+        if self.round <= self.loss_round || (sent as f64) < enough {
+            return;
+        }
+        self.loss_sent = ctx.stats.total.pkts_sent;
+        self.loss_lost = ctx.stats.total.snd_loss;
+        self.loss_round = self.round;
+        let rate = lost as f64 / sent as f64;
+        if rate > self.config.loss_threshold {
+            self.handle_congestion(ctx, rate);
+        }
+    }
+
+    fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
+        let delivered = self.last_round_bw.max(self.round_bw());
+        tracing::debug!(target: "udt::cc", loss_rate, state = ?self.state, delivered, "udt model: congestion");
+        match self.state {
+            State::Startup => {
+                self.filled_pipe = true;
+                self.enter(ctx, State::Drain);
+            }
+            State::ProbeBw(phase) => {
+                let probe_caused =
+                    phase == Phase::Up || self.probe_end_round.is_some_and(|r| self.round <= r + 1);
+                let base = self.bandwidth();
+                self.bw_cap = if probe_caused && delivered > 0.0 {
+                    delivered.min(base)
+                } else {
+                    base * self.config.loss_beta
+                };
+                if phase == Phase::Up {
+                    self.enter(ctx, State::ProbeBw(Phase::Down));
+                }
+            }
+            State::Drain | State::ProbeRtt => {}
+        }
+    }
+
+    fn check_probe_rtt(&mut self, ctx: &mut CcContext<'_>) {
+        let len = self.probe_rtt_len(ctx);
+        match self.probe_rtt_until {
+            None if self.min_rtt.expired(ctx.now, len * self.config.min_rtt_window) => {
+                self.probe_rtt_until = Some(ctx.now + len);
+                self.probe_rtt_min = None;
+                self.enter(ctx, State::ProbeRtt);
+            }
+            Some(until) if ctx.now >= until => {
+                self.probe_rtt_until = None;
+                let measured = self.probe_rtt_min.or(self.last_rtt).or(self.min_rtt.get());
+                if let Some(rtt) = measured {
+                    self.min_rtt.reset_to(ctx.now, rtt);
+                }
+                let next = if self.filled_pipe { State::ProbeBw(Phase::Cruise) } else { State::Startup };
+                self.enter(ctx, next);
+            }
+            _ => {}
+        }
+    }
+
+    fn bdp(&self) -> f64 {
+        self.bandwidth() * self.rtt_estimate().as_secs_f64()
+    }
+
+    fn pacing_gain(&self) -> f64 {
+        match self.state {
+            State::Startup => self.config.startup_gain,
+            State::Drain => 1.0 / self.config.startup_gain,
+            State::ProbeBw(Phase::Cruise) => 1.0,
+            State::ProbeBw(Phase::Up) => self.config.probe_up_gain,
+            State::ProbeBw(Phase::Down) => self.config.probe_down_gain,
+            State::ProbeRtt => self.config.probe_rtt_gain,
+        }
+    }
+
+    /// Recompute the period and the window from the model.
+    fn update_outputs(&mut self, ctx: &CcContext<'_>) {
+        let bw = self.bandwidth();
+        let rate = if bw > 0.0 {
+            self.pacing_gain() * bw
+        } else {
+            self.config.initial_window / self.init_rtt.as_secs_f64().max(1e-6)
+        };
+        let rate = if rate.is_finite() && rate > 0.0 { rate.min(MAX_RATE) } else { 1.0 };
+        self.period = Duration::from_secs_f64(1.0 / rate);
+        let window = if bw > 0.0 {
+            let gain =
+                if self.state == State::Startup { self.config.startup_gain } else { self.config.cwnd_gain };
+            // Not in Startup: there the holes are the overshoot's own losses, and the window is
+            // what bounds the overshoot (BBR).
+            let held = if self.timed_out || self.state == State::Startup {
+                0.0
+            } else {
+                bw * (ctx.now - self.last_advance).as_secs_f64()
+            };
+            gain * bw * (self.rtt_estimate() + ctx.syn_interval).as_secs_f64() + held
+        } else {
+            f64::from(ctx.max_window)
+        };
+        self.window = if window.is_finite() { window.max(MIN_WINDOW) } else { MIN_WINDOW };
+    }
+}
+
+impl CongestionControl for ModelCc {
+    fn name(&self) -> &'static str {
+        "udt"
+    }
+
+    fn init(&mut self, ctx: &mut CcContext<'_>) {
+        *self = ModelCc::new(self.config);
+        self.init_rtt = ctx.rtt.max(ctx.syn_interval);
+        self.round_start = ctx.now;
+        self.last_ack = ctx.last_ack;
+        self.last_advance = ctx.now;
+        self.loss_sent = ctx.stats.total.pkts_sent;
+        self.loss_lost = ctx.stats.total.snd_loss;
+        self.loss_seen = ctx.stats.total.snd_loss;
+        self.update_outputs(ctx);
+    }
+
+    fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        if ack.is_after(self.last_ack) {
+            if self.first_rtt.is_none() {
+                self.first_rtt = self.first_sent.map(|first| ctx.now - first);
+            }
+            self.last_ack = ack;
+            self.last_advance = ctx.now;
+            self.timed_out = false;
+        }
+        if let Some(report) = ctx.ack {
+            self.handle_rtt(ctx.now, ctx.syn_interval, &report);
+            self.handle_rate(ctx.now, &report);
+        }
+        self.handle_round(ctx);
+        self.check_loss_window(ctx);
+        self.check_drained(ctx);
+        self.check_probe_rtt(ctx);
+        self.update_outputs(ctx);
+        self.loss_seen = ctx.stats.total.snd_loss;
+    }
+
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, _lost: &[(SeqNo, SeqNo)]) {
+        self.handle_round(ctx);
+        self.check_loss_window(ctx);
+        self.update_outputs(ctx);
+        self.loss_seen = ctx.stats.total.snd_loss;
+    }
+
+    fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        // The connection counted everything unacknowledged as lost before calling: not losses a
+        // receiver reported, so not in the loss rate.
+        self.loss_lost += ctx.stats.total.snd_loss.saturating_sub(self.loss_seen);
+        self.loss_seen = ctx.stats.total.snd_loss;
+        self.timed_out = true;
+        self.update_outputs(ctx);
+    }
+
+    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, _seq: SeqNo, _retransmission: bool) {
+        self.first_sent.get_or_insert(ctx.now);
+    }
+
+    fn send_period(&self) -> Duration {
+        self.period
+    }
+
+    fn congestion_window(&self) -> f64 {
+        self.window
+    }
+
+    fn probe_lost_retransmissions(&self) -> bool {
+        true
+    }
+
+    fn learn_from_repeated_acks(&self, _now: Instant) -> bool {
+        true
+    }
+
+    fn send_progress_acks(&self) -> bool {
+        true
+    }
+
+    fn report_counted_arrival_rate(&self) -> bool {
+        true
+    }
+}
+
+/// Factory for [`ModelCc`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelFactory(pub ModelConfig);
+
+impl CcFactory for ModelFactory {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(ModelCc::new(self.0))
+    }
+}
+
+#[cfg(test)]
+mod tests;
