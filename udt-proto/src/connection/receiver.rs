@@ -208,13 +208,13 @@ impl Connection {
         self.cc.ack_period().map_or(SYN, |p| p.clamp(super::MIN_OVERRIDE, SYN))
     }
 
-    /// How long a reported loss may stay unrepaired before it is reported again: the NAK and the
-    /// retransmission together take an RTT plus the sender's queueing, so twice RTT + 4 RTTVar
-    /// plus a SYN. Shorter intervals re-report losses whose retransmission is already on its way,
-    /// and each spurious report is another loss event for the sender's congestion control
-    /// (measured: 292 NAKs for 173 losses at 0.1% loss with RTT + 4 RTTVar).
+    /// How long a reported loss may stay unrepaired before it is reported again: the NAK's way to
+    /// the sender and the retransmission's way back take one RTT, plus the RTT's variation as
+    /// margin and one SYN for the timer's own granularity. The sender sends retransmissions
+    /// before new data, so no queue of its own delays them; a longer interval leaves a lost
+    /// retransmission holding the ACK point (and the receiver's buffer) for extra round trips.
     fn rereport_interval(&self) -> Duration {
-        self.rto_base() * 2 + SYN
+        self.rto_base() + SYN
     }
 
     /// The sequence a full or light ACK would carry now.

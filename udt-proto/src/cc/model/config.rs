@@ -18,6 +18,11 @@ pub struct ModelConfig {
     /// Rounds without [`ModelConfig::full_bw_growth`] that mean the pipe is full (BBR: 3; fewer
     /// mistakes a delayed ACK stream for a plateau).
     pub full_bw_rounds: u32,
+    /// A round without growth also ends Startup at once when the RTT shows a queue above this
+    /// fraction of `min_rtt`: two signals agreeing that the bottleneck is full (a plateau alone
+    /// waits `full_bw_rounds`, since ACK timing can fake one; a queue alone can be another
+    /// flow's).
+    pub startup_queue: f64,
     /// Pacing gain of the probe-up phase, x bandwidth: finds 25% more in one round if it is there.
     pub probe_up_gain: f64,
     /// Pacing gain of the probe-down phase: `1 / probe_up_gain`, which drains in one round the
@@ -64,6 +69,7 @@ impl Default for ModelConfig {
             startup_gain: 2.0 / std::f64::consts::LN_2,
             full_bw_growth: 1.25,
             full_bw_rounds: 3,
+            startup_queue: 0.25,
             probe_up_gain: 1.25,
             probe_down_gain: 0.8,
             cruise_rounds: (2, 6),

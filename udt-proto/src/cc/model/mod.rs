@@ -14,9 +14,9 @@
 //!
 //! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
 //! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
-//! RTT plus up to one ACK period after the packet left) plus the packets the receiver holds
-//! behind a hole (`bw x` the time the ACK point has been stuck: UDT acknowledges cumulatively,
-//! so unrepaired holes keep delivered packets counted in flight). States:
+//! RTT plus up to one ACK period after the packet left) plus the unacknowledged packets sent
+//! before that horizon: they wait behind a hole at the receiver or in the loss list, and no
+//! longer occupy the path (UDT acknowledges cumulatively, so they count in flight). States:
 //! * **Startup** (gain `startup_gain`): until the bandwidth grew by less than `full_bw_growth`
 //!   over `full_bw_rounds` rounds, or a congested loss window; then
 //! * **Drain** (gain `1 / startup_gain`): until the RTT is within `drain_target` of `min_rtt`, the
@@ -40,6 +40,7 @@
 mod config;
 mod filters;
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use config::ModelConfig;
@@ -51,8 +52,14 @@ use crate::time::Instant;
 
 /// ACK periods the receiver's reported RTT needs to reflect a change (a 1/8 moving average).
 const RTT_REPORT_SETTLE_ACKS: u32 = 8;
+/// UDT sends every 16th packet right after the one before (the packet pair, protocol notes §4),
+/// so 16 packets take 15 periods: the period is stretched by 16/15 to send at the rate meant.
+const PAIR_FACTOR: f64 = 16.0 / 15.0;
 /// Packets a round spans at least: a rate counted over n packets is off by up to 1/n.
 const ROUND_MIN_PACKETS: f64 = 50.0;
+/// Spacing of the send-time checkpoints the window's hole allowance reads (an eighth of UDT's
+/// ACK period: finer than any feedback).
+const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
 /// The smallest window, packets: a packet pair and its ACK clock.
 const MIN_WINDOW: f64 = 4.0;
 /// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
@@ -115,7 +122,9 @@ pub struct ModelCc {
     probe_rtt_until: Option<Instant>,
     probe_rtt_min: Option<Duration>,
     last_ack: SeqNo,
-    last_advance: Instant,
+    /// (first sequence sent, time) checkpoints of new data, oldest first, one per
+    /// [`CHECKPOINT_EVERY`], from the one at or before the ACK point on.
+    sent_at: VecDeque<(SeqNo, Instant)>,
     timed_out: bool,
     period: Duration,
     window: f64,
@@ -155,7 +164,7 @@ impl ModelCc {
             probe_rtt_until: None,
             probe_rtt_min: None,
             last_ack: SeqNo::new(0),
-            last_advance: Instant::ZERO,
+            sent_at: VecDeque::new(),
             timed_out: false,
             period: Duration::from_millis(1),
             window: config.initial_window.max(MIN_WINDOW),
@@ -318,7 +327,9 @@ impl ModelCc {
             return;
         }
         self.full_bw_count += 1;
-        if self.full_bw_count >= self.config.full_bw_rounds {
+        if self.full_bw_count >= self.config.full_bw_rounds
+            || self.queue_fraction() > self.config.startup_queue
+        {
             self.filled_pipe = true;
             self.enter(ctx, State::Drain);
         }
@@ -368,11 +379,10 @@ impl ModelCc {
                 let probe_caused =
                     phase == Phase::Up || self.probe_end_round.is_some_and(|r| self.round <= r + 1);
                 let base = self.bandwidth();
-                self.bw_cap = if probe_caused && delivered > 0.0 {
-                    delivered.min(base)
-                } else {
-                    base * self.config.loss_beta
-                };
+                // BBRv3's bw_lo: what was delivered, but never less than beta of the estimate (a
+                // round's delivery can be low for reasons other than the link, a stall).
+                let beta = base * self.config.loss_beta;
+                self.bw_cap = if probe_caused { delivered.max(beta).min(base) } else { beta };
                 if phase == Phase::Up {
                     self.enter(ctx, State::ProbeBw(Phase::Down));
                 }
@@ -402,6 +412,14 @@ impl ModelCc {
         }
     }
 
+    /// The queue the last RTT report shows, as a fraction of `min_rtt` (0 when unknown).
+    fn queue_fraction(&self) -> f64 {
+        match (self.last_rtt, self.min_rtt.get()) {
+            (Some(rtt), Some(min)) if !min.is_zero() => rtt.as_secs_f64() / min.as_secs_f64() - 1.0,
+            _ => 0.0,
+        }
+    }
+
     fn bdp(&self) -> f64 {
         self.bandwidth() * self.rtt_estimate().as_secs_f64()
     }
@@ -417,6 +435,23 @@ impl ModelCc {
         }
     }
 
+    /// Unacknowledged packets sent more than one RTT and one ACK period ago: each has arrived and
+    /// waits behind a hole at the receiver, or was lost and waits in the loss list; either way
+    /// it no longer occupies the path. UDT acknowledges cumulatively, so they count in flight.
+    fn held_behind_holes(&self, ctx: &CcContext<'_>) -> f64 {
+        let Some(horizon) =
+            ctx.now.as_nanos().checked_sub((self.rtt_estimate() + ctx.syn_interval).as_nanos() as u64)
+        else {
+            return 0.0;
+        };
+        let horizon = Instant::from_nanos(horizon);
+        let sent_before = self.sent_at.iter().take_while(|&&(_, t)| t <= horizon).last();
+        match sent_before {
+            Some(&(seq, _)) if seq.is_after(self.last_ack) => f64::from(seq.diff(self.last_ack) as u32),
+            _ => 0.0,
+        }
+    }
+
     /// Recompute the period and the window from the model.
     fn update_outputs(&mut self, ctx: &CcContext<'_>) {
         let bw = self.bandwidth();
@@ -426,7 +461,7 @@ impl ModelCc {
             self.config.initial_window / self.init_rtt.as_secs_f64().max(1e-6)
         };
         let rate = if rate.is_finite() && rate > 0.0 { rate.min(MAX_RATE) } else { 1.0 };
-        self.period = Duration::from_secs_f64(1.0 / rate);
+        self.period = Duration::from_secs_f64(PAIR_FACTOR / rate);
         let window = if bw > 0.0 {
             let gain =
                 if self.state == State::Startup { self.config.startup_gain } else { self.config.cwnd_gain };
@@ -435,7 +470,7 @@ impl ModelCc {
             let held = if self.timed_out || self.state == State::Startup {
                 0.0
             } else {
-                bw * (ctx.now - self.last_advance).as_secs_f64()
+                self.held_behind_holes(ctx)
             };
             gain * bw * (self.rtt_estimate() + ctx.syn_interval).as_secs_f64() + held
         } else {
@@ -455,7 +490,6 @@ impl CongestionControl for ModelCc {
         self.init_rtt = ctx.rtt.max(ctx.syn_interval);
         self.round_start = ctx.now;
         self.last_ack = ctx.last_ack;
-        self.last_advance = ctx.now;
         self.loss_sent = ctx.stats.total.pkts_sent;
         self.loss_lost = ctx.stats.total.snd_loss;
         self.loss_seen = ctx.stats.total.snd_loss;
@@ -468,7 +502,9 @@ impl CongestionControl for ModelCc {
                 self.first_rtt = self.first_sent.map(|first| ctx.now - first);
             }
             self.last_ack = ack;
-            self.last_advance = ctx.now;
+            while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
+                self.sent_at.pop_front();
+            }
             self.timed_out = false;
         }
         if let Some(report) = ctx.ack {
@@ -499,8 +535,11 @@ impl CongestionControl for ModelCc {
         self.update_outputs(ctx);
     }
 
-    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, _seq: SeqNo, _retransmission: bool) {
+    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
         self.first_sent.get_or_insert(ctx.now);
+        if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
+            self.sent_at.push_back((seq, ctx.now));
+        }
     }
 
     fn send_period(&self) -> Duration {
@@ -509,10 +548,6 @@ impl CongestionControl for ModelCc {
 
     fn congestion_window(&self) -> f64 {
         self.window
-    }
-
-    fn probe_lost_retransmissions(&self) -> bool {
-        true
     }
 
     fn learn_from_repeated_acks(&self, _now: Instant) -> bool {
