@@ -28,15 +28,20 @@ pub struct ModelConfig {
     /// Pacing gain of the probe-down phase: `1 / probe_up_gain`, which drains in one round the
     /// queue the probe built if the probe found nothing.
     pub probe_down_gain: f64,
-    /// Cruise rounds between probes are drawn uniformly from this inclusive range: randomised so
-    /// that flows sharing a link do not probe in step (BBR's cycle has 6).
+    /// Cruise rounds between probes, at least: drawn uniformly from this inclusive range,
+    /// randomised so that flows sharing a link do not probe in step.
     pub cruise_rounds: (u32, u32),
+    /// A cruise also lasts at least this many ACK periods (SYN), drawn uniformly from the
+    /// range: the same probing cadence in time for every flow on a link whatever its RTT, as
+    /// UDT's fixed control interval makes its increase RTT-independent (thesis §3.3), and no
+    /// more often than Reno regrows a halved window of a few dozen packets.
+    pub cruise_syn: (u32, u32),
     /// Window on the packets in flight, x BDP: one BDP in the pipe, one for ACK and pacing jitter
     /// and a probe's queue (BBR).
     pub cwnd_gain: f64,
-    /// Rounds the bandwidth max filter remembers: longer than one probe cycle (at most
-    /// `2 + cruise_rounds.1` rounds), so each cycle's probe result is seen by the next.
-    pub bw_window_rounds: u32,
+    /// Probe cycles the bandwidth max filter remembers: the current and the previous one, so
+    /// each probe's result lasts until the next probe (BBRv3).
+    pub bw_window_cycles: u32,
     /// The minimum RTT expires after this many ProbeRTT durations without a sample at or below it;
     /// ProbeRTT's cost is then `(1 - probe_rtt_gain) / min_rtt_window` of the rate (under 1%).
     pub min_rtt_window: u32,
@@ -73,8 +78,9 @@ impl Default for ModelConfig {
             probe_up_gain: 1.25,
             probe_down_gain: 0.8,
             cruise_rounds: (2, 6),
+            cruise_syn: (32, 64),
             cwnd_gain: 2.0,
-            bw_window_rounds: 10,
+            bw_window_cycles: 2,
             min_rtt_window: 64,
             probe_rtt_gain: 0.5,
             loss_threshold: 0.05,
@@ -117,12 +123,13 @@ impl ModelConfig {
                 return Err(format!("{name}={v} must be strictly between 0 and 1"));
             }
         }
-        let (lo, hi) = self.cruise_rounds;
-        if lo == 0 || hi < lo {
-            return Err(format!("cruise rounds {lo}..={hi} must be a non-empty range from 1"));
+        for (what, (lo, hi)) in [("cruise rounds", self.cruise_rounds), ("cruise SYNs", self.cruise_syn)] {
+            if lo == 0 || hi < lo {
+                return Err(format!("{what} {lo}..={hi} must be a non-empty range from 1"));
+            }
         }
         if self.full_bw_rounds == 0
-            || self.bw_window_rounds == 0
+            || self.bw_window_cycles == 0
             || self.min_rtt_window == 0
             || self.drain_max_rounds == 0
         {

@@ -1,8 +1,8 @@
-//! The model's estimators: a windowed maximum of delivery-rate samples over the last N rounds
-//! and a windowed minimum of RTT samples that expires.
+//! The model's estimators: a windowed maximum of delivery-rate samples over the last N periods
+//! (the controller's probe cycles) and a windowed minimum of RTT samples that expires.
 //!
-//! Invariants: [`MaxFilter::get`] is the largest sample of the last `N` rounds (the current one
-//! included), so a sample older than `N` rounds never counts; [`MinFilter::get`] is the smallest
+//! Invariants: [`MaxFilter::get`] is the largest sample of the last `N` periods (the current one
+//! included), so a sample older than `N` periods never counts; [`MinFilter::get`] is the smallest
 //! sample since the filter was last refreshed, and [`MinFilter::expired`] tells when that is
 //! older than its window, so an RTT that rose for good (a route change) is adopted after one
 //! window.
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::time::Instant;
 
-/// Windowed maximum over rounds: one slot per round, in a ring.
+/// Windowed maximum over periods (rounds, probe cycles): one slot per period, in a ring.
 #[derive(Clone, Debug)]
 pub struct MaxFilter {
     slots: Vec<f64>,
@@ -32,16 +32,6 @@ impl MaxFilter {
         self.advance(round);
         let i = (self.round % self.slots.len() as u64) as usize;
         self.slots[i] = self.slots[i].max(sample);
-    }
-
-    /// Set round `round`'s value to `value` (a running aggregate of that round's samples).
-    pub fn set_current(&mut self, round: u64, value: f64) {
-        if !value.is_finite() || value < 0.0 {
-            return;
-        }
-        self.advance(round);
-        let i = (self.round % self.slots.len() as u64) as usize;
-        self.slots[i] = value;
     }
 
     /// Move to `round`, forgetting the rounds that fall out of the window.

@@ -3,8 +3,8 @@
 //! driving UDT's rate-based pacing. docs/congestion-control.md has the one-page explanation and
 //! the state diagram.
 //!
-//! The model: the bottleneck bandwidth `bw` is the windowed maximum, over `bw_window_rounds`
-//! rounds ([`filters::MaxFilter`]), of each round's delivery rate: the mean of the packet arrival
+//! The model: the bottleneck bandwidth `bw` is the windowed maximum, over the last
+//! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the mean of the packet arrival
 //! rates the receiver reported in the round's full ACKs (thesis §3.4); the propagation RTT `min_rtt` is the windowed minimum of the
 //! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
 //! min_rtt`. A round is one `min_rtt`, or one ACK period (SYN) if longer, since no feedback comes
@@ -21,7 +21,7 @@
 //!   over `full_bw_rounds` rounds, or a congested loss window; then
 //! * **Drain** (gain `1 / startup_gain`): until the RTT is within `drain_target` of `min_rtt`, the
 //!   packets in flight are at most one BDP, or `drain_max_rounds`; then
-//! * **ProbeBW**: Cruise (gain 1, a random number of rounds) -> Up (`probe_up_gain`, one round,
+//! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods) -> Up (`probe_up_gain`, one round,
 //!   the loss bound lifted) -> Down (`probe_down_gain`, one round) -> Cruise. Congestion during
 //!   Up, or within a round after it, was caused by the probe: the probe ends and the bound
 //!   becomes the rate delivered. Congestion while cruising means another flow took more: the
@@ -98,6 +98,8 @@ pub struct ModelCc {
     round_start: Instant,
     rounds_left: u32,
     bw: MaxFilter,
+    cycle: u64,
+    cruise_until: Instant,
     round_rate_sum: f64,
     round_rate_time: f64,
     round_rate_samples: u32,
@@ -140,7 +142,9 @@ impl ModelCc {
             round: 0,
             round_start: Instant::ZERO,
             rounds_left: 0,
-            bw: MaxFilter::new(config.bw_window_rounds),
+            bw: MaxFilter::new(config.bw_window_cycles),
+            cycle: 0,
+            cruise_until: Instant::ZERO,
             round_rate_sum: 0.0,
             round_rate_time: 0.0,
             round_rate_samples: 0,
@@ -214,10 +218,15 @@ impl ModelCc {
             State::Drain => self.config.drain_max_rounds,
             State::ProbeBw(Phase::Cruise) => {
                 let (lo, hi) = self.config.cruise_rounds;
+                let (slo, shi) = self.config.cruise_syn;
+                let syns = slo + ctx.rng.next_u32() % (shi - slo + 1);
+                self.cruise_until = ctx.now + ctx.syn_interval * syns;
                 lo + (ctx.rng.next_u32() % (hi - lo + 1))
             }
             State::ProbeBw(Phase::Up) => {
                 self.bw_cap = f64::INFINITY;
+                self.cycle += 1;
+                self.bw.advance(self.cycle);
                 1
             }
             State::ProbeBw(Phase::Down) => {
@@ -274,7 +283,11 @@ impl ModelCc {
         self.round_rate_sum += f64::from(report.recv_rate) * weight;
         self.round_rate_time += weight;
         self.round_rate_samples += 1;
-        self.bw.set_current(self.round, self.round_bw());
+        if self.state == State::Startup {
+            // Startup paces on the running round (it must not lag a doubling rate); elsewhere
+            // a round counts once complete.
+            self.bw.update(self.cycle, self.round_bw());
+        }
     }
 
     fn round_bw(&self) -> f64 {
@@ -291,7 +304,7 @@ impl ModelCc {
         }
         self.round += 1;
         self.round_start = ctx.now;
-        self.bw.advance(self.round);
+        self.bw.update(self.cycle, self.round_bw());
         tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), n = self.round_rate_samples, rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
         let sampled = self.round_rate_samples > 0;
         self.last_round_bw = self.round_bw();
@@ -303,7 +316,8 @@ impl ModelCc {
             State::Startup => {}
             State::Drain | State::ProbeBw(_) => {
                 self.rounds_left = self.rounds_left.saturating_sub(1);
-                if self.rounds_left == 0 {
+                let cruising = self.state == State::ProbeBw(Phase::Cruise) && ctx.now < self.cruise_until;
+                if self.rounds_left == 0 && !cruising {
                     let next = match self.state {
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
