@@ -56,8 +56,10 @@ pub struct Args {
     /// Virtual seconds per run.
     #[arg(long, value_name = "S")]
     pub time: Option<String>,
-    /// Congestion control: udt, udt-noisy, udt+rc, tcp, tcp1, tcp2, fixed:MBPS.
-    #[arg(long, value_name = "NAME")]
+    /// Congestion control of the UDT flows, `NAME[:key=value,...]` from the catalog (`udt cc
+    /// list`): `udt`, `daimd:noisy=true`, `newreno:ack=1`, `blast:rate=50m`, ... Default: the
+    /// scenario's (`udt_proto::cc::DEFAULT_CC` unless the scenario is about another algorithm).
+    #[arg(long, value_name = "SPEC")]
     pub cc: Option<String>,
     /// Runs in parallel.
     #[arg(long, value_name = "N")]

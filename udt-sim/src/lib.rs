@@ -11,7 +11,8 @@
 //! * [`link`]: links with rate, delay, DropTail or RED queues, random loss (Bernoulli,
 //!   Gilbert-Elliott), reordering, duplication, corruption, MTU; [`pcap`] export.
 //! * [`host`]: end hosts running `udt-proto` endpoints (bulk senders, draining receivers), CBR
-//!   sources and sinks; [`tcp`]: a TCP-like NewReno controller on the same core.
+//!   sources and sinks; every controller, the TCP-like ones included, comes from the
+//!   `udt-proto` catalog by specification ([`flow::CcChoice`]).
 //! * [`flow`], [`topology`], [`network`]: flows, topologies with routes, the built network.
 //! * [`run`], [`metrics`]: sampling and the measures (efficiency, fairness, stability,
 //!   friendliness, convergence, loss).
@@ -37,7 +38,6 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;
-pub mod tcp;
 pub mod topology;
 
 pub use engine::Sim;

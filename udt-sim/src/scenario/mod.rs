@@ -55,7 +55,9 @@ pub struct Params {
     pub warmup_s: Option<f64>,
     /// Sampling interval, s.
     pub sample_s: Option<f64>,
-    /// Congestion control.
+    /// Congestion control (a catalog specification); `None`: the scenario's, which is
+    /// [`CcChoice::default_cc`] unless the scenario is about another algorithm (Fig. 4-16: the
+    /// thesis' noisy-link option; Table 5-2 and the TCP side of the friendliness runs: NewReno).
     pub cc: Option<CcChoice>,
     /// Seed.
     pub seed: u64,
