@@ -17,6 +17,7 @@
 //! * [`run`], [`metrics`]: sampling and the measures (efficiency, fairness, stability,
 //!   friendliness, convergence, loss).
 //! * [`scenario`], [`report`], [`plot`]: the named experiments, their tables and JSON, plots.
+//! * [`sweep`]: random scenarios drawn from a seed, and the distribution of each measure.
 //!
 //! Determinism: a run is a function of its description and seed; the engine hashes every
 //! delivery ([`engine::Sim::trace_hash`]), and `UDT_SIM_SEED` overrides the seed of tests and of
@@ -38,6 +39,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod sweep;
 pub mod topology;
 
 pub use engine::Sim;
