@@ -86,10 +86,8 @@ pub fn run(a: &Args) -> Result<()> {
         for sc in SCENARIOS {
             println!("{:<12} {}", sc.name, sc.about);
         }
-        println!(
-            "{:<12} {}",
-            "sweep", "random scenarios from a seed (--count N): utilization, fairness, T, retransmissions"
-        );
+        let sweep = "random scenarios from a seed (--count N): utilization, fairness, T, retransmissions";
+        println!("{:<12} {sweep}", "sweep");
         return Ok(());
     }
     if a.scenario == "sweep" {

@@ -8,7 +8,10 @@ use std::sync::Mutex;
 use crate::report::RunResult;
 
 /// One run to do.
-pub type Job = Box<dyn FnOnce() -> Result<RunResult, String> + Send>;
+pub type Job = AnyJob<RunResult>;
+
+/// One job giving a `T`.
+pub type AnyJob<T> = Box<dyn FnOnce() -> Result<T, String> + Send>;
 
 /// Run `jobs` on up to `threads` threads; the first error wins.
 pub fn execute(jobs: Vec<Job>, threads: usize) -> Result<Vec<RunResult>, String> {
@@ -16,10 +19,7 @@ pub fn execute(jobs: Vec<Job>, threads: usize) -> Result<Vec<RunResult>, String>
 }
 
 /// [`execute`] for jobs giving any result.
-pub fn execute_any<T: Send>(
-    jobs: Vec<Box<dyn FnOnce() -> Result<T, String> + Send>>,
-    threads: usize,
-) -> Result<Vec<T>, String> {
+pub fn execute_any<T: Send>(jobs: Vec<AnyJob<T>>, threads: usize) -> Result<Vec<T>, String> {
     let order: Vec<usize> = (0..jobs.len()).collect();
     execute_in_order(jobs, &order, threads)
 }
@@ -28,14 +28,13 @@ pub fn execute_any<T: Send>(
 /// longest first so no thread is left with a long one at the end); results still come in
 /// submission order.
 pub fn execute_in_order<T: Send>(
-    jobs: Vec<Box<dyn FnOnce() -> Result<T, String> + Send>>,
+    jobs: Vec<AnyJob<T>>,
     order: &[usize],
     threads: usize,
 ) -> Result<Vec<T>, String> {
     let n = jobs.len();
-    let mut slots: Vec<Option<Box<dyn FnOnce() -> Result<T, String> + Send>>> =
-        jobs.into_iter().map(Some).collect();
-    let mut queue: Vec<(usize, Box<dyn FnOnce() -> Result<T, String> + Send>)> =
+    let mut slots: Vec<Option<AnyJob<T>>> = jobs.into_iter().map(Some).collect();
+    let mut queue: Vec<(usize, AnyJob<T>)> =
         order.iter().filter_map(|&i| slots.get_mut(i)?.take().map(|j| (i, j))).collect();
     // Jobs `order` left out run last, in submission order.
     queue.extend(slots.into_iter().enumerate().filter_map(|(i, j)| j.map(|j| (i, j))));

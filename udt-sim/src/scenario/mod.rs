@@ -27,7 +27,7 @@ use crate::flow::CcChoice;
 use crate::report::Report;
 
 pub use dumbbell::{run_result, DumbbellRun, FlowDef, QueueChoice};
-pub use exec::{execute, execute_any, execute_in_order, Job};
+pub use exec::{execute, execute_any, execute_in_order, AnyJob, Job};
 pub use parking::{
     parking_lot_bottleneck, parking_lot_shares, PARKING_LOT_FLOWS, PARKING_LOT_MBPS, TABLE_4_2,
 };

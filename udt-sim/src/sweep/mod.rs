@@ -3,7 +3,7 @@
 //! distribution of each figure over the sample next to the benchmark's targets
 //! (`udt sim sweep --count N --seed S`).
 //!
-//! * [`draw`]: what a scenario is and how it is drawn;
+//! * [`mod@draw`]: what a scenario is and how it is drawn;
 //! * [`budget`]: how long it runs and the cap on its work;
 //! * [`measure`]: running it (and its TCP-only twin) and its figures;
 //! * [`summary`]: the distributions and the targets; [`text`]: the human-readable report.
@@ -23,7 +23,7 @@ use serde::Serialize;
 use udt_proto::connection::Config;
 
 use crate::flow::CcChoice;
-use crate::scenario::execute_in_order;
+use crate::scenario::{execute_in_order, AnyJob};
 
 pub use budget::{Budget, Plan};
 pub use draw::{draw, Drawn, Loss};
@@ -114,8 +114,7 @@ pub fn run(config: &SweepConfig) -> Result<SweepReport, String> {
     let window = default_window();
     let drawn: Vec<Drawn> = (0..config.count).map(|i| draw(config.seed, i)).collect();
     let plans: Vec<Plan> = drawn.iter().map(|d| config.budget.plan(d, window)).collect();
-    type Job = Box<dyn FnOnce() -> Result<RunFigures, String> + Send>;
-    let mut jobs: Vec<Job> = Vec::new();
+    let mut jobs: Vec<AnyJob<RunFigures>> = Vec::new();
     let mut cost: Vec<u64> = Vec::new();
     // Per scenario: the index of its run and of its TCP-only run.
     let mut slots: Vec<(usize, Option<usize>)> = Vec::new();
