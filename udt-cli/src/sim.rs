@@ -21,9 +21,9 @@ use udt_sim::CcChoice;
 pub struct Args {
     /// Scenario name (`list` shows them): fig4-2, fig4-3, fig4-4, ..., or `sweep`.
     pub scenario: String,
-    /// `sweep`: number of random scenarios.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub count: usize,
+    /// `sweep`: number of random scenarios (default 20).
+    #[arg(long, value_name = "N")]
+    pub count: Option<usize>,
     /// `sweep`: cap on the data packets of one run (runs that would exceed it are shortened).
     #[arg(long, value_name = "N")]
     pub max_packets: Option<u64>,
@@ -93,6 +93,9 @@ pub fn run(a: &Args) -> Result<()> {
     if a.scenario == "sweep" {
         return run_sweep(a);
     }
+    if a.count.is_some() || a.max_packets.is_some() {
+        return Err(anyhow!("--count and --max-packets are for `udt sim sweep`"));
+    }
     let mut params = Params {
         seed: a.seed.unwrap_or_else(|| seed_from_env(1)),
         full: a.full,
@@ -155,7 +158,7 @@ fn run_sweep(a: &Args) -> Result<()> {
     if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
         return Err(anyhow!("--{flag} does not apply to the sweep, which draws its scenarios"));
     }
-    let mut config = SweepConfig::new(a.count, a.seed.unwrap_or_else(|| seed_from_env(1)));
+    let mut config = SweepConfig::new(a.count.unwrap_or(20), a.seed.unwrap_or_else(|| seed_from_env(1)));
     if let Some(spec) = &a.cc {
         config.cc = CcChoice::parse(spec).map_err(|e| anyhow!("--cc: {e}"))?;
     }

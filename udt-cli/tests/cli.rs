@@ -468,12 +468,13 @@ fn sim_takes_catalog_specifications_and_sweeps() {
     // The catalog's vocabulary, not the simulator's former private names.
     let custom = |cc: &str| {
         let mut cmd = udt();
-        cmd.args(["sim", "custom", "--bw", "10", "--rtt", "10", "--time", "1", "--cc", cc]);
+        cmd.args(["sim", "custom", "--bw", "10", "--rtt", "10", "--time", "1", "--json", "--cc", cc]);
         run("udt sim custom --cc", cmd)
     };
-    let done = custom("daimd:noisy=true");
+    let done = custom("thesis:noisy=true");
     assert!(done.status.success(), "{}", done.stderr);
-    assert!(done.stdout_text().contains("daimd:noisy=true"), "{}", done.stdout_text());
+    let json: serde_json::Value = serde_json::from_slice(&done.stdout).expect("one JSON object");
+    assert_eq!(json["runs"][0]["params"]["cc"], "daimd:noisy=true", "the canonical name");
     let done = custom("udt+noisy");
     assert_eq!(done.status.code(), Some(1));
     assert!(done.stderr.contains("udt cc list"), "{}", done.stderr);

@@ -36,8 +36,9 @@ impl NamedCc {
     /// algorithm's canonical name (`tcp:ack=1` is `newreno:ack=1`).
     pub fn intern(text: &str) -> Result<&'static NamedCc, String> {
         static TABLE: OnceLock<Mutex<Vec<&'static NamedCc>>> = OnceLock::new();
-        let mut spec = CcSpec::parse(text).map_err(|e| e.to_string())?;
-        udt_proto::cc::registry::factory_for(&spec).map_err(|e| format!("{e} (`udt cc list` shows them)"))?;
+        let hint = |e: udt_proto::cc::CcSpecError| format!("{e} (`udt cc list` shows the catalog)");
+        let mut spec = CcSpec::parse(text).map_err(hint)?;
+        udt_proto::cc::registry::factory_for(&spec).map_err(hint)?;
         let info =
             udt_proto::cc::lookup(&spec.name).ok_or_else(|| format!("{text:?}: not in the catalog"))?;
         spec.name = info.name.to_string();
