@@ -1,21 +1,32 @@
 //! `udt sim`: run the simulator's scenarios (thesis chapter 4 experiments) in virtual time.
 //!
 //! `udt sim list` names them; `udt sim fig4-3 [--json] [--svg FILE] [--seed N] [--full]` runs
-//! one, with free-form parameters (`--bw --rtt --loss --queue --flows --time --cc ...`). The
-//! simulator is deterministic: the seed is printed with the results and the same seed gives the
-//! same numbers (`UDT_SIM_SEED` also sets it).
+//! one, with free-form parameters (`--bw --rtt --loss --queue --flows --time --cc ...`).
+//! `udt sim sweep --count N --seed S [--json] [--time S] [--max-packets N] [--cc SPEC]` runs N
+//! random scenarios drawn from the seed and prints each one's figures and their distributions
+//! (`udt_sim::sweep`). `--cc` takes the catalog's specifications (`udt cc list`), default
+//! `udt_proto::cc::DEFAULT_CC`. The simulator is deterministic: the seed is printed with the
+//! results and the same seed gives the same numbers (`UDT_SIM_SEED` also sets it).
 
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use udt_sim::rng::seed_from_env;
 use udt_sim::scenario::{self, Params, SCENARIOS};
+use udt_sim::sweep::{self, SweepConfig};
+use udt_sim::CcChoice;
 
 /// Arguments of `udt sim`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Scenario name (`list` shows them): fig4-2, fig4-3, fig4-4, ...
+    /// Scenario name (`list` shows them): fig4-2, fig4-3, fig4-4, ..., or `sweep`.
     pub scenario: String,
+    /// `sweep`: number of random scenarios (default 20).
+    #[arg(long, value_name = "N")]
+    pub count: Option<usize>,
+    /// `sweep`: cap on the data packets of one run (runs that would exceed it are shortened).
+    #[arg(long, value_name = "N")]
+    pub max_packets: Option<u64>,
     /// Print one JSON object (parameters, each flow's throughput, the measures) on stdout; the
     /// table goes to standard error.
     #[arg(long)]
@@ -53,11 +64,13 @@ pub struct Args {
     /// Number of flows.
     #[arg(long, value_name = "N")]
     pub flows: Option<String>,
-    /// Virtual seconds per run.
+    /// Virtual seconds per run (`sweep`: every scenario's, instead of 100 RTTs, at least 10 s).
     #[arg(long, value_name = "S")]
     pub time: Option<String>,
-    /// Congestion control: udt, udt-noisy, udt+rc, tcp, tcp1, tcp2, fixed:MBPS.
-    #[arg(long, value_name = "NAME")]
+    /// Congestion control of the UDT flows, `NAME[:key=value,...]` from the catalog (`udt cc
+    /// list`): `udt`, `daimd:noisy=true`, `newreno:ack=1`, `blast:rate=50m`, ... Default: the
+    /// scenario's (`udt_proto::cc::DEFAULT_CC` unless the scenario is about another algorithm).
+    #[arg(long, value_name = "SPEC")]
     pub cc: Option<String>,
     /// Runs in parallel.
     #[arg(long, value_name = "N")]
@@ -73,7 +86,15 @@ pub fn run(a: &Args) -> Result<()> {
         for sc in SCENARIOS {
             println!("{:<12} {}", sc.name, sc.about);
         }
+        let sweep = "random scenarios from a seed (--count N): utilization, fairness, T, retransmissions";
+        println!("{:<12} {sweep}", "sweep");
         return Ok(());
+    }
+    if a.scenario == "sweep" {
+        return run_sweep(a);
+    }
+    if a.count.is_some() || a.max_packets.is_some() {
+        return Err(anyhow!("--count and --max-packets are for `udt sim sweep`"));
     }
     let mut params = Params {
         seed: a.seed.unwrap_or_else(|| seed_from_env(1)),
@@ -115,6 +136,53 @@ pub fn run(a: &Args) -> Result<()> {
     if let Some(path) = &a.svg {
         udt_sim::plot::svg(&report, path).map_err(|e| anyhow!("plot: {e}"))?;
         eprintln!("plot written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Run `udt sim sweep`.
+fn run_sweep(a: &Args) -> Result<()> {
+    let unused = [
+        ("bw", a.bw.is_some()),
+        ("rtt", a.rtt.is_some()),
+        ("loss", a.loss.is_some()),
+        ("burst", a.burst.is_some()),
+        ("queue", a.queue.is_some()),
+        ("flows", a.flows.is_some()),
+        ("pcap", a.pcap.is_some()),
+        ("svg", a.svg.is_some()),
+        ("red", a.red),
+        ("full", a.full),
+        ("flows-table", a.flows_table),
+    ];
+    if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+        return Err(anyhow!("--{flag} does not apply to the sweep, which draws its scenarios"));
+    }
+    let mut config = SweepConfig::new(a.count.unwrap_or(20), a.seed.unwrap_or_else(|| seed_from_env(1)));
+    if let Some(spec) = &a.cc {
+        config.cc = CcChoice::parse(spec).map_err(|e| anyhow!("--cc: {e}"))?;
+    }
+    if let Some(t) = &a.time {
+        let t: f64 = t.parse().map_err(|e| anyhow!("--time {t:?}: {e}"))?;
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(anyhow!("--time must be positive"));
+        }
+        config.budget.time_s = Some(t);
+    }
+    if let Some(n) = a.max_packets {
+        config.budget.max_packets = n.max(1);
+    }
+    if let Some(j) = &a.jobs {
+        config.jobs = j.parse::<usize>().map_err(|e| anyhow!("--jobs {j:?}: {e}"))?.max(1);
+    }
+    let seed = config.seed;
+    let report = sweep::run(&config).map_err(|e| anyhow!("{e} (seed {seed})"))?;
+    let text = sweep::text::render(&report);
+    if a.json {
+        eprint!("{text}");
+        println!("{}", report.to_json());
+    } else {
+        print!("{text}");
     }
     Ok(())
 }

@@ -462,3 +462,34 @@ fn sim_lists_scenarios_and_runs_one_deterministically() {
     assert_eq!(done.status.code(), Some(1));
     assert!(done.stderr.contains("udt sim list"), "{}", done.stderr);
 }
+
+#[test]
+fn sim_takes_catalog_specifications_and_sweeps() {
+    // The catalog's vocabulary, not the simulator's former private names.
+    let custom = |cc: &str| {
+        let mut cmd = udt();
+        cmd.args(["sim", "custom", "--bw", "10", "--rtt", "10", "--time", "1", "--json", "--cc", cc]);
+        run("udt sim custom --cc", cmd)
+    };
+    let done = custom("thesis:noisy=true");
+    assert!(done.status.success(), "{}", done.stderr);
+    let json: serde_json::Value = serde_json::from_slice(&done.stdout).expect("one JSON object");
+    assert_eq!(json["runs"][0]["params"]["cc"], "daimd:noisy=true", "the canonical name");
+    let done = custom("udt+noisy");
+    assert_eq!(done.status.code(), Some(1));
+    assert!(done.stderr.contains("udt cc list"), "{}", done.stderr);
+    // A tiny sweep: one JSON object with every scenario, the table on standard error.
+    let mut cmd = udt();
+    cmd.args(["sim", "sweep", "--count", "2", "--seed", "3", "--max-packets", "50000", "--json"]);
+    let done = run("udt sim sweep", cmd);
+    assert!(done.status.success(), "{}", done.stderr);
+    let json: serde_json::Value = serde_json::from_slice(&done.stdout).expect("one JSON object");
+    assert_eq!(json["scenarios"].as_array().map(Vec::len), Some(2));
+    assert_eq!(json["cc"], udt_sim::CcChoice::default_cc().label().as_str());
+    assert!(done.stderr.contains("median"), "{}", done.stderr);
+    let mut cmd = udt();
+    cmd.args(["sim", "sweep", "--count", "2", "--bw", "10"]);
+    let done = run("udt sim sweep --bw", cmd);
+    assert_eq!(done.status.code(), Some(1));
+    assert!(done.stderr.contains("--bw"), "{}", done.stderr);
+}

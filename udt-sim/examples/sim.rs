@@ -4,9 +4,12 @@
 //! cargo run --release -p udt-sim --example sim -- <scenario> [--json] [--svg out.svg] [--seed N]
 //!     [--full] [--flows-table] [--jobs N] [--pcap out.pcap]
 //!     [--bw MBPS] [--rtt MS] [--loss P] [--burst PKTS] [--queue PKTS] [--red]
-//!     [--flows N] [--time S] [--warmup S] [--sample S] [--cc udt|udt-noisy|tcp|tcp1|tcp2|fixed:MBPS]
+//!     [--flows N] [--time S] [--warmup S] [--sample S] [--cc SPEC]
 //! cargo run --release -p udt-sim --example sim -- --list
 //! ```
+//!
+//! `--cc SPEC` takes any specification of the `udt-proto` catalog (`udt cc list`), default
+//! `udt_proto::cc::DEFAULT_CC`.
 //!
 //! `--json` prints the JSON report on stdout and the table on stderr. The seed also comes from
 //! `UDT_SIM_SEED`; it is printed with the results, and the same seed gives the same numbers.
@@ -29,7 +32,7 @@ fn usage() -> String {
     let mut s = String::from(
         "usage: sim <scenario> [--json] [--svg FILE] [--seed N] [--full] [--flows-table] [--jobs N] [--pcap FILE]\n\
          \x20          [--bw MBPS] [--rtt MS] [--loss P] [--burst PKTS] [--queue PKTS] [--red] [--flows N]\n\
-         \x20          [--time S] [--warmup S] [--sample S] [--cc udt|udt-noisy|tcp|tcp1|tcp2|fixed:MBPS]\n\
+         \x20          [--time S] [--warmup S] [--sample S] [--cc SPEC]\n\
          scenarios:\n",
     );
     for sc in SCENARIOS {

@@ -3,9 +3,12 @@
 //!
 //! ```text
 //! cargo run --release -p udt-sim --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
-//!     [--time S] [--every S] [--from S] [--flow I] [--cc udt|udt+rc|tcp|...] [--seed N]
+//!     [--time S] [--every S] [--from S] [--flow I] [--cc SPEC] [--seed N]
 //!     [--rtts MS,MS,...] [--queue PKTS] [--loss P]
 //! ```
+//!
+//! `--cc SPEC` takes any specification of the `udt-proto` catalog (`udt cc list`), default
+//! `udt_proto::cc::DEFAULT_CC`.
 //!
 //! `--rtts` gives every flow its own RTT (the Fig. 4-5 layout: access delays, one flow per RTT,
 //! e.g. `--rtts 0.001,0.01,0.1,1,10,100,1000 --queue 83 --flow 6` for Fig. 4-6's 1 s flow).
@@ -47,7 +50,7 @@ fn parse() -> Result<Args, String> {
         every: 1.0,
         from: 0.0,
         flow: 0,
-        cc: CcChoice::udt(),
+        cc: CcChoice::default_cc(),
         seed: seed_from_env(1),
         rtts: Vec::new(),
         queue: None,

@@ -1,21 +1,24 @@
-//! What travels through a topology: UDT flows (with any congestion control) and CBR UDP flows,
-//! each between two hosts, starting and stopping at given times.
+//! What travels through a topology: UDT flows (with any congestion control of the `udt-proto`
+//! catalog) and CBR UDP flows, each between two hosts, starting and stopping at given times.
 //!
 //! A UDT flow is a bulk transfer: the sender always has data, the receiver reads everything at
-//! once. Its [`CcChoice`] picks the congestion control of both ends (a TCP-like flow needs its
-//! controller at the receiver too, which decides how often to acknowledge). Flows close without
-//! lingering when they stop, so they stop sending at the stop time.
+//! once. Its [`CcChoice`] is a catalog specification (`NAME[:key=value,...]`, the vocabulary of
+//! every `--cc` and of `udt cc list`) and runs at both ends (a TCP-like flow needs its
+//! controller at the receiver too, which decides how often to acknowledge). Both ends use the
+//! runtime's default configuration ([`Config::default`]: MSS, buffers, flow window), so a limit
+//! of the real runtime shows in the simulator; a flow may override buffers or MSS explicitly,
+//! as a user would set socket options. Flows close without lingering when they stop, so they
+//! stop sending at the stop time.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use udt_proto::cc::{CcFactory, CcSpec, FixedFactory, NativeConfig, NativeFactory};
+use udt_proto::cc::{CcFactory, CcSpec, DEFAULT_CC};
 use udt_proto::connection::Config;
 
-use crate::tcp::{NewRenoConfig, NewRenoFactory};
 use crate::topology::Vertex;
 
-/// Any algorithm of the `udt-proto` catalog, by specification (`cubic:beta=0.7`, `bbr`, ...).
+/// One interned catalog specification.
 ///
 /// Specifications are interned (one leaked entry per distinct text, so a process holds at most
 /// as many as it parsed different ones), which keeps [`CcChoice`] `Copy`. The factory is built
@@ -29,17 +32,21 @@ pub struct NamedCc {
 }
 
 impl NamedCc {
-    /// Look `text` up in the catalog (checking its parameters) and intern it.
+    /// Look `text` up in the catalog (checking its parameters) and intern it, under the
+    /// algorithm's canonical name (`tcp:ack=1` is `newreno:ack=1`).
     pub fn intern(text: &str) -> Result<&'static NamedCc, String> {
         static TABLE: OnceLock<Mutex<Vec<&'static NamedCc>>> = OnceLock::new();
-        let spec = CcSpec::parse(text).map_err(|e| e.to_string())?;
-        udt_proto::cc::registry::factory_for(&spec).map_err(|e| e.to_string())?;
-        let tcp_like = udt_proto::cc::lookup(&spec.name).is_some_and(|i| i.both_ends);
+        let hint = |e: udt_proto::cc::CcSpecError| format!("{e} (`udt cc list` shows the catalog)");
+        let mut spec = CcSpec::parse(text).map_err(hint)?;
+        udt_proto::cc::registry::factory_for(&spec).map_err(hint)?;
+        let info =
+            udt_proto::cc::lookup(&spec.name).ok_or_else(|| format!("{text:?}: not in the catalog"))?;
+        spec.name = info.name.to_string();
         let mut table = TABLE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = table.iter().find(|n| n.spec == spec) {
             return Ok(found);
         }
-        let named: &'static NamedCc = Box::leak(Box::new(NamedCc { spec, tcp_like }));
+        let named: &'static NamedCc = Box::leak(Box::new(NamedCc { spec, tcp_like: info.both_ends }));
         table.push(named);
         Ok(named)
     }
@@ -55,126 +62,67 @@ impl NamedCc {
     }
 }
 
-/// The congestion control of a UDT flow.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CcChoice {
-    /// UDT's native algorithm (UDT4 `CUDTCC`), with its options.
-    Udt(NativeConfig),
-    /// The TCP-like NewReno window controller.
-    Tcp(NewRenoConfig),
-    /// A fixed sending rate in bits per second.
-    Fixed(u64),
-    /// Any algorithm of the catalog, by name and parameters.
-    Named(&'static NamedCc),
-}
+/// The congestion control of a UDT flow: a specification of the `udt-proto` catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcChoice(&'static NamedCc);
 
 impl CcChoice {
-    /// UDT native with default options.
-    pub fn udt() -> Self {
-        CcChoice::Udt(NativeConfig::default())
+    /// Parse a catalog specification, `NAME[:key=value,...]` (`udt`, `daimd:noisy=true`,
+    /// `newreno:ack=1`, `blast:rate=50m`, `cubic:beta=0.7`, ...).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        NamedCc::intern(text).map(CcChoice)
     }
 
-    /// UDT native with the noisy-link option (thesis §3.5.2).
-    pub fn udt_noisy() -> Self {
-        CcChoice::Udt(NativeConfig { noisy_link: true, ..NativeConfig::default() })
+    /// The default of every tool: [`DEFAULT_CC`].
+    pub fn default_cc() -> Self {
+        Self::known(DEFAULT_CC)
     }
 
-    /// TCP-like, acknowledging every `ack_every` packets.
-    pub fn tcp(ack_every: u32) -> Self {
-        CcChoice::Tcp(NewRenoConfig { ack_every, ..NewRenoConfig::default() })
+    /// The thesis' algorithm, UDT4's `CUDTCC` (`daimd`).
+    pub fn daimd() -> Self {
+        Self::known("daimd")
     }
 
-    /// Parse `udt`, `udt-noisy`, `tcp` (ACK every other packet), `tcp1`, `tcp2`, `fixed:<Mb/s>`.
-    /// UDT options can be added with `+`: `udt+noisy`, `udt+freeze` (the thesis' one-SYN sending
-    /// freeze), `udt+rc` (the thesis' rate correction, off by default), e.g. `udt+noisy+rc`;
-    /// `norc` (rate correction off) is accepted for older command lines.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        if let Some(opts) = s.strip_prefix("udt+") {
-            let mut c = NativeConfig::default();
-            for o in opts.split('+') {
-                match o {
-                    "noisy" => c.noisy_link = true,
-                    "delay" => c.delay_check = true,
-                    "freeze" => c.freeze_on_congestion = true,
-                    "rc" => c.rate_correction = true,
-                    "norc" => c.rate_correction = false,
-                    _ => return Err(format!("unknown UDT option {o:?} (noisy, delay, freeze, rc, norc)")),
-                }
-            }
-            return Ok(CcChoice::Udt(c));
-        }
-        if s.contains(':') && !s.starts_with("fixed:") {
-            return NamedCc::intern(s).map(CcChoice::Named);
-        }
-        match s {
-            "udt" => Ok(Self::udt()),
-            "udt-noisy" | "noisy" => Ok(Self::udt_noisy()),
-            "tcp" | "tcp2" => Ok(Self::tcp(2)),
-            "tcp1" => Ok(Self::tcp(1)),
-            _ => match s.strip_prefix("fixed:") {
-                Some(mbps) => {
-                    let v: f64 = mbps.parse().map_err(|e| format!("cc {s:?}: {e}"))?;
-                    Ok(CcChoice::Fixed((v * 1e6) as u64))
-                }
-                None => NamedCc::intern(s)
-                    .map(CcChoice::Named)
-                    .map_err(|e| format!("{e}; also udt-noisy, udt+OPTION, tcp1, tcp2, fixed:<Mb/s>")),
-            },
-        }
+    /// TCP NewReno acknowledging every other packet (`newreno`): the TCP-like reference flow of
+    /// the friendliness experiments.
+    pub fn newreno() -> Self {
+        Self::known("newreno")
     }
 
-    /// A short name for tables.
+    fn known(text: &str) -> Self {
+        Self::parse(text).expect("a catalog name")
+    }
+
+    /// The specification as text, with the algorithm's canonical name.
     pub fn label(&self) -> String {
-        match self {
-            CcChoice::Udt(c) => {
-                let mut s = String::from("udt");
-                let d = NativeConfig::default();
-                if c.noisy_link
-                    && !c.delay_check
-                    && !c.freeze_on_congestion
-                    && c.rate_correction == d.rate_correction
-                    && c.initial_window == d.initial_window
-                {
-                    return "udt-noisy".into();
-                }
-                if c.noisy_link {
-                    s.push_str("+noisy");
-                }
-                if c.delay_check {
-                    s.push_str("+delay");
-                }
-                if c.freeze_on_congestion {
-                    s.push_str("+freeze");
-                }
-                if c.rate_correction {
-                    s.push_str("+rc");
-                }
-                s
-            }
-            CcChoice::Tcp(c) => format!("tcp{}", c.ack_every),
-            CcChoice::Fixed(bps) => format!("fixed:{}", *bps as f64 / 1e6),
-            CcChoice::Named(n) => n.spec.to_string(),
-        }
+        self.0.spec.to_string()
     }
 
-    /// Whether this is a TCP-like (window-based, ACK-clocked) controller: the TCP side of the
-    /// friendliness experiments.
+    /// The specification.
+    pub fn spec(&self) -> &CcSpec {
+        &self.0.spec
+    }
+
+    /// The interned entry (one per distinct specification).
+    pub fn named(&self) -> &'static NamedCc {
+        self.0
+    }
+
+    /// Whether this is a TCP-like (window-based, ACK-clocked) controller, run at both ends:
+    /// the TCP side of the friendliness experiments.
     pub fn is_tcp(&self) -> bool {
-        match self {
-            CcChoice::Tcp(_) => true,
-            CcChoice::Named(n) => n.tcp_like,
-            _ => false,
-        }
+        self.0.tcp_like
     }
 
-    /// The factory `udt-proto` builds controllers with.
+    /// A fresh factory `udt-proto` builds controllers with.
     pub fn factory(&self) -> Arc<dyn CcFactory> {
-        match *self {
-            CcChoice::Udt(c) => Arc::new(NativeFactory(c)),
-            CcChoice::Tcp(c) => Arc::new(NewRenoFactory(c)),
-            CcChoice::Fixed(bps) => Arc::new(FixedFactory { bits_per_sec: bps }),
-            CcChoice::Named(n) => n.factory(),
-        }
+        self.0.factory()
+    }
+}
+
+impl Default for CcChoice {
+    fn default() -> Self {
+        Self::default_cc()
     }
 }
 
@@ -185,8 +133,8 @@ pub enum FlowKind {
     Udt {
         /// Congestion control of both ends.
         cc: CcChoice,
-        /// Send and receive buffers and flow window, packets.
-        buffer_pkts: u32,
+        /// Send and receive buffers and flow window, packets; `None`: the runtime's defaults.
+        buffer_pkts: Option<u32>,
         /// Maximum segment size (IP packet size), bytes.
         mss: u32,
     },
@@ -217,14 +165,14 @@ pub struct FlowSpec {
 }
 
 impl FlowSpec {
-    /// A bulk UDT flow from `src` to `dst` with `cc`, 8192-packet buffers, 1500-byte MSS,
+    /// A bulk UDT flow from `src` to `dst` with `cc` and the runtime's default configuration,
     /// starting at time zero.
     pub fn udt(label: impl Into<String>, src: Vertex, dst: Vertex, cc: CcChoice) -> Self {
         FlowSpec {
             label: label.into(),
             src,
             dst,
-            kind: FlowKind::Udt { cc, buffer_pkts: 8192, mss: 1500 },
+            kind: FlowKind::Udt { cc, buffer_pkts: None, mss: Config::default().mss },
             start: Duration::ZERO,
             stop: None,
         }
@@ -260,10 +208,11 @@ impl FlowSpec {
         self
     }
 
-    /// Buffers (and flow window) of `pkts` packets (UDT flows).
+    /// Buffers (and flow window) of `pkts` packets instead of the runtime's defaults (UDT
+    /// flows), as a user would set `UDT_SNDBUF`, `UDT_RCVBUF` and `UDT_FC`.
     pub fn buffers(mut self, pkts: u32) -> Self {
         if let FlowKind::Udt { buffer_pkts, .. } = &mut self.kind {
-            *buffer_pkts = pkts.max(32);
+            *buffer_pkts = Some(pkts.max(32));
         }
         self
     }
@@ -284,71 +233,61 @@ impl FlowSpec {
         }
     }
 
-    /// The `udt-proto` configuration of both ends of a UDT flow.
+    /// The `udt-proto` configuration of both ends of a UDT flow: [`Config::default`] with the
+    /// flow's controller, no linger, and the flow's overrides.
     pub fn udt_config(&self) -> Option<Config> {
         let FlowKind::Udt { cc, buffer_pkts, mss } = &self.kind else { return None };
-        Some(Config {
-            mss: *mss,
-            flow_window: *buffer_pkts,
-            send_buffer_pkts: *buffer_pkts,
-            recv_buffer_pkts: *buffer_pkts,
-            linger: None,
-            cc: cc.factory(),
-            ..Config::default()
-        })
+        let mut config = Config { mss: *mss, linger: None, cc: cc.factory(), ..Config::default() };
+        if let Some(pkts) = *buffer_pkts {
+            config.flow_window = pkts;
+            config.send_buffer_pkts = pkts;
+            config.recv_buffer_pkts = pkts;
+        }
+        Some(config)
     }
 }
-
-/// Buffers a UDT flow needs to fill a path of `rate_bps` and `rtt` with a queue of
-/// `queue_pkts`: the packets in flight with a full queue and a quarter more, or, if larger, the
-/// packets sent over the round trip and one ACK interval (SYN) with a full queue; 64 more, at
-/// least UDT4's 8192.
-///
-/// The SYN: a light ACK shrinks the flow window by what it acknowledges (UDT4), and only the
-/// next full ACK, one SYN later, reopens it, so the window must hold a SYN of sending on top of
-/// the round trip (thesis §2.2.4: W = AS (RTT + SYN)). The quarter covers it wherever the RTT
-/// is long against the SYN; where it is not, a 10 Gb/s flow on a 1 ms path was held to 8192
-/// packets per SYN, 94% of the link.
-pub fn buffer_for(rate_bps: u64, rtt: Duration, queue_pkts: usize) -> u32 {
-    let bdp = crate::link::bdp_packets(rate_bps, rtt, 1500) as u64;
-    let per_ack = crate::link::bdp_packets(rate_bps, rtt + SYN, 1500) as u64;
-    let queue = queue_pkts as u64;
-    let need = ((bdp + queue) * 5 / 4).max(per_ack + queue) + 64;
-    need.clamp(8192, 1 << 22) as u32
-}
-
-/// UDT's ACK interval (the SYN of `udt-proto`'s default config).
-const SYN: Duration = Duration::from_millis(10);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn parses_and_labels_controllers() {
-        for s in ["udt", "udt-noisy", "tcp1", "tcp2", "udt+freeze", "udt+noisy+rc"] {
-            assert_eq!(CcChoice::parse(s).unwrap().label(), s);
-        }
-        assert_eq!(CcChoice::parse("tcp").unwrap(), CcChoice::tcp(2));
-        assert_eq!(CcChoice::parse("fixed:50").unwrap(), CcChoice::Fixed(50_000_000));
-        // Anything in the catalog, with parameters; one interned entry per distinct spec.
+    fn takes_catalog_specifications_only() {
+        assert_eq!(CcChoice::default().label(), DEFAULT_CC);
+        assert_eq!(CcChoice::daimd().label(), "daimd");
+        // Aliases become the canonical name; one interned entry per distinct specification.
+        assert_eq!(CcChoice::parse("tcp").unwrap(), CcChoice::newreno());
+        assert_eq!(CcChoice::parse("tcp:ack=1").unwrap().label(), "newreno:ack=1");
+        assert_eq!(CcChoice::parse("thesis:noisy=true").unwrap().label(), "daimd:noisy=true");
         let cubic = CcChoice::parse("cubic:beta=0.8").unwrap();
         assert_eq!(cubic.label(), "cubic:beta=0.8");
-        assert!(cubic.is_tcp());
+        assert!(cubic.is_tcp() && CcChoice::newreno().is_tcp());
         assert_eq!(cubic, CcChoice::parse("cubic:beta=0.8").unwrap());
-        assert!(!CcChoice::parse("bbr").unwrap().is_tcp());
-        assert_eq!(CcChoice::parse("cubic:beta=0.8").unwrap().factory().build().name(), "cubic");
-        for bad in ["nosuch", "cubic:beta=2", "cubic:typo=1", "udt+fast"] {
+        assert!(!CcChoice::parse("bbr").unwrap().is_tcp() && !CcChoice::daimd().is_tcp());
+        assert_eq!(cubic.factory().build().name(), "cubic");
+        assert_eq!(
+            CcChoice::parse("blast:rate=12m").unwrap().factory().build().send_period().as_micros(),
+            1000
+        );
+        // The simulator's former private names are gone.
+        for bad in
+            ["nosuch", "cubic:beta=2", "cubic:typo=1", "udt+noisy", "udt-noisy", "tcp1", "tcp2", "fixed:50"]
+        {
             assert!(CcChoice::parse(bad).is_err(), "{bad} accepted");
         }
     }
 
     #[test]
-    fn buffers_cover_the_path() {
-        assert_eq!(buffer_for(100_000_000, Duration::from_millis(10), 83), 8192);
-        let b = buffer_for(1_000_000_000, Duration::from_millis(100), 8333);
-        assert!(b >= 2 * 8333);
-        // 10 Gb/s, 1 ms: the window holds a SYN of sending (8333 packets) on top of the path.
-        assert!(buffer_for(10_000_000_000, Duration::from_millis(1), 833) >= 8333 + 833 + 833);
+    fn flows_use_the_runtime_defaults_unless_told() {
+        let d = Config::default();
+        let f = FlowSpec::udt("f", Vertex(0), Vertex(1), CcChoice::daimd());
+        let c = f.udt_config().unwrap();
+        assert_eq!(
+            (c.mss, c.flow_window, c.send_buffer_pkts, c.recv_buffer_pkts),
+            (d.mss, d.flow_window, d.send_buffer_pkts, d.recv_buffer_pkts)
+        );
+        assert_eq!(c.linger, None);
+        let c = f.buffers(20_000).udt_config().unwrap();
+        assert_eq!((c.flow_window, c.send_buffer_pkts, c.recv_buffer_pkts), (20_000, 20_000, 20_000));
     }
 }

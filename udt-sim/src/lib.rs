@@ -11,11 +11,13 @@
 //! * [`link`]: links with rate, delay, DropTail or RED queues, random loss (Bernoulli,
 //!   Gilbert-Elliott), reordering, duplication, corruption, MTU; [`pcap`] export.
 //! * [`host`]: end hosts running `udt-proto` endpoints (bulk senders, draining receivers), CBR
-//!   sources and sinks; [`tcp`]: a TCP-like NewReno controller on the same core.
+//!   sources and sinks; every controller, the TCP-like ones included, comes from the
+//!   `udt-proto` catalog by specification ([`flow::CcChoice`]).
 //! * [`flow`], [`topology`], [`network`]: flows, topologies with routes, the built network.
 //! * [`run`], [`metrics`]: sampling and the measures (efficiency, fairness, stability,
 //!   friendliness, convergence, loss).
 //! * [`scenario`], [`report`], [`plot`]: the named experiments, their tables and JSON, plots.
+//! * [`sweep`]: random scenarios drawn from a seed, and the distribution of each measure.
 //!
 //! Determinism: a run is a function of its description and seed; the engine hashes every
 //! delivery ([`engine::Sim::trace_hash`]), and `UDT_SIM_SEED` overrides the seed of tests and of
@@ -37,7 +39,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;
-pub mod tcp;
+pub mod sweep;
 pub mod topology;
 
 pub use engine::Sim;

@@ -24,7 +24,7 @@ use crate::network::{FlowProgress, Network};
 pub struct FlowTrace {
     /// Its label.
     pub label: String,
-    /// Congestion control (`udt`, `tcp2`, `cubic`, ...) or `cbr`.
+    /// Congestion control as a catalog specification (`udt`, `newreno:ack=1`, ...) or `cbr`.
     pub cc: String,
     /// Whether the flow runs a TCP-like (window-based, ACK-clocked) controller.
     pub tcp_like: bool,

@@ -13,8 +13,8 @@ use udt_sim::CcChoice;
 
 /// Two UDT flows and a TCP-like one through a bursty-lossy bottleneck, for a few seconds.
 fn scenario(seed: u64) -> DumbbellRun {
-    let mut r = DumbbellRun::uniform("det", 100_000_000, ms(10.0), 3, CcChoice::udt());
-    r.flows[2].cc = CcChoice::tcp(2);
+    let mut r = DumbbellRun::uniform("det", 100_000_000, ms(10.0), 3, CcChoice::daimd());
+    r.flows[2].cc = CcChoice::newreno();
     r.flows[1].start = Duration::from_millis(500);
     r.flows[0].stop = Some(Duration::from_secs(3));
     r.loss = LossModel::GilbertElliott(GilbertElliott::from_rate_and_burst(0.002, 3.0));

@@ -23,7 +23,7 @@ fn pairs(n: usize, tweak: impl FnOnce(&mut LinkConfig)) -> Dumbbell {
 }
 
 fn udt_flow(d: &mut Dumbbell, i: usize) -> FlowSpec {
-    FlowSpec::udt(format!("f{i}"), d.senders[i], d.receivers[i], CcChoice::udt())
+    FlowSpec::udt(format!("f{i}"), d.senders[i], d.receivers[i], CcChoice::daimd())
 }
 
 fn receiver_counters(net: &Network, flow: usize) -> udt_proto::connection::Counters {

@@ -52,7 +52,9 @@ fn unknown_names_and_parameters_are_refused() {
     assert!(p.set("bw", "-1").is_err());
     assert!(p.set("loss", "1.5").is_err());
     assert!(p.set("colour", "red").is_err());
-    assert!(p.set("cc", "udt+noisy").is_ok());
+    assert!(p.set("cc", "udt+noisy").is_err(), "the simulator's former private names are gone");
+    assert!(p.set("cc", "daimd:noisy=true").is_ok());
+    assert!(p.set("cc", "newreno:ack=1").is_ok());
 }
 
 #[test]

@@ -101,6 +101,9 @@ pub struct LinkStats {
     pub early_drops: u64,
     /// Lost on the wire (random loss).
     pub lost: u64,
+    /// UDT data packets among the queue, early and random drops (datagrams whose first header
+    /// bit is clear, the data flag of UDT's header).
+    pub data_drops: u64,
     /// Dropped for exceeding the MTU.
     pub mtu_drops: u64,
     /// Corrupted.
@@ -190,6 +193,13 @@ impl Link {
         self.pcap.take()
     }
 
+    /// Count `d`, being dropped, in [`LinkStats::data_drops`] if it is a UDT data packet.
+    fn count_data_drop(&mut self, d: &Datagram) {
+        if d.payload().first().is_some_and(|b| b & 0x80 == 0) {
+            self.stats.data_drops += 1;
+        }
+    }
+
     /// Serialisation time of `bytes` in ns, carrying the remainder.
     fn serialisation_ns(&mut self, rate: u64, bytes: usize) -> u64 {
         let num = bytes as u64 * 8 * 1_000_000_000 + self.carry;
@@ -221,11 +231,13 @@ impl Node for Link {
                     Verdict::Accept => {}
                     Verdict::Full => {
                         self.stats.queue_drops += 1;
+                        self.count_data_drop(&d);
                         cx.recycle(d);
                         return;
                     }
                     Verdict::Early => {
                         self.stats.early_drops += 1;
+                        self.count_data_drop(&d);
                         cx.recycle(d);
                         return;
                     }
@@ -246,6 +258,7 @@ impl Node for Link {
         }
         if self.loss.lose(&mut self.rng) {
             self.stats.lost += 1;
+            self.count_data_drop(&d);
             cx.recycle(d);
             return;
         }
@@ -324,7 +337,7 @@ mod tests {
         let times: Vec<u64> = got.iter().map(|&(t, _)| t).collect();
         assert_eq!(times, vec![1_012_000, 1_024_000, 1_036_000, 1_048_000]);
         let s = sim.link(NodeId(1)).unwrap().stats();
-        assert_eq!((s.arrivals, s.sent, s.queue_drops, s.max_waiting), (5, 4, 1, 3));
+        assert_eq!((s.arrivals, s.sent, s.queue_drops, s.max_waiting, s.data_drops), (5, 4, 1, 3, 1));
     }
 
     #[test]

@@ -5,12 +5,14 @@
 //! access links are ideal (Fig. 4-1: sources and sinks on the two ends of one link). Otherwise
 //! the bottleneck has no delay and each sender's access link carries half its RTT each way
 //! (Fig. 4-5). The way back has the bottleneck's rate and delay and a queue that never fills.
-//! Random loss applies to the bottleneck's forward direction only (data, not ACKs).
+//! Random loss applies to the bottleneck's forward direction (data), and, if given, to the way
+//! back (ACKs and NAKs). UDT flows use the runtime's default configuration unless
+//! [`DumbbellRun::buffers`] overrides it.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::flow::{buffer_for, CcChoice, FlowSpec};
+use crate::flow::{CcChoice, FlowSpec};
 use crate::link::{bdp_packets, LinkConfig, LossModel, QueueConfig, RedConfig};
 use crate::network::Network;
 use crate::report::{FlowResult, RunParams, RunResult};
@@ -61,8 +63,12 @@ pub struct DumbbellRun {
     pub cbr: Option<Vec<(Duration, u64)>>,
     /// Bottleneck queue.
     pub queue: QueueChoice,
-    /// Random loss on the bottleneck.
+    /// Random loss on the bottleneck (data direction).
     pub loss: LossModel,
+    /// Random loss on the way back (ACKs, NAKs).
+    pub reverse_loss: LossModel,
+    /// Buffers and flow window of every UDT flow, packets; `None`: the runtime's defaults.
+    pub buffers: Option<u32>,
     /// Virtual time.
     pub time: Duration,
     /// Measures start here.
@@ -90,6 +96,8 @@ impl DumbbellRun {
             cbr: None,
             queue: QueueChoice::DropTail(bdp_packets(bw_bps, rtt, 1500).max(10)),
             loss: LossModel::None,
+            reverse_loss: LossModel::None,
+            buffers: None,
             time: Duration::from_secs(30),
             warmup: Duration::from_secs(10),
             sample: Duration::from_millis(100),
@@ -131,13 +139,13 @@ impl DumbbellRun {
     pub fn build(&self) -> Result<Network, String> {
         let uniform = self.uniform_rtt();
         let one_way = uniform.map_or(Duration::ZERO, |r| r / 2);
-        let max_rtt = self.flows.iter().map(|f| f.rtt).max().unwrap_or_default();
         let queue = match self.queue {
             QueueChoice::DropTail(n) => QueueConfig::DropTailPackets(n),
             QueueChoice::Red(n) => QueueConfig::Red(RedConfig::ns2_auto(n, self.bw_bps, one_way)),
         };
         let forward = LinkConfig { queue, loss: self.loss, ..LinkConfig::new(self.bw_bps, one_way, 0) };
-        let reverse = LinkConfig::new(self.bw_bps, one_way, 1 << 20);
+        let reverse =
+            LinkConfig { loss: self.reverse_loss, ..LinkConfig::new(self.bw_bps, one_way, 1 << 20) };
         let mut access: Vec<LinkConfig> = self
             .flows
             .iter()
@@ -147,12 +155,12 @@ impl DumbbellRun {
             access.push(LinkConfig::ideal());
         }
         let mut d = dumbbell(forward, reverse, &access);
-        let buffers = buffer_for(self.bw_bps, max_rtt, self.queue.packets());
         for (i, f) in self.flows.iter().enumerate() {
-            let mut spec =
-                FlowSpec::udt(format!("{}{}", f.cc.label(), i + 1), d.senders[i], d.receivers[i], f.cc)
-                    .buffers(buffers)
-                    .starting(f.start);
+            let label = format!("{}{}", f.cc.spec().name, i + 1);
+            let mut spec = FlowSpec::udt(label, d.senders[i], d.receivers[i], f.cc).starting(f.start);
+            if let Some(pkts) = self.buffers {
+                spec = spec.buffers(pkts);
+            }
             if let Some(stop) = f.stop {
                 spec = spec.stopping(stop);
             }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::efficiency::{capture_first, job, mbps, num};
 use super::{execute, ms, report, run_result, DumbbellRun, Params};
-use crate::flow::{buffer_for, CcChoice, FlowSpec};
+use crate::flow::FlowSpec;
 use crate::link::QueueConfig;
 use crate::report::{Report, RunParams};
 use crate::run::{run, Window};
@@ -33,7 +33,7 @@ pub(super) fn fig4_8(p: &Params) -> Result<Report, String> {
     let bw = p.bw_mbps.unwrap_or(100.0);
     let rtt = p.rtt_ms.unwrap_or(10.0);
     let time = p.time(60.0, 100.0);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let mut r = DumbbellRun::uniform(format!("{}Mb/s {}ms", num(bw), num(rtt)), mbps(bw), ms(rtt), 1, cc)
         .with_params(p);
     let scale = bw / 100.0;
@@ -91,7 +91,7 @@ pub(super) fn fig4_9(p: &Params) -> Result<Report, String> {
     let xs = p.grid(p.bw_mbps, &TABLE_4_1.map(|r| r.0), &TABLE_4_1.map(|r| r.0));
     let time = p.time(40.0, 100.0);
     let warmup = p.warmup(time, 0.3);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let seed = p.seed;
     let sample = p.sample(0.1);
     let mut jobs: Vec<super::Job> = Vec::new();
@@ -107,9 +107,8 @@ pub(super) fn fig4_9(p: &Params) -> Result<Report, String> {
                 QueueConfig::DropTailPackets(q) => q,
                 _ => 10,
             };
-            let buffers = buffer_for(mbps(200.0), rtt, q);
-            t.topo.flow(FlowSpec::udt("AB", t.a, t.b, cc).buffers(buffers));
-            t.topo.flow(FlowSpec::udt("AC", t.a, t.c, cc).buffers(buffers));
+            t.topo.flow(FlowSpec::udt("AB", t.a, t.b, cc));
+            t.topo.flow(FlowSpec::udt("AC", t.a, t.c, cc));
             let mut net = t.topo.build(seed)?;
             let trace = run(&mut net, time, sample);
             let window = Window {

@@ -3,7 +3,6 @@
 //! (Fig. 4-12), convergence from zero on an idle link (chapter 3), and free-form runs.
 
 use super::{execute, ms, report, DumbbellRun, Job, Params, QueueChoice};
-use crate::flow::CcChoice;
 use crate::report::Report;
 
 pub(super) const FIG4_2: &str = "one UDT flow, capacity x RTT grid, DropTail queue max(BDP, 10): utilization";
@@ -42,7 +41,7 @@ fn single_flow_grid(p: &Params, name: &str, about: &str, red: bool) -> Result<Re
     let rtts = p.grid(p.rtt_ms, &[1.0, 10.0, 100.0], &[1.0, 10.0, 100.0, 1000.0]);
     let time = p.time(40.0, 100.0);
     let warmup = p.warmup(time, 0.3);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let mut runs = Vec::new();
     for &bw in &bws {
         for &rtt in &rtts {
@@ -96,7 +95,7 @@ pub(super) fn fig4_3(p: &Params) -> Result<Report, String> {
     let bw = p.bw_mbps.unwrap_or(1000.0);
     let time = p.time(30.0, 100.0);
     let warmup = p.warmup(time, 0.3);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let mut runs = Vec::new();
     for &rtt in &rtts {
         for &n in &ns {
@@ -123,7 +122,7 @@ pub(super) fn fig4_12(p: &Params) -> Result<Report, String> {
     let queues = p.grid(p.queue_pkts, &[10, 100, 1000], &[10, 100, 1000, 10_000]);
     let time = p.time(40.0, 100.0);
     let warmup = p.warmup(time, 0.3);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let mut runs = Vec::new();
     for &bw in &bws {
         for &rtt in &rtts {
@@ -162,7 +161,7 @@ pub(super) fn convergence(p: &Params) -> Result<Report, String> {
     let rtts = p.grid(p.rtt_ms, &[1.0, 10.0, 100.0], &[1.0, 10.0, 100.0, 1000.0]);
     let bw = p.bw_mbps.unwrap_or(1000.0);
     let time = p.time(30.0, 60.0);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let mut runs = Vec::new();
     for &rtt in &rtts {
         let mut r = DumbbellRun::uniform(format!("{}Mb/s {}ms", num(bw), num(rtt)), mbps(bw), ms(rtt), 1, cc)
@@ -192,7 +191,7 @@ pub(super) fn custom(p: &Params) -> Result<Report, String> {
     let bw = p.bw_mbps.unwrap_or(100.0);
     let rtt = p.rtt_ms.unwrap_or(10.0);
     let n = p.flows.unwrap_or(1).max(1);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let time = p.time(30.0, 100.0);
     let mut r =
         DumbbellRun::uniform(format!("{}Mb/s {}ms n={n}", num(bw), num(rtt)), mbps(bw), ms(rtt), n, cc)

@@ -24,7 +24,7 @@ pub(super) fn fig4_4(p: &Params) -> Result<Report, String> {
     let n = p.flows.unwrap_or(10);
     let time = p.time(80.0, 100.0);
     let from = p.warmup_s.map_or(Duration::from_secs(50), super::secs).min(time);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let mut runs = Vec::new();
     for (bw, rtt) in configs {
         let mut r = DumbbellRun::uniform(format!("{}Mb/s {}ms", num(bw), num(rtt)), mbps(bw), ms(rtt), n, cc)
@@ -55,7 +55,7 @@ const RTTS_4_5: [f64; 7] = [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0];
 pub(super) fn fig4_6(p: &Params) -> Result<Report, String> {
     let bw = p.bw_mbps.unwrap_or(100.0);
     let time = p.time(60.0, 200.0);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let mut r = DumbbellRun::uniform(format!("{}Mb/s 7 RTTs", num(bw)), mbps(bw), ms(1.0), 7, cc);
     r.flows =
         RTTS_4_5.iter().map(|&rtt| FlowDef { cc, rtt: ms(rtt), start: Duration::ZERO, stop: None }).collect();
@@ -82,7 +82,7 @@ pub(super) fn fig4_7(p: &Params) -> Result<Report, String> {
     let rtts = p.grid(p.rtt_ms, &[1.0, 10.0, 100.0], &[0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]);
     let ccs = match p.cc {
         Some(c) => vec![c],
-        None => vec![CcChoice::udt(), CcChoice::tcp(2)],
+        None => vec![CcChoice::default_cc(), CcChoice::newreno()],
     };
     let bw = p.bw_mbps.unwrap_or(100.0);
     let n = p.flows.unwrap_or(10);

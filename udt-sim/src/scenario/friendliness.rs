@@ -48,8 +48,8 @@ pub(super) fn fig4_11(p: &Params) -> Result<Report, String> {
     let rtts = p.grid(p.rtt_ms, &[1.0, 10.0, 100.0], &[0.01, 0.1, 1.0, 10.0, 100.0]);
     let n = p.flows.unwrap_or(20).max(2);
     let half = n / 2;
-    let udt = p.cc.filter(|c| !c.is_tcp()).unwrap_or_else(CcChoice::udt);
-    let tcp = p.cc.filter(|c| c.is_tcp()).unwrap_or(CcChoice::tcp(2));
+    let udt = p.cc.filter(|c| !c.is_tcp()).unwrap_or_default();
+    let tcp = p.cc.filter(|c| c.is_tcp()).unwrap_or_else(CcChoice::newreno);
     let time = p.time(30.0, 100.0);
     let mut pairs = Vec::new();
     for &bw in &bws {
@@ -83,8 +83,8 @@ pub(super) fn fig4_13(p: &Params) -> Result<Report, String> {
     let rtt = p.rtt_ms.unwrap_or(10.0);
     let n = p.flows.unwrap_or(10).max(2);
     let half = n / 2;
-    let udt = p.cc.filter(|c| !c.is_tcp()).unwrap_or_else(CcChoice::udt);
-    let tcp = p.cc.filter(|c| c.is_tcp()).unwrap_or(CcChoice::tcp(2));
+    let udt = p.cc.filter(|c| !c.is_tcp()).unwrap_or_default();
+    let tcp = p.cc.filter(|c| c.is_tcp()).unwrap_or_else(CcChoice::newreno);
     let time = p.time(30.0, 100.0);
     let mut pairs = Vec::new();
     for red in [false, true] {

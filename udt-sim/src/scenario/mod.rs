@@ -27,7 +27,7 @@ use crate::flow::CcChoice;
 use crate::report::Report;
 
 pub use dumbbell::{run_result, DumbbellRun, FlowDef, QueueChoice};
-pub use exec::{execute, Job};
+pub use exec::{execute, execute_any, execute_in_order, AnyJob, Job};
 pub use parking::{
     parking_lot_bottleneck, parking_lot_shares, PARKING_LOT_FLOWS, PARKING_LOT_MBPS, TABLE_4_2,
 };
@@ -55,7 +55,9 @@ pub struct Params {
     pub warmup_s: Option<f64>,
     /// Sampling interval, s.
     pub sample_s: Option<f64>,
-    /// Congestion control.
+    /// Congestion control (a catalog specification); `None`: the scenario's, which is
+    /// [`CcChoice::default_cc`] unless the scenario is about another algorithm (Fig. 4-16: the
+    /// thesis' noisy-link option; Table 5-2 and the TCP side of the friendliness runs: NewReno).
     pub cc: Option<CcChoice>,
     /// Seed.
     pub seed: u64,

@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use super::efficiency::{mbps, num};
 use super::{ms, report, run_result, Params};
-use crate::flow::{buffer_for, CcChoice, FlowSpec};
+use crate::flow::FlowSpec;
 use crate::link::{bdp_packets, LinkConfig, QueueConfig};
 use crate::metrics::{jain_normalised, max_min_shares};
 use crate::report::{Report, RunParams, RunResult};
@@ -92,7 +92,7 @@ pub(super) fn fig4_10(p: &Params) -> Result<Report, String> {
     let time = p.time(40.0, 100.0);
     let warmup = p.warmup(time, 0.3);
     let sample = p.sample(0.1);
-    let cc = p.cc.unwrap_or_else(CcChoice::udt);
+    let cc = p.cc.unwrap_or_default();
     let n_links = PARKING_LOT_MBPS.len();
     let rtt_of = |f: usize| hop_rtt * path(f).len() as u32;
     let queues: Vec<usize> = (0..n_links)
@@ -109,11 +109,7 @@ pub(super) fn fig4_10(p: &Params) -> Result<Report, String> {
         .collect();
     let mut lot = parking_lot(&chain);
     for (f, &(a, b)) in PARKING_LOT_FLOWS.iter().enumerate() {
-        let links = path(f);
-        let rate = links.iter().map(|&l| mbps(PARKING_LOT_MBPS[l])).max().unwrap_or(0);
-        let queued = links.iter().map(|&l| queues[l]).sum();
-        let spec = FlowSpec::udt(format!("flow{}", f + 1), lot.hosts[a], lot.hosts[b], cc)
-            .buffers(buffer_for(rate, rtt_of(f), queued));
+        let spec = FlowSpec::udt(format!("flow{}", f + 1), lot.hosts[a], lot.hosts[b], cc);
         lot.topo.flow(spec);
     }
     if let Some(path) = &p.pcap {

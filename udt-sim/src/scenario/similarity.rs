@@ -32,7 +32,7 @@ pub(super) fn table5_2(p: &Params) -> Result<Report, String> {
     let bw = p.bw_mbps.unwrap_or(1000.0);
     let rtt = p.rtt_ms.unwrap_or(110.0);
     let time = p.time(60.0, 300.0);
-    let cc = p.cc.unwrap_or(CcChoice::tcp(2));
+    let cc = p.cc.unwrap_or_else(CcChoice::newreno);
     let mut runs = Vec::new();
     for &n in &ns {
         let mut r =

@@ -21,7 +21,7 @@ use udt_proto::cc::CcFactory;
 use udt_proto::Instant;
 
 use crate::engine::{AnyNode, Sim};
-use crate::flow::{CcChoice, FlowKind, FlowSpec, NamedCc};
+use crate::flow::{FlowKind, FlowSpec, NamedCc};
 use crate::host::Host;
 use crate::link::{Link, LinkConfig};
 use crate::network::{FlowHandle, LinkInfo, Network};
@@ -259,7 +259,7 @@ impl Topology {
             .collect();
 
         let mut handles = Vec::with_capacity(self.flows.len());
-        // One factory per named algorithm per run (see `NamedCc`).
+        // One factory per distinct specification per run (see `NamedCc`).
         let mut named: Vec<(&'static NamedCc, Arc<dyn CcFactory>)> = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
             let (Some(hs), Some(hd)) = (self.host_index(f.src), self.host_index(f.dst)) else {
@@ -272,7 +272,7 @@ impl Topology {
             match &f.kind {
                 FlowKind::Udt { .. } => {
                     let mut config = f.udt_config().ok_or("not a UDT flow")?;
-                    if let Some(CcChoice::Named(n)) = f.cc() {
+                    if let Some(n) = f.cc().map(|c| c.named()) {
                         let i = match named.iter().position(|(k, _)| std::ptr::eq(*k, n)) {
                             Some(i) => i,
                             None => {
