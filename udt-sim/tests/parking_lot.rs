@@ -10,9 +10,8 @@ use udt_sim::rng::seed_from_env;
 use udt_sim::scenario::{self, parking_lot_bottleneck, parking_lot_shares, Params, PARKING_LOT_MBPS};
 use udt_sim::CcChoice;
 
-/// The delay-checked native controller: the catalog's `udt` entry while it is the default
-/// (re-point when that entry changes; the thesis' algorithm is `daimd`).
-const DELAY_CHECKED: &str = "udt:delay=true";
+/// The default controller (the catalog's `udt`; the thesis' algorithm is `daimd`).
+const DEFAULT_CC: &str = udt_proto::cc::DEFAULT_CC;
 
 /// Every flow within this fraction of its max-min share.
 const SHARE_TOLERANCE: f64 = 0.2;
@@ -75,7 +74,7 @@ fn parking_lot_bottlenecks_above_90_percent() {
 /// standing queue) kept it there.
 #[test]
 fn parking_lot_shares_with_the_delay_checked_response() {
-    assert_max_min_shares(&run_with(Some(CcChoice::parse(DELAY_CHECKED).unwrap())));
+    assert_max_min_shares(&run_with(Some(CcChoice::parse(DEFAULT_CC).unwrap())));
 }
 
 /// Every flow of `rep` within [`SHARE_TOLERANCE`] of its max-min share, and Jain's index of

@@ -58,6 +58,10 @@ pub struct ModelConfig {
     /// Multiplicative decrease of the bandwidth cap per congested loss window that our own probe
     /// did not cause (someone else took more of the link): 0.7, CUBIC's and BBRv3's beta.
     pub loss_beta: f64,
+    /// A probe cycle without congestion raises the loss bound by this fraction of the link's
+    /// capacity (additive: the same step for every flow sharing the link, whatever its rate
+    /// or RTT; a bound at 0.7 of a lone flow's rate is regained in 5 cycles).
+    pub cap_increase: f64,
     /// Drain ends once the RTT is within this fraction of the minimum (the Startup queue is gone)
     /// or after [`ModelConfig::drain_max_rounds`].
     pub drain_target: f64,
@@ -86,6 +90,7 @@ impl Default for ModelConfig {
             loss_threshold: 0.05,
             loss_sample: 10.0,
             loss_beta: 0.7,
+            cap_increase: 1.0 / 16.0,
             drain_target: 0.25,
             drain_max_rounds: 3,
             initial_window: 16.0,
@@ -117,6 +122,7 @@ impl ModelConfig {
         for (name, v) in [
             ("loss_threshold", self.loss_threshold),
             ("loss_beta", self.loss_beta),
+            ("cap_increase", self.cap_increase),
             ("drain_target", self.drain_target),
         ] {
             if !(v > 0.0 && v < 1.0) {

@@ -7,8 +7,9 @@
 //! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the mean of the packet arrival
 //! rates the receiver reported in the round's full ACKs (thesis §3.4); the propagation RTT `min_rtt` is the windowed minimum of the
 //! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
-//! min_rtt`. A round is one `min_rtt`, or one ACK period (SYN) if longer, since no feedback comes
-//! faster. A loss window spans at least one round and enough packets to tell a loss rate; its
+//! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
+//! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
+//! too coarse). A loss window spans at least one round and enough packets to tell a loss rate; its
 //! lost fraction (NAKed packets over packets sent, from the connection's counters) above
 //! `loss_threshold` is congestion, below it link errors, which change nothing.
 //!
@@ -21,16 +22,20 @@
 //!   over `full_bw_rounds` rounds, or a congested loss window; then
 //! * **Drain** (gain `1 / startup_gain`): until the RTT is within `drain_target` of `min_rtt`, the
 //!   packets in flight are at most one BDP, or `drain_max_rounds`; then
-//! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods) -> Up (`probe_up_gain`, one round,
-//!   the loss bound lifted) -> Down (`probe_down_gain`, one round) -> Cruise. Congestion during
-//!   Up, or within a round after it, was caused by the probe: the probe ends and the bound
-//!   becomes the rate delivered. Congestion while cruising means another flow took more: the
-//!   bound becomes `loss_beta` times the rate (a multiplicative decrease, which leaves TCP its
-//!   share).
+//! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods) -> Up
+//!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, one round) -> Cruise. Congestion
+//!   during Up or Down, or within two rounds after the probe, was caused by the probe: the probe
+//!   ends and the bound becomes the rate delivered (at least `loss_beta` of the estimate).
+//!   Congestion while cruising means another flow took more: the bound becomes `loss_beta`
+//!   times the rate (a multiplicative decrease). A cycle without congestion raises the bound by
+//!   `cap_increase` of the link's capacity (the packet-pair estimate): the same additive step
+//!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
+//!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
+//!   its increase a function of the link, not of the flow, for the same reason).
 //! * **ProbeRTT** (from any state, when `min_rtt` was not refreshed for `min_rtt_window`
-//!   ProbeRTT durations): gain `probe_rtt_gain` for one round or the RTT report's settling time
-//!   (8 ACK periods: the receiver's RTT is a 1/8 moving average), whichever is longer; the
-//!   minimum seen meanwhile becomes `min_rtt`.
+//!   ProbeRTT durations): gain `probe_rtt_gain` for one round plus the RTT report's settling
+//!   time (8 ACK periods: the receiver's RTT is a 1/8 moving average); the minimum seen
+//!   meanwhile becomes `min_rtt`.
 //!
 //! Invariants: the period is finite and positive and the window finite and at least 4 packets
 //! whatever the inputs; the estimators only hold samples, and forget them (bandwidth after its
@@ -55,6 +60,9 @@ const RTT_REPORT_SETTLE_ACKS: u32 = 8;
 /// UDT sends every 16th packet right after the one before (the packet pair, protocol notes §4),
 /// so 16 packets take 15 periods: the period is stretched by 16/15 to send at the rate meant.
 const PAIR_FACTOR: f64 = 16.0 / 15.0;
+/// ACK periods between two rate reports, at most: a receiver includes its rates in a full ACK
+/// when more than one SYN has passed since the last (UDT4), so every first or second ACK.
+const RATE_REPORT_ACKS: u32 = 2;
 /// Packets a round spans at least: a rate counted over n packets is off by up to 1/n.
 const ROUND_MIN_PACKETS: f64 = 50.0;
 /// Spacing of the send-time checkpoints the window's hole allowance reads (an eighth of UDT's
@@ -100,6 +108,8 @@ pub struct ModelCc {
     bw: MaxFilter,
     cycle: u64,
     cruise_until: Instant,
+    /// Congestion was seen since the last probe began.
+    probe_congested: bool,
     round_rate_sum: f64,
     round_rate_time: f64,
     round_rate_samples: u32,
@@ -145,6 +155,7 @@ impl ModelCc {
             bw: MaxFilter::new(config.bw_window_cycles),
             cycle: 0,
             cruise_until: Instant::ZERO,
+            probe_congested: false,
             round_rate_sum: 0.0,
             round_rate_time: 0.0,
             round_rate_samples: 0,
@@ -196,7 +207,8 @@ impl ModelCc {
         self.min_rtt.get().or(self.first_rtt).unwrap_or(self.init_rtt)
     }
 
-    /// One RTT, but at least one ACK period (no feedback comes faster) and the time to deliver
+    /// One RTT, but at least [`RATE_REPORT_ACKS`] ACK periods (no rate report comes faster) and
+    /// the time to deliver
     /// [`ROUND_MIN_PACKETS`] at the estimated rate (a rate counted over fewer packets is
     /// quantised too coarsely for a maximum filter, which would pick the high errors).
     fn round_len(&self, ctx: &CcContext<'_>) -> Duration {
@@ -206,17 +218,35 @@ impl ModelCc {
         } else {
             Duration::ZERO
         };
-        self.rtt_estimate().max(ctx.syn_interval).max(counting)
+        self.rtt_estimate().max(ctx.syn_interval * RATE_REPORT_ACKS).max(counting)
     }
 
     fn probe_rtt_len(&self, ctx: &CcContext<'_>) -> Duration {
-        self.round_len(ctx).max(ctx.syn_interval * RTT_REPORT_SETTLE_ACKS)
+        self.round_len(ctx) + ctx.syn_interval * RTT_REPORT_SETTLE_ACKS
     }
 
     fn enter(&mut self, ctx: &mut CcContext<'_>, state: State) {
         let rounds = match state {
-            State::Drain => self.config.drain_max_rounds,
+            State::Drain => {
+                // Startup's overshoot is reported in the rounds after it, like a probe's.
+                self.probe_end_round = Some(self.round);
+                self.config.drain_max_rounds
+            }
             State::ProbeBw(Phase::Cruise) => {
+                // A probe cycle that met no congestion raises the loss bound by the same
+                // amount for every flow on the link, a fraction of the link's capacity: with
+                // the multiplicative decrease this is AIMD, which converges to equal shares
+                // (Chiu and Jain), and with cycles of equal length in time it is RTT-fair (the
+                // thesis' DAIMD makes its increase a function of the link, not of the flow).
+                if self.state == State::Drain {
+                    self.probe_end_round = Some(self.round);
+                }
+                if self.state == State::ProbeBw(Phase::Down) && !self.probe_congested {
+                    self.bw_cap += self.config.cap_increase * self.link_capacity(ctx);
+                    if self.bw_cap >= self.bw.get() {
+                        self.bw_cap = f64::INFINITY;
+                    }
+                }
                 let (lo, hi) = self.config.cruise_rounds;
                 let (slo, shi) = self.config.cruise_syn;
                 let syns = slo + ctx.rng.next_u32() % (shi - slo + 1);
@@ -224,7 +254,7 @@ impl ModelCc {
                 lo + (ctx.rng.next_u32() % (hi - lo + 1))
             }
             State::ProbeBw(Phase::Up) => {
-                self.bw_cap = f64::INFINITY;
+                self.probe_congested = false;
                 self.cycle += 1;
                 self.bw.advance(self.cycle);
                 1
@@ -307,7 +337,11 @@ impl ModelCc {
         self.bw.update(self.cycle, self.round_bw());
         tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), n = self.round_rate_samples, rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
         let sampled = self.round_rate_samples > 0;
-        self.last_round_bw = self.round_bw();
+        if sampled {
+            // A round without a rate report (reports come every other ACK on short paths)
+            // keeps the last round's rate.
+            self.last_round_bw = self.round_bw();
+        }
         self.round_rate_sum = 0.0;
         self.round_rate_time = 0.0;
         self.round_rate_samples = 0;
@@ -390,8 +424,11 @@ impl ModelCc {
                 self.enter(ctx, State::Drain);
             }
             State::ProbeBw(phase) => {
+                self.probe_congested = true;
+                // A probe's losses are reported up to a round after they happen and judged at
+                // the next round's end: two rounds after the probe they are still its own.
                 let probe_caused =
-                    phase == Phase::Up || self.probe_end_round.is_some_and(|r| self.round <= r + 1);
+                    phase != Phase::Cruise || self.probe_end_round.is_some_and(|r| self.round <= r + 2);
                 let base = self.bandwidth();
                 // BBRv3's bw_lo: what was delivered, but never less than beta of the estimate (a
                 // round's delivery can be low for reasons other than the link, a stall).
@@ -402,6 +439,17 @@ impl ModelCc {
                 }
             }
             State::Drain | State::ProbeRtt => {}
+        }
+    }
+
+    /// The link's capacity, packets/s: the receiver's packet-pair estimate (thesis §3.4), or
+    /// without one (or one below the bandwidth estimate) the bandwidth estimate.
+    fn link_capacity(&self, ctx: &CcContext<'_>) -> f64 {
+        let pairs = f64::from(ctx.bandwidth);
+        if ctx.bandwidth > 0 && ctx.bandwidth < u32::MAX && pairs >= self.bw.get() {
+            pairs
+        } else {
+            self.bw.get()
         }
     }
 

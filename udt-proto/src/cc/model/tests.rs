@@ -416,8 +416,10 @@ impl Loop {
                 self.ack_timer(at);
                 self.next_ack = at + ms(10);
             } else {
+                // UDT's pacing: the packet after one numbered 16n leaves at once (the pair).
+                let paired = (self.next_seq - 1) % 16 == 0 && self.retx.is_empty();
                 self.send(at);
-                self.next_send = at + self.cc.send_period();
+                self.next_send = if paired { at } else { at + self.cc.send_period() };
             }
         }
     }
@@ -471,7 +473,9 @@ fn scaling_rate_and_rtt_by_k_keeps_the_normalised_trajectory() {
     let tb = trajectory(&mut b, ms(200 * u64::from(k)), Duration::from_secs(12 * u64::from(k)));
     let diff: f64 = ta.iter().zip(&tb).map(|(x, y)| (x - y).abs()).sum::<f64>() / ta.len() as f64;
     assert!(diff < 0.05, "mean |difference| {diff}\n{ta:?}\n{tb:?}");
-    assert!(ta.iter().skip(ta.len() / 2).all(|u| *u > 0.7), "{ta:?}");
+    let late = &ta[ta.len() / 2..];
+    let mean = late.iter().sum::<f64>() / late.len() as f64;
+    assert!(mean > 0.9, "second half {mean}: {ta:?}");
 }
 
 #[test]
