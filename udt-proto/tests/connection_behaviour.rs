@@ -427,7 +427,7 @@ fn application_misuse_gets_typed_errors() {
     let mut mpair =
         connected_pair(62, LinkModel::default(), Config { mode: Mode::Message, ..Config::default() });
     let c = mpair.client.as_mut().unwrap();
-    let huge = vec![0u8; 20_000_000];
+    let huge = vec![0u8; (udt_proto::connection::DEFAULT_BUFFER_PKTS as usize + 1) * 1500];
     assert!(matches!(c.send_msg(now, &huge, None, false), Err(ConnError::MessageTooLarge { .. })));
     assert_eq!(c.send_msg(now, b"", None, false), Err(ConnError::EmptyMessage));
     assert_eq!(c.write(b"x"), Err(ConnError::WrongMode));

@@ -12,7 +12,10 @@
 //! message once everything before it is resolved.
 //!
 //! Storage: a ring of one metadata record and one [`RxDatagram`] per slot, and a stack of spare
-//! datagram buffers, allocated by [`RecvBuffer::new`]. A slot holding a packet owns the whole
+//! datagram buffers, committed as packets need them: the ring covers the offsets from the read
+//! position that have held a packet (or a resolved number) so far, at most the capacity, and
+//! grows by doubling when a packet lands beyond it; every offset past the ring is empty. An
+//! idle connection holds a ring of a few dozen records, a busy one about its flow window. A slot holding a packet owns the whole
 //! datagram, its payload after the [`DATA_HEADER_LEN`]-byte header; any other slot holds an empty
 //! datagram without storage. When a packet is consumed or discarded its buffer goes onto the
 //! spare stack. [`RecvBuffer::insert_datagram`] stores an arriving datagram by taking it and
@@ -137,6 +140,9 @@ enum Front {
     Garbage(usize),
 }
 
+/// Smallest ring the buffer commits once a packet arrives.
+const MIN_RING: usize = 32;
+
 /// The receive buffer.
 pub struct RecvBuffer {
     /// Packets: physical slot `i`'s datagram while it holds Data (its payload at
@@ -144,8 +150,11 @@ pub struct RecvBuffer {
     packets: Vec<RxDatagram>,
     /// Buffers of consumed packets, the most recently freed on top.
     spare: Vec<RxDatagram>,
-    /// Ring of slots; offset 0 (sequence `base`) is at physical index `start`.
+    /// Ring of slots; offset 0 (sequence `base`) is at physical index `start`. Offsets from
+    /// `slots.len()` up to `cap` are empty and have no record yet.
     slots: Vec<Slot>,
+    /// Most slots the buffer may hold: the window of sequence numbers it accepts.
+    cap: usize,
     payload_size: usize,
     /// Sequence number of the read position.
     base: SeqNo,
@@ -166,7 +175,8 @@ pub struct RecvBuffer {
 impl fmt::Debug for RecvBuffer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecvBuffer")
-            .field("capacity", &self.slots.len())
+            .field("capacity", &self.cap)
+            .field("committed", &self.slots.len())
             .field("payload_size", &self.payload_size)
             .field("base", &self.base)
             .field("contig", &self.contig)
@@ -180,14 +190,15 @@ impl fmt::Debug for RecvBuffer {
 impl RecvBuffer {
     /// A buffer of `capacity_pkts` slots of `payload_size` bytes; `first_seq` is the first
     /// sequence number the peer will send. The capacity is clamped to [`MAX_CAPACITY_PKTS`]
-    /// (and so that the byte size fits `isize`). Slots start without payload storage.
+    /// (and so that the byte size fits `isize`). Nothing is allocated until packets arrive.
     pub fn new(capacity_pkts: usize, payload_size: usize, first_seq: SeqNo) -> Self {
         let max_by_bytes = (isize::MAX as usize).checked_div(payload_size).unwrap_or(usize::MAX);
         let cap = capacity_pkts.min(MAX_CAPACITY_PKTS).min(max_by_bytes);
         RecvBuffer {
-            packets: std::iter::repeat_with(RxDatagram::empty).take(cap).collect(),
-            spare: Vec::with_capacity(cap),
-            slots: vec![Slot::EMPTY; cap],
+            packets: Vec::new(),
+            spare: Vec::new(),
+            slots: Vec::new(),
+            cap,
             payload_size,
             base: first_seq,
             start: 0,
@@ -201,7 +212,21 @@ impl RecvBuffer {
 
     // ---- offsets -------------------------------------------------------------------------
 
-    /// Physical index of offset `off` (< capacity) from the read position.
+    /// Make the ring cover offsets `0..need` (`need` at most the capacity), doubling it.
+    fn grow_ring(&mut self, need: usize) {
+        let len = self.slots.len();
+        if need <= len {
+            return;
+        }
+        let new_len = need.max(2 * len).max(MIN_RING).min(self.cap);
+        self.slots.rotate_left(self.start);
+        self.packets.rotate_left(self.start);
+        self.start = 0;
+        self.slots.resize(new_len, Slot::EMPTY);
+        self.packets.resize_with(new_len, RxDatagram::empty);
+    }
+
+    /// Physical index of offset `off` (< the ring's length) from the read position.
     fn phys(&self, off: usize) -> usize {
         let i = self.start + off;
         if i >= self.slots.len() {
@@ -211,7 +236,11 @@ impl RecvBuffer {
         }
     }
 
+    /// The slot at `off` (< capacity); past the ring, an empty one.
     fn slot(&self, off: usize) -> &Slot {
+        if off >= self.slots.len() {
+            return &Slot::EMPTY;
+        }
         &self.slots[self.phys(off)]
     }
 
@@ -227,12 +256,12 @@ impl RecvBuffer {
     /// Offset of `seq` from the read position, if inside the buffer's window.
     fn off_of(&self, seq: SeqNo) -> Option<usize> {
         let d = seq.diff(self.base);
-        (d >= 0 && (d as usize) < self.slots.len()).then_some(d as usize)
+        (d >= 0 && (d as usize) < self.cap).then_some(d as usize)
     }
 
     /// Offset of `seq` clamped to `0..=capacity`.
     fn clamped_off(&self, seq: SeqNo) -> usize {
-        seq.diff(self.base).clamp(0, self.slots.len() as i32) as usize
+        (seq.diff(self.base).max(0) as usize).min(self.cap)
     }
 
     // ---- bookkeeping ---------------------------------------------------------------------
@@ -290,7 +319,7 @@ impl RecvBuffer {
                 }
                 let i = self.phys(off);
                 let buf = std::mem::take(&mut self.packets[i]);
-                if buf.capacity() > 0 && self.spare.len() < self.spare.capacity() {
+                if buf.capacity() > 0 && self.spare.len() < self.cap {
                     self.spare.push(buf);
                 }
             }
@@ -373,7 +402,7 @@ impl RecvBuffer {
         let Some(c) = self.off_of(s.chain_last).filter(|&c| c >= p) else {
             return Front::Garbage(p);
         };
-        let cap = self.slots.len();
+        let cap = self.cap;
         if c + 1 - p >= cap {
             return Front::Garbage(c); // longer than the whole buffer
         }
@@ -439,15 +468,16 @@ impl RecvBuffer {
     }
 
     /// The physical slot `header` goes to, or why it is not stored.
-    fn claim(&self, header: &DataHeader) -> Result<usize, InsertOutcome> {
+    fn claim(&mut self, header: &DataHeader) -> Result<usize, InsertOutcome> {
         let d = header.seq.diff(self.base);
         if d < 0 {
             return Err(InsertOutcome::Duplicate);
         }
         let off = d as usize;
-        if off >= self.slots.len() {
+        if off >= self.cap {
             return Err(InsertOutcome::BeyondCapacity);
         }
+        self.grow_ring(off + 1);
         let i = self.phys(off);
         if self.slots[i].state != State::Empty {
             return Err(InsertOutcome::Duplicate);
@@ -515,7 +545,7 @@ impl RecvBuffer {
     /// outside the buffer's window are ignored. Stored packets of any message overlapping the
     /// range are discarded too, also those outside it.
     pub fn drop_range(&mut self, first: SeqNo, end_exclusive: SeqNo) {
-        let cap = self.slots.len() as i64;
+        let cap = self.cap as i64;
         let len = end_exclusive.diff(first);
         if len <= 0 || cap == 0 {
             return;
@@ -548,6 +578,7 @@ impl RecvBuffer {
                 break;
             }
         }
+        self.grow_ring(hi as usize);
         for off in lo as usize..hi as usize {
             self.resolve(off);
         }
@@ -640,11 +671,16 @@ impl RecvBuffer {
     /// Free slots for the flow window: capacity minus slots from the read position up to
     /// `contiguous_end` (the connection reports at least 2, like UDT4).
     pub fn free_packets(&self) -> usize {
-        self.slots.len() - self.contig
+        self.cap - self.contig
     }
 
-    /// Slots in the buffer.
+    /// Slots the buffer may hold.
     pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Slots committed so far (the ring's length).
+    pub fn committed_packets(&self) -> usize {
         self.slots.len()
     }
 
@@ -998,5 +1034,44 @@ mod tests {
         assert_eq!(b.free_packets(), 3);
         assert_eq!(b.read_stream(&mut [0; 2]), 1);
         assert_eq!(b.free_packets(), 4);
+    }
+
+    #[test]
+    fn the_ring_is_committed_as_packets_arrive_and_grows_across_the_wrap() {
+        let mut b = RecvBuffer::new(1000, 4, s(0));
+        assert_eq!(b.committed_packets(), 0, "nothing before the first packet");
+        assert_eq!(b.free_packets(), 1000);
+        // Move the read position so the ring wraps before it grows.
+        for seq in 0..20 {
+            assert_eq!(b.insert(&solo(seq), &seq.to_le_bytes()), InsertOutcome::Stored);
+        }
+        assert_eq!(b.committed_packets(), MIN_RING);
+        let mut out = [0u8; 4 * 20];
+        assert_eq!(b.read_stream(&mut out), 80);
+        // 20..60 wraps the 32-slot ring; 59 arrives first and makes it grow.
+        for seq in (20..60).rev().filter(|q| q % 7 != 0) {
+            assert_eq!(b.insert(&solo(seq), &seq.to_le_bytes()), InsertOutcome::Stored);
+        }
+        assert!(b.committed_packets() >= 40 && b.committed_packets() <= 1000);
+        for seq in (21..60).filter(|q| q % 7 == 0) {
+            assert_eq!(b.insert(&solo(seq), &seq.to_le_bytes()), InsertOutcome::Stored);
+        }
+        let mut out = vec![0u8; 4 * 40];
+        assert_eq!(b.read_stream(&mut out), 160);
+        for (i, chunk) in out.chunks(4).enumerate() {
+            assert_eq!(u32::from_le_bytes(chunk.try_into().unwrap()), 20 + i as u32);
+        }
+        assert_eq!(b.insert(&solo(60 + 999), b"late"), InsertOutcome::Stored, "the capacity is the window");
+        assert_eq!(b.committed_packets(), 1000);
+        assert_eq!(b.insert(&solo(60 + 1000), b"over"), InsertOutcome::BeyondCapacity);
+    }
+
+    #[test]
+    fn a_drop_request_beyond_the_ring_resolves_its_numbers() {
+        let mut b = RecvBuffer::new(500, 4, s(0));
+        b.drop_range(s(0), s(100));
+        assert_eq!(b.read_seq(), s(100));
+        assert_eq!(b.insert(&solo(100), b"abcd"), InsertOutcome::Stored);
+        assert_eq!(b.read_stream(&mut [0; 4]), 4);
     }
 }

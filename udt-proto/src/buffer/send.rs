@@ -20,11 +20,16 @@
 //! acknowledge past `next_seq`: such an ACK is valid up to [`SendBuffer::committed_end`], and
 //! `acknowledge` then releases the unsent rest of the message too.
 //!
-//! Storage: one `Vec<u8>` of `capacity_pkts * payload_size` bytes and one metadata record per
-//! slot, allocated once by [`SendBuffer::new`]. The sequence order is a ring of slot indices (a
-//! `VecDeque<u32>` that never grows past its initial capacity) and the free slots are a stack of
-//! indices, so skipping an expired unsent message in the middle of the buffer moves a few `u32`
-//! indices, never payload bytes. No method after `new` allocates.
+//! Storage: one `Vec<u8>` of payload bytes (slot `i` at `i * payload_size`) and one metadata
+//! record per slot, committed as data needs them: a new slot is made only when no freed one is
+//! left, so the slots in use are `0..slots.len()` with `slots.len()` the most packets ever held
+//! at once, never above the capacity, and the byte storage grows by doubling up to it (an idle
+//! connection holds no payload storage, a busy one about what its path keeps in flight). The
+//! sequence order is a ring of slot indices (a `VecDeque<u32>`) and the freed slots are a stack
+//! of indices, the most recently freed on top (still in the caches), so skipping an expired
+//! unsent message in the middle of the buffer moves a few `u32` indices, never payload bytes.
+//! Payload ranges handed out by [`SendBuffer::lookup`] and [`SendBuffer::take_new`] are offsets
+//! into [`SendBuffer::storage`], valid across growth.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -136,8 +141,10 @@ pub struct SendBuffer {
     slots: Vec<Slot>,
     /// Slot indices in sequence order from the head: `order[i]` holds `head_seq + i`.
     order: VecDeque<u32>,
-    /// Free slot indices.
+    /// Freed slot indices (every index below `slots.len()` not in `order`).
     free: Vec<u32>,
+    /// Most packet slots the buffer may hold.
+    cap: usize,
     payload_size: usize,
     /// Sequence number of `order[0]`.
     head_seq: SeqNo,
@@ -154,12 +161,13 @@ pub struct SendBuffer {
 impl fmt::Debug for SendBuffer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SendBuffer")
-            .field("capacity", &self.slots.len())
+            .field("capacity", &self.cap)
+            .field("committed", &self.slots.len())
             .field("payload_size", &self.payload_size)
             .field("head_seq", &self.head_seq)
             .field("unacked", &self.sent)
             .field("unsent", &self.unsent_packets())
-            .field("free", &self.free.len())
+            .field("free", &self.free_packets())
             .field("next_msg", &self.next_msg)
             .field("expired_unsent", &self.expired_unsent)
             .finish()
@@ -169,18 +177,17 @@ impl fmt::Debug for SendBuffer {
 impl SendBuffer {
     /// A buffer of `capacity_pkts` packets of `payload_size` bytes; the first packet sent will
     /// carry `first_seq`; message numbers start at [`MsgNo::FIRST`]. The capacity is clamped to
-    /// [`MAX_CAPACITY_PKTS`] (and so that the byte size fits `isize`).
+    /// [`MAX_CAPACITY_PKTS`] (and so that the byte size fits `isize`). Nothing is allocated
+    /// until data is written.
     pub fn new(capacity_pkts: usize, payload_size: usize, first_seq: SeqNo) -> Self {
         let max_by_bytes = (isize::MAX as usize).checked_div(payload_size).unwrap_or(usize::MAX);
         let cap = capacity_pkts.min(MAX_CAPACITY_PKTS).min(max_by_bytes);
-        let mut free: Vec<u32> = Vec::with_capacity(cap);
-        // Popped from the back: slot 0 is used first.
-        free.extend((0..cap as u32).rev());
         SendBuffer {
-            data: vec![0; cap * payload_size],
-            slots: vec![Slot::EMPTY; cap],
-            order: VecDeque::with_capacity(cap),
-            free,
+            data: Vec::new(),
+            slots: Vec::new(),
+            order: VecDeque::new(),
+            free: Vec::new(),
+            cap,
             payload_size,
             head_seq: first_seq,
             sent: 0,
@@ -209,9 +216,33 @@ impl SendBuffer {
         self.payload_size
     }
 
-    /// Packet slots in the buffer.
+    /// Packet slots the buffer may hold.
     pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Packet slots committed so far: the most packets held at once.
+    pub fn committed_packets(&self) -> usize {
         self.slots.len()
+    }
+
+    /// A slot for a new packet: the most recently freed one, or a new one while under the
+    /// capacity (growing the byte storage by doubling to cover it).
+    fn take_slot(&mut self) -> Option<u32> {
+        if let Some(id) = self.free.pop() {
+            return Some(id);
+        }
+        if self.slots.len() >= self.cap {
+            return None;
+        }
+        let id = self.slots.len();
+        self.slots.push(Slot::EMPTY);
+        let need = (id + 1) * self.payload_size;
+        if self.data.len() < need {
+            let grown = need.max(2 * self.data.len()).min(self.cap * self.payload_size);
+            self.data.resize(grown, 0);
+        }
+        Some(id as u32)
     }
 
     /// The unsent stream packet at the tail that can take more bytes: (slot, free bytes in it).
@@ -254,7 +285,7 @@ impl SendBuffer {
             taken = n;
         }
         while taken < data.len() {
-            let Some(id) = self.free.pop() else { break };
+            let Some(id) = self.take_slot() else { break };
             let id = id as usize;
             let n = (data.len() - taken).min(self.payload_size);
             self.copy_in(id, 0, &data[taken..taken + n]);
@@ -287,20 +318,20 @@ impl SendBuffer {
         if data.is_empty() {
             return Err(WriteMsgError::Empty);
         }
-        let max = self.slots.len() * self.payload_size;
+        let max = self.cap * self.payload_size;
         if data.len() > max {
             return Err(WriteMsgError::TooLarge { len: data.len(), max });
         }
         // payload_size > 0 here, since data.len() <= max.
         let pkts = data.len().div_ceil(self.payload_size);
-        if pkts > self.free.len() {
+        if pkts > self.free_packets() {
             return Err(WriteMsgError::Full);
         }
         let msg = self.next_msg;
         self.next_msg = msg.next();
         let deadline = ttl.map(|t| now + t);
         for (i, chunk) in data.chunks(self.payload_size).enumerate() {
-            let Some(id) = self.free.pop() else { break };
+            let Some(id) = self.take_slot() else { break };
             let boundary = match (i == 0, i + 1 == pkts) {
                 (true, true) => Boundary::Solo,
                 (true, false) => Boundary::First,
@@ -326,12 +357,12 @@ impl SendBuffer {
 
     /// Free packet slots.
     pub fn free_packets(&self) -> usize {
-        self.free.len()
+        self.free.len() + (self.cap - self.slots.len())
     }
 
     /// Free bytes a stream write could take now (free slots plus room in the unsent tail packet).
     pub fn free_bytes(&self) -> usize {
-        self.free.len() * self.payload_size + self.tail_room().map_or(0, |(_, room)| room)
+        self.free_packets() * self.payload_size + self.tail_room().map_or(0, |(_, room)| room)
     }
 
     /// Free bytes a stream write may take now. Without an unsent limit, the free bytes. With
@@ -763,5 +794,23 @@ mod tests {
         assert!(b.write_message(b"abc", None, false, T0).is_err());
         assert_eq!(b.free_bytes(), 0);
         assert_eq!(b.lookup(s(5), T0), Lookup::NotSent);
+    }
+
+    #[test]
+    fn storage_is_committed_as_data_needs_it_and_reused() {
+        let mut b = SendBuffer::new(65_536, 1000, s(0));
+        assert_eq!((b.committed_packets(), b.storage().len()), (0, 0), "an idle buffer holds nothing");
+        assert_eq!(b.free_packets(), 65_536);
+        assert_eq!(b.write_stream(&[7; 10_000]), 10_000);
+        assert_eq!(b.committed_packets(), 10);
+        assert!(b.storage().len() >= 10_000 && b.storage().len() <= 20_000);
+        for _ in 0..10 {
+            b.take_new(Instant::ZERO).unwrap();
+        }
+        b.acknowledge(s(10));
+        assert_eq!(b.write_stream(&[8; 10_000]), 10_000);
+        assert_eq!(b.committed_packets(), 10, "freed slots are used before new ones");
+        let (_, p) = b.take_new(Instant::ZERO).unwrap();
+        assert_eq!(p.payload, &[8; 1000][..]);
     }
 }

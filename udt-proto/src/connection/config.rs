@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cc::{CcFactory, NativeFactory};
+use crate::cc::CcFactory;
 use crate::packet::{HEADER_LEN, IP_UDP_OVERHEAD, MAX_MSS, MIN_MSS};
 
 /// Stream (byte stream) or datagram (messages) socket, as negotiated in the handshake.
@@ -15,6 +15,13 @@ pub enum Mode {
     Message,
 }
 
+/// Default cap of the send and receive buffers and the flow window, packets: twice the
+/// bandwidth-delay product of a 1 Gb/s, 300 ms path (2 x 25,000 packets of 1500 bytes), so one
+/// flow can fill it while a lost packet waits a round trip for its repair; a power of two
+/// (65,536; 95 MB of 1456-byte payloads at most, committed only as the path needs it). UDT4's
+/// 8192 cap one flow at about 320 Mb/s on a 300 ms path, whatever the link.
+pub const DEFAULT_BUFFER_PKTS: u32 = 65_536;
+
 /// Options of one connection.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -22,9 +29,11 @@ pub struct Config {
     pub mode: Mode,
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     pub mss: u32,
-    /// Flow-control limit in packets (UDT4 `UDT_FC`, default 25600).
+    /// Flow-control limit in packets (UDT4 `UDT_FC`, default 25600; ours 65536, see
+    /// [`DEFAULT_BUFFER_PKTS`]).
     pub flow_window: u32,
-    /// Send buffer in packets (UDT4 default 8192).
+    /// Send buffer in packets, at most (UDT4 default 8192; ours [`DEFAULT_BUFFER_PKTS`]).
+    /// Memory is committed as data needs it, so this is a cap, not an allocation.
     pub send_buffer_pkts: u32,
     /// Stream writes stop at this many packets written and not yet sent, and once a write has
     /// reached it, wait until half of them have been sent (a low-water mark, like Linux's
@@ -32,7 +41,9 @@ pub struct Config {
     /// buffer still holds every packet until it is acknowledged, but a blocked writer no longer
     /// wakes for every few packets of freed space (docs/deviations.md R6). Default 2048 packets.
     pub unsent_limit_pkts: u32,
-    /// Receive buffer in packets (UDT4 default 8192).
+    /// Receive buffer in packets, at most (UDT4 default 8192; ours [`DEFAULT_BUFFER_PKTS`]):
+    /// the window of sequence numbers the receiver accepts and advertises. Memory is committed
+    /// as packets arrive.
     pub recv_buffer_pkts: u32,
     /// On close, keep sending buffered data for at most this long (UDT4: 180 s; ours: 30 s,
     /// see docs/deviations.md). `None` closes at once, dropping unsent data.
@@ -43,7 +54,8 @@ pub struct Config {
     pub rendezvous_timeout: Duration,
     /// Interval between handshake resends (UDT4: 250 ms).
     pub handshake_resend: Duration,
-    /// Congestion control factory (default: the UDT native algorithm).
+    /// Congestion control factory (default: the catalog's [`crate::cc::DEFAULT_CC`]; the thesis'
+    /// algorithm, UDT4's `CUDTCC`, is `daimd`).
     pub cc: Arc<dyn CcFactory>,
     /// Upper bound on the sending rate in bytes/s of UDT packets (UDT4 `UDT_MAXBW`).
     pub max_bandwidth: Option<u64>,
@@ -67,15 +79,15 @@ impl Default for Config {
         Config {
             mode: Mode::Stream,
             mss: 1500,
-            flow_window: 25_600,
-            send_buffer_pkts: 8192,
+            flow_window: DEFAULT_BUFFER_PKTS,
+            send_buffer_pkts: DEFAULT_BUFFER_PKTS,
             unsent_limit_pkts: 2048,
-            recv_buffer_pkts: 8192,
+            recv_buffer_pkts: DEFAULT_BUFFER_PKTS,
             linger: Some(Duration::from_secs(30)),
             connect_timeout: Duration::from_secs(3),
             rendezvous_timeout: Duration::from_secs(30),
             handshake_resend: Duration::from_millis(250),
-            cc: Arc::new(NativeFactory::default()),
+            cc: crate::cc::default_factory(),
             max_bandwidth: None,
             periodic_nak: true,
             max_pacing_debt: Duration::from_millis(1),

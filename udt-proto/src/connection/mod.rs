@@ -53,7 +53,7 @@ use crate::packet::{Ack, DropRequest, Handshake, Packet};
 use crate::seq::{AckNo, MsgNo, SeqNo, SocketId};
 use crate::time::Instant;
 
-pub use config::{Config, ConfigError, Mode};
+pub use config::{Config, ConfigError, Mode, DEFAULT_BUFFER_PKTS};
 pub use event::{CloseReason, ConnError, Event};
 pub use stats::{Counters, InstantValues, Snapshot, Stats};
 
