@@ -1,5 +1,5 @@
-//! Progress ACKs: when the congestion control asks for them (`send_progress_acks`, the
-//! delay-checked native algorithm), the receiver sends a full ACK every SYN while data arrives
+//! Progress ACKs: when the congestion control asks for them (`send_progress_acks`, the default
+//! model controller), the receiver sends a full ACK every SYN while data arrives
 //! behind a hole that holds its ACK point, the number repeated; a sender whose controller
 //! learns from them (`learn_from_repeated_acks`) runs `on_ack` on each. Without the ask, UDT4's
 //! behaviour: the receiver is silent once the number was confirmed, and the sender ignores

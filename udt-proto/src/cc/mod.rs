@@ -16,7 +16,6 @@ pub mod fast;
 pub mod fixed;
 pub mod gtp;
 pub mod highspeed;
-pub mod loss_check;
 pub mod model;
 pub mod native;
 pub mod newreno;

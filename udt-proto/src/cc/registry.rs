@@ -102,7 +102,6 @@ fn build_daimd(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
         freeze_on_congestion: p.bool("freeze", d.freeze_on_congestion)?,
         rate_correction: p.bool("rc", d.rate_correction)?,
         initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
-        delay_check: false,
     })))
 }
 
