@@ -79,7 +79,7 @@ enum Command {
     #[command(after_help = EXIT_STATUS)]
     Netem(udt_netem::cli::Args),
     /// WAN benchmark (root): our UDT against UDT4, kernel TCP (CUBIC, BBR) and raw UDP through
-    /// the same emulated paths (RTT x loss), with shared-link runs.
+    /// the same emulated paths (rate x RTT x loss), with shared-link runs.
     #[command(after_help = EXIT_STATUS)]
     Bench(bench::Args),
 }

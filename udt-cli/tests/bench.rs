@@ -1,12 +1,13 @@
 //! Smoke test of `udt bench --quick --json`, which is also the CI smoke test of `udt netem`:
 //! UDT and kernel TCP (CUBIC) each move data through a 50 Mbit/s, 20 ms emulated path and must
-//! fill more than half of it. Needs root, /dev/net/tun, `ip` and iperf3; otherwise it prints
+//! fill more than half of it; and a short lossy run whose emulator loses packets both ways. Needs root, /dev/net/tun, `ip` and iperf3; otherwise it prints
 //! why it is skipped and passes. The child is killed if it outlives its deadline.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Read;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Deadline of the whole benchmark run (it takes about 12 s).
@@ -39,14 +40,16 @@ fn skip_reason() -> Option<String> {
     None
 }
 
-#[test]
-fn quick_bench_moves_udt_and_tcp_through_the_emulator() {
-    if let Some(why) = skip_reason() {
-        println!("skipped: {why}");
-        return;
-    }
+/// Held by each benchmark run: two at once would share the cores and slow each other.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `udt bench ARGS --json` within [`DEADLINE`]; its JSON document and its process id.
+fn bench(args: &[&str]) -> (serde_json::Value, u32) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut child = Command::new(env!("CARGO_BIN_EXE_udt"))
-        .args(["bench", "--quick", "--json"])
+        .arg("bench")
+        .args(args)
+        .arg("--json")
         .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -60,7 +63,7 @@ fn quick_bench_moves_udt_and_tcp_through_the_emulator() {
         if start.elapsed() > DEADLINE {
             child.kill().unwrap();
             child.wait().unwrap();
-            panic!("udt bench --quick did not finish in {DEADLINE:?}");
+            panic!("udt bench {args:?} did not finish in {DEADLINE:?}");
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -68,11 +71,22 @@ fn quick_bench_moves_udt_and_tcp_through_the_emulator() {
     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     assert!(status.success(), "udt bench failed: {status}\n{err}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}):\n{out}"));
+    let doc = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}):\n{out}"));
+    (doc, child.id())
+}
+
+#[test]
+fn quick_bench_moves_udt_and_tcp_through_the_emulator() {
+    if let Some(why) = skip_reason() {
+        println!("skipped: {why}");
+        return;
+    }
+    let (doc, pid) = bench(&["--quick"]);
+    let out = doc.to_string();
     let paths = doc["paths"].as_array().unwrap();
     assert_eq!(paths.len(), 1);
     assert_eq!(paths[0]["path"]["rate_bps"], 50_000_000);
+    assert_eq!(paths[0]["path"]["reverse_loss_percent"], 0.0);
     let rows = paths[0]["rows"].as_array().unwrap();
     for system in ["udt", "tcp-cubic"] {
         let row =
@@ -95,5 +109,25 @@ fn quick_bench_moves_udt_and_tcp_through_the_emulator() {
     assert!(paths[0]["emulator"]["a_to_b"]["packets_in"].as_u64().unwrap() > 1000);
     let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let list = String::from_utf8_lossy(&netns.stdout);
-    assert!(!list.contains(&format!("ub{}", child.id())), "namespaces left behind: {list}");
+    assert!(!list.contains(&format!("ub{pid}")), "namespaces left behind: {list}");
+}
+
+#[test]
+fn loss_applies_to_both_directions_by_default() {
+    if let Some(why) = skip_reason() {
+        println!("skipped: {why}");
+        return;
+    }
+    let args =
+        ["--rate", "50mbit", "--rtt", "20", "--loss", "5", "--time", "2", "--systems", "udt", "--no-shared"];
+    let (doc, _) = bench(&args);
+    let path = &doc["paths"][0];
+    assert_eq!(path["path"]["loss_percent"], 5.0, "{doc}");
+    assert_eq!(path["path"]["reverse_loss_percent"], 5.0, "{doc}");
+    // Hundreds of control packets go back at 5% loss: some are lost (P(none) < 1e-8).
+    for direction in ["a_to_b", "b_to_a"] {
+        let lost = path["emulator"][direction]["lost"].as_u64().unwrap();
+        println!("{direction}: {lost} random losses");
+        assert!(lost > 0, "no random loss {direction}: {}", path["emulator"]);
+    }
 }

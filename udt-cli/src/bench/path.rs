@@ -1,10 +1,12 @@
-//! One emulated path of the matrix (rate, RTT, random loss) and the emulator configuration
-//! that makes it.
+//! One emulated path of the matrix (rate, RTT, random loss each way) and the emulator
+//! configuration that makes it; [`ReverseLoss`], how `--reverse-loss` sets the loss of the
+//! return direction.
 //!
 //! Invariants: the path is symmetric in delay (half the RTT each way) and rate; random loss is
-//! applied A to B only (the data direction: clients run in A, servers in B); each direction's
-//! DropTail queue holds one bandwidth-delay product at the rate, at least
-//! [`MIN_QUEUE_PACKETS`] full-size packets.
+//! independent (Bernoulli) in each direction, `loss_percent` A to B (the data direction:
+//! clients run in A, servers in B) and `reverse_loss_percent` B to A (ACKs, NAKs, ACK2 and
+//! TCP's ACKs); each direction's DropTail queue holds one bandwidth-delay product at the
+//! rate, at least [`MIN_QUEUE_PACKETS`] full-size packets.
 
 use std::time::Duration;
 
@@ -16,25 +18,69 @@ pub const MIN_QUEUE_PACKETS: u32 = 100;
 /// Size of a full packet on the emulated link (the TUN MTU).
 pub const PACKET_BYTES: u64 = 1500;
 
+/// The random loss B to A (the return direction), as `--reverse-loss` gives it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReverseLoss {
+    /// Each path's data-direction loss.
+    Same,
+    /// This percentage on every path.
+    Percent(f64),
+}
+
+impl ReverseLoss {
+    /// `same`, or a percentage as `--loss` takes it (`0.1`, `0.1%`).
+    pub fn parse(s: &str) -> Result<ReverseLoss, String> {
+        if s.trim().eq_ignore_ascii_case("same") {
+            return Ok(ReverseLoss::Same);
+        }
+        parse_loss(s).map(ReverseLoss::Percent)
+    }
+
+    /// The reverse loss, percent, of a path whose data direction loses `loss_percent`.
+    pub fn of(self, loss_percent: f64) -> f64 {
+        match self {
+            ReverseLoss::Same => loss_percent,
+            ReverseLoss::Percent(p) => p,
+        }
+    }
+}
+
+/// A loss percentage: `0.1` or `0.1%`, between 0 and 100.
+pub fn parse_loss(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let p: f64 = s.trim_end_matches('%').parse().map_err(|_| format!("`{s}` is not a loss percentage"))?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(format!("loss {s}% is not between 0 and 100"));
+    }
+    Ok(p)
+}
+
 /// One path of the matrix.
 #[derive(Clone, Debug, Serialize)]
 pub struct PathSpec {
-    /// Bottleneck rate, bits per second.
+    /// Bottleneck rate (both directions), bits per second.
     pub rate_bps: u64,
     /// Round-trip propagation delay, ms.
     pub rtt_ms: f64,
-    /// Random loss A to B, percent.
+    /// Random loss A to B (data), percent.
     pub loss_percent: f64,
+    /// Random loss B to A (acknowledgements), percent.
+    pub reverse_loss_percent: f64,
     /// The bottleneck queue in each direction, packets.
     pub queue_packets: u32,
 }
 
+/// `100`, `1.5`: a rate in Mb/s without trailing zeros.
+pub fn mbps(rate_bps: u64) -> String {
+    format!("{}", rate_bps as f64 / 1e6)
+}
+
 impl PathSpec {
-    /// The path at `rate_bps` with this RTT and loss; the queue is one BDP.
-    pub fn new(rate_bps: u64, rtt_ms: f64, loss_percent: f64) -> PathSpec {
+    /// The path at `rate_bps` with this RTT and loss each way; the queue is one BDP.
+    pub fn new(rate_bps: u64, rtt_ms: f64, loss_percent: f64, reverse_loss_percent: f64) -> PathSpec {
         let bdp_packets = (Self::bdp_of(rate_bps, rtt_ms) / PACKET_BYTES as f64).ceil();
         let queue_packets = (bdp_packets as u32).max(MIN_QUEUE_PACKETS);
-        PathSpec { rate_bps, rtt_ms, loss_percent, queue_packets }
+        PathSpec { rate_bps, rtt_ms, loss_percent, reverse_loss_percent, queue_packets }
     }
 
     fn bdp_of(rate_bps: u64, rtt_ms: f64) -> f64 {
@@ -51,47 +97,59 @@ impl PathSpec {
         Duration::from_secs_f64(self.rtt_ms / 1000.0)
     }
 
-    /// `100 Mb/s, RTT 10 ms, loss 0.1%` (a table heading).
+    /// `100 Mb/s, RTT 10 ms, loss 0.1% / 0.1% (A to B / B to A), queue 100 packets` (a table
+    /// heading).
     pub fn label(&self) -> String {
         format!(
-            "{:.0} Mb/s, RTT {} ms, loss {}% (A to B), queue {} packets",
-            self.rate_bps as f64 / 1e6,
+            "{} Mb/s, RTT {} ms, loss {}% / {}% (A to B / B to A), queue {} packets",
+            mbps(self.rate_bps),
             self.rtt_ms,
             self.loss_percent,
+            self.reverse_loss_percent,
             self.queue_packets
         )
     }
 
-    /// `rtt100-loss0.1` (a file-name part).
+    /// `100mbit-rtt100-loss0.1-rev0.1` (a file-name part, distinct for distinct paths).
     pub fn slug(&self) -> String {
-        format!("rtt{}-loss{}", self.rtt_ms, self.loss_percent)
+        format!(
+            "{}mbit-rtt{}-loss{}-rev{}",
+            mbps(self.rate_bps),
+            self.rtt_ms,
+            self.loss_percent,
+            self.reverse_loss_percent
+        )
     }
 
     /// The emulator configuration (its forwarders at real-time priority), in namespaces `{prefix}A` and `{prefix}B`.
     pub fn emulator_config(&self, prefix: &str) -> EmulatorConfig {
-        let back = LinkConfig {
+        let link = |loss_percent: f64| LinkConfig {
             rate_bps: self.rate_bps,
             queue: QueueLimit::Packets(self.queue_packets),
             delay: self.rtt() / 2,
+            loss: bernoulli(loss_percent),
             ..LinkConfig::default()
         };
-        let loss = if self.loss_percent > 0.0 {
-            Loss::Bernoulli { p: self.loss_percent / 100.0 }
-        } else {
-            Loss::None
-        };
-        let forward = LinkConfig { loss, ..back.clone() };
         EmulatorConfig {
             ns_a: format!("{prefix}A"),
             ns_b: format!("{prefix}B"),
-            a_to_b: forward,
-            b_to_a: back,
+            a_to_b: link(self.loss_percent),
+            b_to_a: link(self.reverse_loss_percent),
             // The link must not be late because the hosts at its ends are busy: on a 2-core
             // machine the sender and receiver otherwise delay its releases into bursts, which
             // no real link makes.
             realtime: Some(REALTIME_PRIORITY),
             ..EmulatorConfig::default()
         }
+    }
+}
+
+/// Independent loss of `percent`, none at 0.
+fn bernoulli(percent: f64) -> Loss {
+    if percent > 0.0 {
+        Loss::Bernoulli { p: percent / 100.0 }
+    } else {
+        Loss::None
     }
 }
 
@@ -104,15 +162,41 @@ mod tests {
 
     #[test]
     fn queue_is_one_bdp_at_least_100_packets() {
-        let p = PathSpec::new(100_000_000, 100.0, 0.0);
+        let p = PathSpec::new(100_000_000, 100.0, 0.0, 0.0);
         assert_eq!(p.bdp_bytes(), 1_250_000);
         assert_eq!(p.queue_packets, 834);
-        assert_eq!(PathSpec::new(100_000_000, 10.0, 0.0).queue_packets, 100);
-        let c = PathSpec::new(50_000_000, 20.0, 1.0).emulator_config("x");
+        assert_eq!(PathSpec::new(100_000_000, 10.0, 0.0, 0.0).queue_packets, 100);
+        let c = PathSpec::new(50_000_000, 20.0, 1.0, 0.0).emulator_config("x");
         assert_eq!(c.a_to_b.delay, Duration::from_millis(10));
         assert_eq!(c.a_to_b.loss, Loss::Bernoulli { p: 0.01 });
         assert_eq!(c.b_to_a.loss, Loss::None);
         assert_eq!(c.realtime, Some(REALTIME_PRIORITY));
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn each_direction_gets_its_own_loss() {
+        let p = PathSpec::new(200_000_000, 100.0, 1.0, 0.1);
+        let c = p.emulator_config("x");
+        assert_eq!(c.a_to_b.loss, Loss::Bernoulli { p: 0.01 });
+        assert_eq!(c.b_to_a.loss, Loss::Bernoulli { p: 0.001 });
+        assert_eq!((c.a_to_b.rate_bps, c.b_to_a.rate_bps), (200_000_000, 200_000_000));
+        assert_eq!(c.b_to_a.delay, Duration::from_millis(50));
+        c.validate().unwrap();
+        assert_eq!(p.label(), "200 Mb/s, RTT 100 ms, loss 1% / 0.1% (A to B / B to A), queue 1667 packets");
+        assert_eq!(p.slug(), "200mbit-rtt100-loss1-rev0.1");
+        assert_eq!(PathSpec::new(1_500_000, 10.0, 0.0, 0.0).slug(), "1.5mbit-rtt10-loss0-rev0");
+    }
+
+    #[test]
+    fn reverse_loss_is_same_or_a_percentage() {
+        assert_eq!(ReverseLoss::parse("same"), Ok(ReverseLoss::Same));
+        assert_eq!(ReverseLoss::parse("SAME"), Ok(ReverseLoss::Same));
+        assert_eq!(ReverseLoss::parse("0"), Ok(ReverseLoss::Percent(0.0)));
+        assert_eq!(ReverseLoss::parse("0.5%"), Ok(ReverseLoss::Percent(0.5)));
+        assert!(ReverseLoss::parse("101").is_err());
+        assert!(ReverseLoss::parse("some").is_err());
+        assert_eq!(ReverseLoss::Same.of(1.0), 1.0);
+        assert_eq!(ReverseLoss::Percent(0.0).of(1.0), 0.0);
     }
 }

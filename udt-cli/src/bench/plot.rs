@@ -46,8 +46,7 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
         if series.iter().all(|(_, pts)| pts.is_empty()) {
             continue;
         }
-        let rate = report.paths.first().map_or(0.0, |p| p.path.rate_bps as f64 / 1e6);
-        let svg = svg(&format!("{}: {}", s.name, s.path), rate, &series);
+        let svg = svg(&format!("{}: {}", s.name, s.path), s.rate_bps as f64 / 1e6, &series);
         save(format!("shared-{}-{}.svg", i + 1, file_part(&s.name)), svg)?;
     }
     Ok(written)

@@ -1,15 +1,17 @@
-//! The benchmark's results: rows per path and shared runs, printed as Markdown tables or as
-//! one JSON object.
+//! The benchmark's results: rows per path and shared runs, printed as Markdown tables (the
+//! paths under a heading per rate, each table headed by its path: rate, RTT, loss each way) or
+//! as one JSON object (each path with its `rate_bps`, `loss_percent` and
+//! `reverse_loss_percent`).
 //!
 //! Invariant: a row is exactly one of measured (`status` "ok", `flow` set), skipped (a
 //! prerequisite is missing) or failed (`error` says why); a skipped or failed row never
 //! stops the benchmark.
 
 use serde::Serialize;
-use udt_netem::EmulatorStats;
+use udt_netem::{DirectionStats, EmulatorStats};
 
 use super::flow::Flow;
-use super::path::PathSpec;
+use super::path::{mbps, PathSpec};
 use super::shared::SharedRun;
 
 /// How a row ended.
@@ -162,10 +164,27 @@ fn runs_note(r: &Row) -> String {
     format!("; median of {} runs: {} Mb/s{failed}", r.goodputs_mbps.len(), list.join(" / "))
 }
 
-/// The Markdown tables.
+/// `emulator A to B over all runs: 574086 packets in, 0 random losses, ...` for one direction.
+fn emulator_line(direction: &str, d: &DirectionStats) -> String {
+    format!(
+        "\nemulator {direction} over all runs: {} packets in, {} random losses, {} queue drops, {} kernel drops, release error p99 {:.2} ms\n",
+        d.packets_in,
+        d.lost,
+        d.queue_drops,
+        d.tun_drops.map_or("?".into(), |n| n.to_string()),
+        d.release_error.p99_us / 1000.0
+    )
+}
+
+/// The Markdown tables: the paths under a heading per rate, then the shared runs.
 pub fn text(report: &Report) -> String {
     let mut s = String::new();
+    let mut rate = None;
     for p in &report.paths {
+        if rate != Some(p.path.rate_bps) {
+            rate = Some(p.path.rate_bps);
+            s.push_str(&format!("\n## {} Mb/s\n", mbps(p.path.rate_bps)));
+        }
         s.push_str(&format!("\n### {}, {} s per run\n\n", p.path.label(), report.time_s));
         s.push_str(
             "| system | goodput Mb/s | goodput % | util % | retx/delivered | CPU s/GB send | CPU s/GB recv | note |\n",
@@ -194,15 +213,8 @@ pub fn text(report: &Report) -> String {
             }
         }
         if let Some(e) = &p.emulator {
-            let d = &e.a_to_b;
-            s.push_str(&format!(
-                "\nemulator A to B over all runs: {} packets in, {} random losses, {} queue drops, {} kernel drops, release error p99 {:.2} ms\n",
-                d.packets_in,
-                d.lost,
-                d.queue_drops,
-                d.tun_drops.map_or("?".into(), |n| n.to_string()),
-                d.release_error.p99_us / 1000.0
-            ));
+            s.push_str(&emulator_line("A to B", &e.a_to_b));
+            s.push_str(&emulator_line("B to A", &e.b_to_a));
         }
     }
     if !report.shared.is_empty() {
@@ -293,7 +305,7 @@ mod tests {
             command: "udt bench".into(),
             time_s: 1.0,
             paths: vec![PathReport {
-                path: PathSpec::new(100_000_000, 10.0, 0.0),
+                path: PathSpec::new(100_000_000, 10.0, 0.0, 0.0),
                 rows: vec![Row::measured("udt".into(), f)],
                 emulator: None,
             }],
@@ -301,5 +313,36 @@ mod tests {
         };
         let table = text(&report);
         assert!(table.contains("| goodput Mb/s | goodput % | util % |"), "{table}");
+    }
+
+    #[test]
+    fn tables_are_grouped_and_headed_by_rate() {
+        let path = |rate, loss| PathReport {
+            path: PathSpec::new(rate, 100.0, loss, loss),
+            rows: vec![Row::from_result("udt".into(), Err(anyhow::anyhow!("skipped: no peer")))],
+            emulator: None,
+        };
+        let report = Report {
+            command: "udt bench".into(),
+            time_s: 10.0,
+            paths: vec![
+                path(50_000_000, 0.0),
+                path(50_000_000, 1.0),
+                path(100_000_000, 0.0),
+                path(100_000_000, 1.0),
+            ],
+            shared: Vec::new(),
+        };
+        let table = text(&report);
+        assert_eq!(table.matches("\n## ").count(), 2, "{table}");
+        let (fifty, hundred) =
+            (table.find("\n## 50 Mb/s\n").unwrap(), table.find("\n## 100 Mb/s\n").unwrap());
+        assert!(fifty < hundred);
+        let heading =
+            "### 100 Mb/s, RTT 100 ms, loss 1% / 1% (A to B / B to A), queue 834 packets, 10 s per run";
+        assert!(table[hundred..].contains(heading), "{table}");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["paths"][2]["path"]["rate_bps"], 100_000_000);
+        assert_eq!(json["paths"][3]["path"]["reverse_loss_percent"], 1.0);
     }
 }

@@ -30,6 +30,8 @@ pub struct SharedRun {
     pub name: String,
     /// The path, as a heading.
     pub path: String,
+    /// The path's bottleneck rate, bits per second.
+    pub rate_bps: u64,
     /// The flows (empty when the run failed).
     pub flows: Vec<SharedFlow>,
     /// Sum of the goodputs over the link rate.
@@ -54,6 +56,7 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
 pub fn run(ctx: &Ctx, systems: &[System]) -> SharedRun {
     let name = systems.iter().map(ToString::to_string).collect::<Vec<_>>().join(" + ");
     let path = ctx.path.label();
+    let rate_bps = ctx.path.rate_bps;
     match run_flows(ctx, systems) {
         Ok(flows) => {
             let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
@@ -71,8 +74,9 @@ pub fn run(ctx: &Ctx, systems: &[System]) -> SharedRun {
             SharedRun {
                 name,
                 path,
+                rate_bps,
                 flows,
-                goodput_share: Some(sum * 1e6 / ctx.path.rate_bps.max(1) as f64),
+                goodput_share: Some(sum * 1e6 / rate_bps.max(1) as f64),
                 utilization: Some(utilization),
                 jain: jain(&goodputs),
                 error: None,
@@ -81,6 +85,7 @@ pub fn run(ctx: &Ctx, systems: &[System]) -> SharedRun {
         Err(e) => SharedRun {
             name,
             path,
+            rate_bps,
             flows: Vec::new(),
             goodput_share: None,
             utilization: None,

@@ -1,0 +1,150 @@
+//! The command line of `udt bench` ([`Args`]) and the parsers of its values.
+//!
+//! Invariant: every value that parsed is one the benchmark can run: a rate limit above zero,
+//! an RTT of 0-10000 ms, loss percentages of 0-100, a sending time of up to an hour.
+
+use std::path::PathBuf;
+
+use super::path::{parse_loss, ReverseLoss};
+use super::system::System;
+
+/// Arguments of `udt bench`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Bottleneck rates of the emulated link to test (both directions; comma-separated):
+    /// 50mbit, 100mbit, 1gbit. The matrix is every rate x RTT x loss, grouped by rate; the
+    /// default one (27 paths, 6 systems, 10 s per run) takes about 35 minutes.
+    #[arg(long, value_name = "RATE,...", default_value = "50mbit,100mbit,200mbit", value_delimiter = ',', value_parser = parse_rate)]
+    pub rate: Vec<u64>,
+    /// Round-trip times to test, ms (comma-separated); half each way.
+    #[arg(long, value_name = "MS,...", default_value = "10,100,300", value_delimiter = ',', value_parser = parse_rtt)]
+    pub rtt: Vec<f64>,
+    /// Random loss rates A to B (the data direction) to test, percent (comma-separated).
+    #[arg(long, value_name = "PERCENT,...", default_value = "0,0.1,1", value_delimiter = ',', value_parser = parse_loss)]
+    pub loss: Vec<f64>,
+    /// Random loss B to A (the return direction: ACKs, NAKs, ACK2, TCP's ACKs), percent:
+    /// `same` loses on each path what --loss loses A to B; a number is the loss on every path
+    /// (not a matrix dimension), and 0 loses data packets only.
+    #[arg(long, value_name = "PERCENT|same", default_value = "same", value_parser = ReverseLoss::parse)]
+    pub reverse_loss: ReverseLoss,
+    /// Seconds each transfer sends for.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_time)]
+    pub time: f64,
+    /// Runs per system and path, interleaved round by round; each cell reports the run with the
+    /// median goodput (the lower middle one for an even count) and lists every run's goodput.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub repeat: u32,
+    /// Systems to run (comma-separated): udt, udt:CC (`udt cc list`), udt-file (file to file),
+    /// udt4, tcp-cubic, tcp-bbr, tcp-reno, udp [default: udt,udt:cubic,udt4,tcp-cubic,tcp-bbr,udp].
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = System::parse)]
+    pub systems: Vec<System>,
+    /// Also run our UDT file to file (`udt send`/`udt recv`, BLAKE3 verified) on each path.
+    #[arg(long)]
+    pub files: bool,
+    /// Skip the shared runs (two UDT flows; UDT with TCP CUBIC).
+    #[arg(long)]
+    pub no_shared: bool,
+    /// Shared runs on every path, not only each rate's 100 ms loss-free one.
+    #[arg(long, conflicts_with = "no_shared")]
+    pub shared_all: bool,
+    /// Print one JSON object with every result instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a throughput-over-time SVG per run into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// The reference UDT4 peer (default: $UDT4_PERF, else interop/build/udt4_perf).
+    #[arg(long, value_name = "PATH")]
+    pub udt4: Option<PathBuf>,
+    /// CI mode: one path (50 Mbit/s, RTT 20 ms, no loss either way), 3 s, udt and tcp-cubic, no
+    /// shared runs. Overrides --rate, --rtt, --loss, --reverse-loss, --time, --systems.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+fn parse_rate(s: &str) -> Result<u64, String> {
+    match udt_netem::units::parse_rate(s.trim()) {
+        Ok(0) => Err("the benchmark needs a rate limit (0 means unlimited)".into()),
+        Ok(r) => Ok(r),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Milliseconds: a bare number, or a duration with a unit (`100ms`, `0.3s`).
+fn parse_rtt(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let ms = match s.parse::<f64>() {
+        Ok(ms) => ms,
+        Err(_) => udt_netem::units::parse_duration(s).map_err(|e| e.to_string())?.as_secs_f64() * 1000.0,
+    };
+    if !(0.0..=10_000.0).contains(&ms) {
+        return Err(format!("RTT {s} is not between 0 and 10000 ms"));
+    }
+    Ok(ms)
+}
+
+fn parse_time(s: &str) -> Result<f64, String> {
+    let t: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(t > 0.0 && t <= 3600.0) {
+        return Err(format!("`{s}` is not between 0 and 3600 seconds"));
+    }
+    Ok(t)
+}
+
+/// `udt bench ARGS...` parsed, for the tests of this module and of [`super::plan`].
+#[cfg(test)]
+pub fn parse(argv: &[&str]) -> Result<Args, clap::Error> {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+    Cli::try_parse_from(std::iter::once("bench").chain(argv.iter().copied())).map(|c| c.args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.rate, vec![50_000_000, 100_000_000, 200_000_000]);
+        assert_eq!(a.rtt, vec![10.0, 100.0, 300.0]);
+        assert_eq!(a.loss, vec![0.0, 0.1, 1.0]);
+        assert_eq!(a.reverse_loss, ReverseLoss::Same);
+        assert_eq!(a.repeat, 1);
+    }
+
+    #[test]
+    fn lists_and_units() {
+        let a = parse(&["--rate", "100mbit", "--rtt", "50ms,0.2s", "--loss", "0.5%"]).unwrap();
+        assert_eq!((a.rate, a.rtt, a.loss), (vec![100_000_000], vec![50.0, 200.0], vec![0.5]));
+        assert_eq!(parse(&["--rate", "1gbit, 10m"]).unwrap().rate, vec![1_000_000_000, 10_000_000]);
+        assert_eq!(parse(&["--reverse-loss", "0"]).unwrap().reverse_loss, ReverseLoss::Percent(0.0));
+        assert_eq!(parse(&["--reverse-loss", "0.1%"]).unwrap().reverse_loss, ReverseLoss::Percent(0.1));
+        assert_eq!(parse(&["--repeat", "3"]).unwrap().repeat, 3);
+    }
+
+    #[test]
+    fn refusals() {
+        for argv in [
+            &["--rate", "0"][..],
+            &["--rate", "100mbit,0"],
+            &["--rate", "100mbps"],
+            &["--systems", "sctp"],
+            &["--loss", "101"],
+            &["--reverse-loss", "0,1"],
+            &["--reverse-loss", "-1"],
+            &["--rtt", "20000"],
+            &["--time", "0"],
+            &["--no-shared", "--shared-all"],
+            &["--repeat", "0"],
+            &["--repeat", "21"],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?} was accepted");
+        }
+    }
+}
