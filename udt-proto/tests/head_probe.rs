@@ -1,8 +1,9 @@
-//! The sender's head probe: when the congestion control asks for it (`probe_lost_retransmissions`,
-//! the delay-checked native algorithm while link errors are about), a retransmission of the
+//! The sender's head probe: when the congestion control asks for it (`probe_lost_retransmissions`;
+//! no controller of the catalog does at present), a retransmission of the
 //! oldest unacknowledged packet that is itself lost is sent again one RTT (+ 4 RTTVar + SYN)
-//! after it left, instead of waiting for the receiver's re-report (twice that and more) with
-//! the ACK point stuck and the window filling. Without the ask, UDT4's behaviour.
+//! after it left. The receiver re-reports a loss left unrepaired after the same interval, so
+//! both repair a lost retransmission within about one RTT plus the repair timer; the probe
+//! also covers a lost re-report.
 
 // Test code: helpers outside #[test] functions may panic on failure too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -103,11 +104,13 @@ fn run(drops: u32, probe: bool) -> (u64, u64, Option<Duration>, Option<Duration>
 }
 
 #[test]
-fn a_lost_retransmission_of_the_head_is_probed_before_the_receiver_reports_it_again() {
+fn a_lost_retransmission_of_the_head_is_probed_within_one_repair_interval() {
     let (probes, naks, arrived, first_nak, got, data) = run(2, true);
     assert!(got == data, "data corrupted or short: {} of {} bytes", got.len(), data.len());
     assert_eq!(probes, 1, "one probe for the one lost retransmission");
-    assert_eq!(naks, 1, "repaired before the receiver's re-report (2 x (RTT + 4 RTTVar) + SYN)");
+    // The receiver re-reports after the same interval (RTT + 4 RTTVar + SYN), so the probe and
+    // the re-report may both go out: at most one report more.
+    assert!((1..=2).contains(&naks), "{naks} NAKs");
     let (arrived, first_nak) = (arrived.unwrap(), first_nak.unwrap());
     // NAK to the sender (50 ms), retransmission lost; the probe leaves one RTT + 4 RTTVar + SYN
     // later (about 110 ms on this steady path) and arrives 50 ms after that.
@@ -133,14 +136,20 @@ fn no_probe_on_a_clean_path() {
     assert_eq!((probes, naks), (0, 0));
 }
 
+/// Without the probe the receiver's re-report repairs it, one repair interval (RTT, 4 RTTVar
+/// and a SYN: about 110 ms here) after the first report, plus the round trip of the re-report
+/// and its retransmission.
 #[test]
-fn without_the_ask_the_receiver_reports_the_loss_again() {
+fn without_the_ask_the_receiver_reports_the_loss_again_after_one_repair_interval() {
     let (probes, naks, arrived, first_nak, got, data) = run(2, false);
     assert!(got == data);
     assert_eq!(probes, 0);
     assert!(naks >= 2, "the receiver's re-report repaired it ({naks} NAKs)");
     let repair = arrived.unwrap() - first_nak.unwrap();
-    assert!(repair >= Duration::from_millis(250), "repaired {repair:?} after the first report");
+    assert!(
+        repair >= Duration::from_millis(210) && repair < Duration::from_millis(240),
+        "repaired {repair:?} after the first report"
+    );
 }
 
 /// A probe for a message whose TTL has passed becomes a drop request, and not one per call:
