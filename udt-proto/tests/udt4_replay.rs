@@ -111,7 +111,16 @@ fn replay(file: &str) -> BTreeSet<u32> {
     let t0 = first.time_us;
     let start = Instant::from_micros(1_000_000);
     let at = |d: &Datagram| start + std::time::Duration::from_micros(d.time_us - t0);
-    let config = Config { initial_seq: Some(req.initial_seq), ..Config::default() };
+    // UDT4's congestion control, default buffers (8192 packets) and flow-control limit
+    // (25600): the handshake advertises their minimum.
+    let config = Config {
+        initial_seq: Some(req.initial_seq),
+        cc: udt_proto::cc::factory("daimd").expect("daimd is in the catalog"),
+        send_buffer_pkts: 8192,
+        recv_buffer_pkts: 8192,
+        flow_window: 25_600,
+        ..Config::default()
+    };
     let peer = std::net::SocketAddr::from(first.dst);
     let mut conn = Connection::connect(
         config,

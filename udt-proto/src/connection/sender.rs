@@ -155,14 +155,7 @@ impl Connection {
         let tx = &mut link.tx;
         if tx.buf.unacked_packets() > 0 {
             if tx.loss.is_empty() {
-                // The first expiry since the peer last answered resends only the oldest
-                // unacknowledged packet (TCP's RTO resends one segment): on a long path whose
-                // RTT is not measured yet the timer fires before the first ACK can come back,
-                // and resending everything doubled what start-up sent. The receiver reports
-                // the rest of any holes (periodic NAK); a second expiry in a row, with the
-                // peer still silent, resends everything as UDT4 does (protocol notes §3).
-                let end = if self.exp_count <= 1 { tx.last_ack } else { tx.buf.next_seq().prev() };
-                let added = tx.loss.insert(tx.last_ack, end);
+                let added = tx.loss.insert(tx.last_ack, tx.buf.next_seq().prev());
                 self.stats.total.snd_loss += added as u64;
             }
             self.stats.total.timeouts += 1;

@@ -433,13 +433,21 @@ impl ModelCc {
                 // BBRv3's bw_lo: what was delivered, but never less than beta of the estimate (a
                 // round's delivery can be low for reasons other than the link, a stall).
                 let beta = base * self.config.loss_beta;
-                self.bw_cap = if probe_caused { delivered.max(beta).min(base) } else { beta };
+                let bound = if probe_caused { delivered.max(beta).min(base) } else { beta };
+                // Never below the smallest window per round trip: a run of congested windows
+                // (or heavy random loss) must leave the flow its ACK clock, as TCP keeps one.
+                self.bw_cap = bound.max(self.min_rate(ctx));
                 if phase == Phase::Up {
                     self.enter(ctx, State::ProbeBw(Phase::Down));
                 }
             }
             State::Drain | State::ProbeRtt => {}
         }
+    }
+
+    /// The smallest rate, packets/s: [`MIN_WINDOW`] per RTT and ACK period.
+    fn min_rate(&self, ctx: &CcContext<'_>) -> f64 {
+        MIN_WINDOW / (self.rtt_estimate() + ctx.syn_interval).as_secs_f64()
     }
 
     /// The link's capacity, packets/s: the receiver's packet-pair estimate (thesis §3.4), or
