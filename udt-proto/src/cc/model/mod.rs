@@ -9,9 +9,10 @@
 //! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
 //! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
 //! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
-//! too coarse). A loss window spans at least one round and enough packets to tell a loss rate; its
-//! lost fraction (NAKed packets over packets sent, from the connection's counters) above
-//! `loss_threshold` is congestion, below it link errors, which change nothing.
+//! too coarse). A loss window spans two ACK periods (the same time scale for every flow, whatever
+//! its RTT) and enough packets to tell a loss rate; its lost fraction (NAKed packets sent after
+//! the last decrease, over packets sent) above `loss_threshold` is congestion, below it link
+//! errors, which change nothing.
 //!
 //! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
 //! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
@@ -126,10 +127,13 @@ pub struct ModelCc {
     full_bw_count: u32,
     filled_pipe: bool,
     loss_sent: u64,
-    loss_lost: u64,
-    /// The connection's loss counter at the end of the last callback.
-    loss_seen: u64,
-    loss_round: u64,
+    /// When the current loss window opened.
+    loss_start: Instant,
+    /// Packets of the current loss window reported lost that were sent after the last
+    /// decrease (earlier ones were answered by it).
+    loss_counted: u64,
+    /// The largest sequence number sent when the bound last decreased.
+    dec_seq: Option<SeqNo>,
     probe_end_round: Option<u64>,
     probe_rtt_until: Option<Instant>,
     probe_rtt_min: Option<Duration>,
@@ -172,9 +176,9 @@ impl ModelCc {
             full_bw_count: 0,
             filled_pipe: false,
             loss_sent: 0,
-            loss_lost: 0,
-            loss_seen: 0,
-            loss_round: 0,
+            loss_start: Instant::ZERO,
+            loss_counted: 0,
+            dec_seq: None,
             probe_end_round: None,
             probe_rtt_until: None,
             probe_rtt_min: None,
@@ -398,20 +402,38 @@ impl ModelCc {
         }
     }
 
-    /// Close the loss window when it is long enough, and judge it.
+    /// Close the loss window when it is long enough, and judge it. A window spans
+    /// [`RATE_REPORT_ACKS`] ACK periods and enough packets to tell a loss rate, the same time
+    /// scale for every flow whatever its RTT: flows sharing a bottleneck see its overflows
+    /// alike and answer each one, as the thesis' DAIMD answers loss events on the SYN clock.
+    /// Losses of packets sent before the last decrease do not count (the decrease answered
+    /// them), so a long RTT's late reports are not answered twice.
     fn check_loss_window(&mut self, ctx: &mut CcContext<'_>) {
         let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
-        let lost = ctx.stats.total.snd_loss.saturating_sub(self.loss_lost);
         let enough = self.config.loss_sample / self.config.loss_threshold;
-        if self.round <= self.loss_round || (sent as f64) < enough {
+        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS || (sent as f64) < enough {
             return;
         }
+        let lost = std::mem::take(&mut self.loss_counted);
         self.loss_sent = ctx.stats.total.pkts_sent;
-        self.loss_lost = ctx.stats.total.snd_loss;
-        self.loss_round = self.round;
+        self.loss_start = ctx.now;
         let rate = lost as f64 / sent as f64;
         if rate > self.config.loss_threshold {
+            self.dec_seq = Some(ctx.snd_curr_seq);
             self.handle_congestion(ctx, rate);
+        }
+    }
+
+    /// Count the reported losses of packets sent after the last decrease.
+    fn count_losses(&mut self, lost: &[(SeqNo, SeqNo)]) {
+        for &(first, last) in lost {
+            let from = match self.dec_seq {
+                Some(d) if !first.is_after(d) => d.next(),
+                _ => first,
+            };
+            if !from.is_after(last) {
+                self.loss_counted += u64::from(last.diff(from) as u32) + 1;
+            }
         }
     }
 
@@ -559,10 +581,9 @@ impl CongestionControl for ModelCc {
         *self = ModelCc::new(self.config);
         self.init_rtt = ctx.rtt.max(ctx.syn_interval);
         self.round_start = ctx.now;
+        self.loss_start = ctx.now;
         self.last_ack = ctx.last_ack;
         self.loss_sent = ctx.stats.total.pkts_sent;
-        self.loss_lost = ctx.stats.total.snd_loss;
-        self.loss_seen = ctx.stats.total.snd_loss;
         self.update_outputs(ctx);
     }
 
@@ -586,21 +607,18 @@ impl CongestionControl for ModelCc {
         self.check_drained(ctx);
         self.check_probe_rtt(ctx);
         self.update_outputs(ctx);
-        self.loss_seen = ctx.stats.total.snd_loss;
     }
 
-    fn on_loss(&mut self, ctx: &mut CcContext<'_>, _lost: &[(SeqNo, SeqNo)]) {
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, lost: &[(SeqNo, SeqNo)]) {
+        self.count_losses(lost);
         self.handle_round(ctx);
         self.check_loss_window(ctx);
         self.update_outputs(ctx);
-        self.loss_seen = ctx.stats.total.snd_loss;
     }
 
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
         // The connection counted everything unacknowledged as lost before calling: not losses a
-        // receiver reported, so not in the loss rate.
-        self.loss_lost += ctx.stats.total.snd_loss.saturating_sub(self.loss_seen);
-        self.loss_seen = ctx.stats.total.snd_loss;
+        // receiver reported, so not in the loss rate (only `on_loss` counts).
         self.timed_out = true;
         self.update_outputs(ctx);
     }

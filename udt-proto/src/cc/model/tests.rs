@@ -57,11 +57,15 @@ impl Driver {
         self.cc.on_ack(&mut ctx, SeqNo::new(self.ack));
     }
 
-    /// A NAK of `n` packets.
+    /// A NAK of the `n` packets sent last.
     fn lose(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
         self.sc.stats.total.snd_loss += n;
-        let s = SeqNo::new(self.ack);
-        self.cc.on_loss(&mut self.sc.ctx(), &[(s, s)]);
+        let last = SeqNo::new(self.sc.sent);
+        let first = last.add(1 - n as i32);
+        self.cc.on_loss(&mut self.sc.ctx(), &[(first, last)]);
     }
 
     /// ACKs every 10 ms for `span` at `rate` and `rtt`.
