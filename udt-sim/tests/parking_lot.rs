@@ -66,11 +66,10 @@ fn parking_lot_bottlenecks_above_90_percent() {
 
 /// The default controller (the catalog's `udt`, udt-proto `cc::model`) on the same network,
 /// held to the same targets: every flow within 20% of its max-min share and Jain's index of
-/// throughput / share above 0.97. Measured (seed 1): 82.2, 84.5, 6.3, 40.4, 44.3, 3.1 Mb/s
-/// against shares 90, 90, 5, 47.5, 47.5, 5: flow 3 25% over its share, flow 6 (four links)
-/// 38% under; F 0.9616.
+/// throughput / share above 0.97. Measured (seed 1): flow 3 at 3.78 Mb/s against its share
+/// of 5 (24% under); the run stops at the first flow out of tolerance.
 #[test]
-#[ignore = "measured (seed 1) flow 3 6.3 and flow 6 3.1 Mb/s (shares 5, tolerance 20%), F 0.9616 (target 0.97)"]
+#[ignore = "measured (seed 1) flow 3 at 3.78 Mb/s (max-min share 5, tolerance 20%)"]
 fn parking_lot_shares_with_the_default() {
     assert_max_min_shares(&run_with(Some(CcChoice::parse(DEFAULT_CC).unwrap())));
 }
