@@ -129,11 +129,12 @@ pub struct ModelCc {
     loss_sent: u64,
     /// When the current loss window opened.
     loss_start: Instant,
-    /// Packets of the current loss window reported lost that were sent after the last
-    /// decrease (earlier ones were answered by it).
+    /// Packets of the current loss window reported lost for the first time and sent after the
+    /// last decrease (earlier ones were answered by it).
     loss_counted: u64,
-    /// The largest sequence number sent when the bound last decreased.
-    dec_seq: Option<SeqNo>,
+    /// The first sequence number whose loss may still count: past every one counted and
+    /// every one sent before the last decrease.
+    count_from: Option<SeqNo>,
     probe_end_round: Option<u64>,
     probe_rtt_until: Option<Instant>,
     probe_rtt_min: Option<Duration>,
@@ -178,7 +179,7 @@ impl ModelCc {
             loss_sent: 0,
             loss_start: Instant::ZERO,
             loss_counted: 0,
-            dec_seq: None,
+            count_from: None,
             probe_end_round: None,
             probe_rtt_until: None,
             probe_rtt_min: None,
@@ -419,21 +420,29 @@ impl ModelCc {
         self.loss_start = ctx.now;
         let rate = lost as f64 / sent as f64;
         if rate > self.config.loss_threshold {
-            self.dec_seq = Some(ctx.snd_curr_seq);
+            self.raise_count_from(ctx.snd_curr_seq.next());
             self.handle_congestion(ctx, rate);
         }
     }
 
-    /// Count the reported losses of packets sent after the last decrease.
+    /// Count the reported losses of packets sent after the last decrease, each once (a
+    /// receiver reports a loss again while it stays unrepaired).
     fn count_losses(&mut self, lost: &[(SeqNo, SeqNo)]) {
         for &(first, last) in lost {
-            let from = match self.dec_seq {
-                Some(d) if !first.is_after(d) => d.next(),
+            let from = match self.count_from {
+                Some(c) if c.is_after(first) => c,
                 _ => first,
             };
             if !from.is_after(last) {
                 self.loss_counted += u64::from(last.diff(from) as u32) + 1;
+                self.raise_count_from(last.next());
             }
+        }
+    }
+
+    fn raise_count_from(&mut self, seq: SeqNo) {
+        if self.count_from.is_none_or(|c| seq.is_after(c)) {
+            self.count_from = Some(seq);
         }
     }
 

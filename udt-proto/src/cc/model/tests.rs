@@ -147,6 +147,41 @@ fn a_loss_below_the_threshold_changes_nothing() {
     assert!((d.cc.bandwidth() - bw).abs() < 1e-6 * bw, "{} of {bw}", d.cc.bandwidth());
 }
 
+/// A loss the receiver reports again while it stays unrepaired counts once, and losses of
+/// packets sent before a decrease count for nothing after it: 3% of what is sent, each packet
+/// reported twice, is not 6%; after one decrease, reports of the old packets change nothing.
+#[test]
+fn each_loss_counts_once_and_a_decrease_answers_what_was_sent_before_it() {
+    let mut d = Driver::new();
+    d.reach_cruise();
+    let bw = d.cc.bandwidth();
+    for _ in 0..100 {
+        d.ack(ms(10), ms(100), 10_000);
+        d.lose(3);
+        let last = SeqNo::new(d.sc.sent);
+        d.cc.on_loss(&mut d.sc.ctx(), &[(last.add(-2), last)]);
+    }
+    assert!((d.cc.bandwidth() - bw).abs() < 1e-6 * bw, "re-reports counted: {} of {bw}", d.cc.bandwidth());
+    // Overflow until a decrease (one during a probe only ends the probe).
+    let mut after = bw;
+    for _ in 0..40 {
+        d.ack(ms(10), ms(100), 10_000);
+        d.lose(20);
+        after = d.cc.bandwidth();
+        if after < bw * 0.75 {
+            break;
+        }
+    }
+    assert!(after < bw * 0.75, "{after} of {bw}");
+    // The old packets reported again and again, with nothing new lost: no second decrease.
+    let old = SeqNo::new(d.sc.sent);
+    for _ in 0..50 {
+        d.ack(ms(10), ms(100), 10_000);
+        d.cc.on_loss(&mut d.sc.ctx(), &[(old.add(-39), old)]);
+    }
+    assert!(d.cc.bandwidth() >= after - 1e-6, "{} after {after}", d.cc.bandwidth());
+}
+
 #[test]
 fn sustained_overflow_while_cruising_decreases_the_rate() {
     let mut d = Driver::new();
