@@ -1,5 +1,5 @@
 #!/bin/sh
-# Lines of code of each congestion control in udt-proto/src/cc (the README's table next to
+# Lines of code of each congestion control in udt-proto/src/cc (docs/congestion-control.md's table next to
 # thesis Table 5-1). Counts the code before a file's `#[cfg(test)]`: "loc" = lines that are not
 # blank and not comments; "semicolons" = the thesis' own measure ("the number of semicolons in
 # the corresponding C/C++ code segment"), which undercounts expression-oriented Rust.

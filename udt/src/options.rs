@@ -28,14 +28,12 @@ pub struct Options {
     /// rounds, fewer than 64 per gathering), the thread lets them gather in the UDP socket for
     /// up to this long instead of waking for each one. Every datagram is still handled at the
     /// kernel's arrival timestamp, timers and application calls still end the wait on time,
-    /// and a loss found by the receiver stops it for a second (its NAK must not leave late).
-    /// Readers then wake once per gathering, not once per packet: at 100 Mb/s the receiving
+    /// and losses do not stop it (a NAK leaves at most one gathering late). Readers then wake once per gathering, not once per packet: at 100 Mb/s the receiving
     /// process's context switches fell from 149k to 80k in 8 s and its CPU per GB by about a
     /// third. Costs a streaming receiver up to this much latency (UDT4 makes data readable
-    /// only at its next ACK, up to 10 ms later); `Duration::ZERO` turns it off. Default 250 us:
-    /// a NAK that leaves a gathering late reads as queue to the sender's loss check, whose
-    /// floor is 0.5 ms. The first socket bound to a port decides for every connection
-    /// multiplexed on it.
+    /// only at its next ACK, up to 10 ms later); `Duration::ZERO` turns it off. Default 250 us,
+    /// well under any delay a controller reads as queue. The first socket bound to a port
+    /// decides for every connection multiplexed on it.
     pub receive_gather: Duration,
 }
 
