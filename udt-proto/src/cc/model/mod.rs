@@ -10,9 +10,9 @@
 //! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
 //! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
 //! too coarse). A loss window spans two ACK periods (the same time scale for every flow, whatever
-//! its RTT) and enough packets to tell a loss rate; its lost fraction (NAKed packets sent after
-//! the last decrease, over packets sent) above `loss_threshold` is congestion, below it link
-//! errors, which change nothing.
+//! its RTT) and enough packets to tell a loss rate; its loss-event rate (runs of consecutive
+//! NAKed packets sent after the last decrease, over packets sent) above `loss_threshold` is
+//! congestion, below it link errors, which change nothing.
 //!
 //! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
 //! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
@@ -129,8 +129,8 @@ pub struct ModelCc {
     loss_sent: u64,
     /// When the current loss window opened.
     loss_start: Instant,
-    /// Packets of the current loss window reported lost for the first time and sent after the
-    /// last decrease (earlier ones were answered by it).
+    /// Loss events (runs of consecutive lost packets) of the current loss window, reported for
+    /// the first time and sent after the last decrease (earlier ones were answered by it).
     loss_counted: u64,
     /// The first sequence number whose loss may still count: past every one counted and
     /// every one sent before the last decrease.
@@ -425,8 +425,11 @@ impl ModelCc {
         }
     }
 
-    /// Count the reported losses of packets sent after the last decrease, each once (a
-    /// receiver reports a loss again while it stays unrepaired).
+    /// Count the reported loss events of packets sent after the last decrease, each once (a
+    /// receiver reports a loss again while it stays unrepaired). A run of consecutive lost
+    /// packets is one event: a queue that overflows under paced senders drops the excess, one
+    /// packet here and one there, while a faulty link loses runs (Gilbert-Elliott bursts), so
+    /// counting runs keeps a burst of link errors from passing for the congestion rate.
     fn count_losses(&mut self, lost: &[(SeqNo, SeqNo)]) {
         for &(first, last) in lost {
             let from = match self.count_from {
@@ -434,7 +437,7 @@ impl ModelCc {
                 _ => first,
             };
             if !from.is_after(last) {
-                self.loss_counted += u64::from(last.diff(from) as u32) + 1;
+                self.loss_counted += 1;
                 self.raise_count_from(last.next());
             }
         }

@@ -57,15 +57,16 @@ impl Driver {
         self.cc.on_ack(&mut ctx, SeqNo::new(self.ack));
     }
 
-    /// A NAK of the `n` packets sent last.
+    /// A NAK of `n` of the packets sent last, every other one (a paced flow's overflow: each
+    /// loss its own event).
     fn lose(&mut self, n: u64) {
-        if n == 0 {
-            return;
-        }
         self.sc.stats.total.snd_loss += n;
         let last = SeqNo::new(self.sc.sent);
-        let first = last.add(1 - n as i32);
-        self.cc.on_loss(&mut self.sc.ctx(), &[(first, last)]);
+        let ranges: Vec<(SeqNo, SeqNo)> =
+            (0..n as i32).map(|k| (last.add(-2 * k), last.add(-2 * k))).rev().collect();
+        if !ranges.is_empty() {
+            self.cc.on_loss(&mut self.sc.ctx(), &ranges);
+        }
     }
 
     /// ACKs every 10 ms for `span` at `rate` and `rtt`.
@@ -159,7 +160,8 @@ fn each_loss_counts_once_and_a_decrease_answers_what_was_sent_before_it() {
         d.ack(ms(10), ms(100), 10_000);
         d.lose(3);
         let last = SeqNo::new(d.sc.sent);
-        d.cc.on_loss(&mut d.sc.ctx(), &[(last.add(-2), last)]);
+        let again: Vec<(SeqNo, SeqNo)> = (0..3).map(|k| (last.add(-2 * k), last.add(-2 * k))).rev().collect();
+        d.cc.on_loss(&mut d.sc.ctx(), &again);
     }
     assert!((d.cc.bandwidth() - bw).abs() < 1e-6 * bw, "re-reports counted: {} of {bw}", d.cc.bandwidth());
     // Overflow until a decrease (one during a probe only ends the probe).
@@ -177,9 +179,26 @@ fn each_loss_counts_once_and_a_decrease_answers_what_was_sent_before_it() {
     let old = SeqNo::new(d.sc.sent);
     for _ in 0..50 {
         d.ack(ms(10), ms(100), 10_000);
-        d.cc.on_loss(&mut d.sc.ctx(), &[(old.add(-39), old)]);
+        let again: Vec<(SeqNo, SeqNo)> = (0..20).map(|k| (old.add(-2 * k), old.add(-2 * k))).rev().collect();
+        d.cc.on_loss(&mut d.sc.ctx(), &again);
     }
     assert!(d.cc.bandwidth() >= after - 1e-6, "{} after {after}", d.cc.bandwidth());
+}
+
+/// A run of consecutive losses is one event: a link that loses 20 packets in a row every loss
+/// window (20% of them, in bursts) is not an overflow.
+#[test]
+fn a_burst_of_link_errors_is_one_loss_event() {
+    let mut d = Driver::new();
+    d.reach_cruise();
+    let bw = d.cc.bandwidth();
+    for _ in 0..200 {
+        d.ack(ms(10), ms(100), 10_000);
+        d.sc.stats.total.snd_loss += 20;
+        let last = SeqNo::new(d.sc.sent);
+        d.cc.on_loss(&mut d.sc.ctx(), &[(last.add(-19), last)]);
+    }
+    assert!((d.cc.bandwidth() - bw).abs() < 1e-6 * bw, "{} of {bw}", d.cc.bandwidth());
 }
 
 #[test]
