@@ -1,7 +1,9 @@
 //! `udt cat HOST:PORT` / `udt cat --listen ADDR:PORT`: netcat for UDT. Standard input goes out
 //! as a raw UDT stream and the peer's stream comes out on standard output, with no framing of
 //! ours, so it talks to any UDT4 stream peer and composes with pipes
-//! (`tar c dir | udt cat host:9000`, `udt cat --listen :9000 | tar x`).
+//! (`tar c dir | udt cat host:9000`, `udt cat --listen :9000 | tar x`). The one exception: a
+//! stream that opens with the magic of another `udt` protocol (`UDTF`, `UDTR`, `UDTP`) is
+//! refused and none of it written, so a protocol header never passes for data.
 //!
 //! UDT has no half-close (no way to say "I am done sending, keep talking to me"), so the end of
 //! a session is decided locally:
@@ -19,14 +21,14 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use udt::UdtStream;
 
-use crate::net;
+use crate::{interrupt, link, net};
 
 /// Size of a standard-input read.
 const STDIN_CHUNK: usize = 256 * 1024;
@@ -36,6 +38,10 @@ const STREAM_CHUNK: usize = 1 << 20;
 const POLL: Duration = Duration::from_millis(100);
 /// Default idle timeout after our input ended, when we sent data.
 const DEFAULT_IDLE_AFTER_SENDING: Duration = Duration::from_secs(1);
+/// How long a normal close may wait for the peer to acknowledge the rest.
+const CLOSE_LIMIT: Duration = Duration::from_secs(30);
+/// How long a close after an error may wait.
+const ERROR_CLOSE_LIMIT: Duration = Duration::from_secs(1);
 
 /// Arguments of `udt cat`.
 #[derive(clap::Args, Debug)]
@@ -58,6 +64,9 @@ pub struct Args {
     /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
+    /// Declare the peer gone after this many seconds without hearing from it (default 10).
+    #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
+    pub peer_timeout: Option<std::time::Duration>,
 }
 
 /// Parse non-negative seconds, fractions allowed.
@@ -80,8 +89,9 @@ enum Event {
 
 /// Run `udt cat`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
-    let mut options = net::options(args.mss, args.cc.as_ref());
+    let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
     options.read_timeout = Some(POLL);
+    options.write_timeout = Some(POLL);
     let stream = match (&args.target, args.listen) {
         (Some(target), _) => net::connect(target, options)?,
         (None, Some(addr)) => {
@@ -104,10 +114,13 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let holding = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
 
+    // The input thread may block on standard input for ever: it holds the stream only while
+    // writing, so that the main thread can always take it back to close it.
     let input = {
-        let (stream, tx, holding) = (Arc::clone(&stream), tx.clone(), Arc::clone(&holding));
+        let (weak, tx, holding, stop) =
+            (Arc::downgrade(&stream), tx.clone(), Arc::clone(&holding), Arc::clone(&stop));
         thread::Builder::new().name("stdin".into()).spawn(move || {
-            let event = match copy_input(&stream, &holding) {
+            let event = match copy_input(&weak, &holding, &stop) {
                 Ok(sent) => Event::InputDone { sent },
                 Err(e) => Event::InputFailed(e),
             };
@@ -126,7 +139,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     };
 
     let mut input_done: Option<(Instant, Duration)> = None; // (when, idle timeout)
-    let peer_closed = loop {
+    let ended = loop {
         match rx.recv_timeout(POLL) {
             Ok(Event::InputDone { sent }) => {
                 let idle = args.idle_timeout.or((sent > 0).then_some(DEFAULT_IDLE_AFTER_SENDING));
@@ -136,21 +149,26 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                     tracing::debug!("waiting for the peer to close");
                 }
             }
-            Ok(Event::PeerClosed) => break true,
-            Ok(Event::InputFailed(e)) | Ok(Event::OutputFailed(e)) => return Err(e),
+            Ok(Event::PeerClosed) => break Ok(true),
+            Ok(Event::InputFailed(e)) | Ok(Event::OutputFailed(e)) => break Err(e),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => bail!("internal error: copying threads vanished"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                break Err(anyhow::anyhow!("internal error: copying threads vanished"))
+            }
+        }
+        if interrupt::requested() {
+            break Err(interrupt::error().into());
         }
         if let Some((since, idle)) = input_done {
             let last = *last_received.lock().unwrap_or_else(|e| e.into_inner());
             if Instant::now().duration_since(since.max(last)) >= idle {
                 tracing::debug!("idle timeout: closing");
-                break false;
+                break Ok(false);
             }
         }
     };
 
-    if peer_closed {
+    if let Ok(true) = ended {
         // Input the peer never acknowledged is lost: say so.
         if holding.load(Ordering::SeqCst) || stream.flush_acknowledged().is_err() {
             bail!("the peer closed the connection before all of standard input was delivered");
@@ -158,26 +176,43 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         let _ = output.join();
         return Ok(());
     }
+    // Our side ends the session (idle timeout, error, Ctrl-C): close, so that the peer hears
+    // of it at once.
     stop.store(true, Ordering::SeqCst);
     let _ = output.join();
-    let _ = input.join();
-    match Arc::try_unwrap(stream) {
-        Ok(stream) => {
-            if let Err(e) = net::close(stream) {
-                tracing::debug!("close: {e}");
+    let linger = if ended.is_ok() { CLOSE_LIMIT } else { ERROR_CLOSE_LIMIT };
+    let mut stream = stream;
+    let deadline = Instant::now() + POLL * 5;
+    loop {
+        match Arc::try_unwrap(stream) {
+            Ok(s) => {
+                link::close_within(s, linger);
+                break;
+            }
+            Err(s) if Instant::now() < deadline => {
+                stream = s;
+                thread::sleep(Duration::from_millis(10));
+            }
+            Err(_) => {
+                tracing::debug!("stream still shared at exit");
+                break;
             }
         }
-        Err(_) => tracing::debug!("stream still shared at exit"),
     }
-    Ok(())
+    if ended.is_ok() {
+        let _ = input.join();
+    }
+    ended.map(|_| ())
 }
 
 /// Copy standard input into the stream until it ends, then wait for the acknowledgement of
-/// everything. Returns the bytes sent.
-fn copy_input(stream: &UdtStream, holding: &AtomicBool) -> Result<u64> {
+/// everything. Returns the bytes sent. Holds the stream only while writing; stops early (with
+/// an error) when `stop` is set.
+fn copy_input(stream: &Weak<UdtStream>, holding: &AtomicBool, stop: &AtomicBool) -> Result<u64> {
     let mut stdin = io::stdin().lock();
     let mut buf = vec![0u8; STDIN_CHUNK];
     let mut sent = 0u64;
+    let stopped = || anyhow::anyhow!("stopped before standard input was sent");
     loop {
         let n = match stdin.read(&mut buf) {
             Ok(0) => break,
@@ -186,13 +221,35 @@ fn copy_input(stream: &UdtStream, holding: &AtomicBool) -> Result<u64> {
             Err(e) => return Err(e).context("reading standard input"),
         };
         holding.store(true, Ordering::SeqCst);
-        let mut w = stream;
-        w.write_all(&buf[..n]).map_err(|e| sending_failed(e, sent))?;
+        let mut rest = &buf[..n];
+        while !rest.is_empty() {
+            let Some(s) = stream.upgrade().filter(|_| !stop.load(Ordering::SeqCst)) else {
+                return Err(stopped());
+            };
+            match (&*s).write(rest) {
+                Ok(k) => rest = &rest[k..],
+                Err(e) if is_poll_timeout(&e) => {}
+                Err(e) => return Err(sending_failed(e, sent)),
+            }
+        }
         holding.store(false, Ordering::SeqCst);
         sent += n as u64;
     }
-    stream.flush_acknowledged().map_err(|e| sending_failed(e, sent))?;
-    Ok(sent)
+    loop {
+        let Some(s) = stream.upgrade().filter(|_| !stop.load(Ordering::SeqCst)) else {
+            return Err(stopped());
+        };
+        match s.flush_acknowledged() {
+            Ok(()) => return Ok(sent),
+            Err(e) if is_poll_timeout(&e) => {}
+            Err(e) => return Err(sending_failed(e, sent)),
+        }
+    }
+}
+
+/// A blocking call's slice running out.
+fn is_poll_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock)
 }
 
 /// The error for a failed send after `sent` bytes.
@@ -204,26 +261,105 @@ fn sending_failed(e: io::Error, sent: u64) -> anyhow::Error {
     }
 }
 
+/// The magics that open the other `udt` protocols, and what a peer sending one is.
+const FOREIGN_MAGICS: [(&[u8; 4], &str); 3] = [
+    (b"UDTF", "a `udt send` (receive files with `udt recv`)"),
+    (b"UDTR", "a `udt recv` (send files to it with `udt send`)"),
+    (b"UDTP", "a `udt perf` server or client"),
+];
+
+/// Bytes held back at the start of the stream while they could still be the beginning of
+/// another `udt` protocol's magic: such a peer is refused and its header never written out.
+#[derive(Default)]
+struct Opening {
+    held: Vec<u8>,
+    /// The start has been cleared (or written out).
+    done: bool,
+}
+
+impl Opening {
+    /// Take `data` from the stream; returns what may be written now, or an error naming the
+    /// peer when the stream opens with a foreign magic.
+    fn take<'a>(&'a mut self, data: &'a [u8]) -> Result<std::borrow::Cow<'a, [u8]>> {
+        if self.done {
+            return Ok(data.into());
+        }
+        self.held.extend_from_slice(data);
+        let len = self.held.len().min(4);
+        for (magic, what) in FOREIGN_MAGICS {
+            if self.held[..len] == magic[..len] {
+                if len == 4 {
+                    bail!("the peer is {what}, not a `udt cat` peer: refused, nothing written");
+                }
+                return Ok(Vec::new().into());
+            }
+        }
+        self.done = true;
+        Ok(std::mem::take(&mut self.held).into())
+    }
+
+    /// The stream ended: what is still held.
+    fn rest(&mut self) -> Vec<u8> {
+        self.done = true;
+        std::mem::take(&mut self.held)
+    }
+}
+
 /// Copy the stream to standard output until the peer closes (`Ok`) or `stop` is set (`Ok` too;
-/// the caller knows).
+/// the caller knows). A stream that opens with another `udt` protocol's magic is refused.
 fn copy_output(stream: &UdtStream, stop: &AtomicBool, last_received: &Mutex<Instant>) -> Result<()> {
     let mut stdout = io::stdout().lock();
     let mut buf = vec![0u8; STREAM_CHUNK];
     let mut r = stream;
+    let mut opening = Opening::default();
+    let mut write = |out: &[u8]| -> Result<()> {
+        if !out.is_empty() {
+            stdout.write_all(out).context("writing standard output")?;
+            stdout.flush().context("writing standard output")?;
+        }
+        Ok(())
+    };
     loop {
         match r.read(&mut buf) {
-            Ok(0) => return Ok(()),
+            Ok(0) => return write(&opening.rest()),
             Ok(n) => {
                 *last_received.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                stdout.write_all(&buf[..n]).context("writing standard output")?;
-                stdout.flush().context("writing standard output")?;
+                write(&opening.take(&buf[..n])?)?;
             }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock => {
+            Err(e) if is_poll_timeout(&e) => {
                 if stop.load(Ordering::SeqCst) {
-                    return Ok(());
+                    return write(&opening.rest());
                 }
             }
             Err(e) => return Err(e).context("receiving from the peer"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_magics_are_held_then_refused() {
+        let mut o = Opening::default();
+        assert!(o.take(b"UD").unwrap().is_empty());
+        assert!(o.take(b"T").unwrap().is_empty());
+        let e = o.take(b"F\x02\x00").unwrap_err();
+        assert!(e.to_string().contains("`udt send`"), "{e}");
+
+        let mut o = Opening::default();
+        assert!(o.take(b"UDTP").is_err());
+
+        let mut o = Opening::default();
+        assert!(o.take(b"U").unwrap().is_empty());
+        assert_eq!(&*o.take(b"DTX and more").unwrap(), b"UDTX and more");
+        assert_eq!(&*o.take(b"UDTF later is data").unwrap(), b"UDTF later is data");
+
+        let mut o = Opening::default();
+        assert_eq!(&*o.take(b"hi\n").unwrap(), b"hi\n");
+        let mut o = Opening::default();
+        assert!(o.take(b"UDT").unwrap().is_empty());
+        assert_eq!(o.rest(), b"UDT");
     }
 }

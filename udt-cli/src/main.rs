@@ -9,17 +9,21 @@
 //! - `udt netem`: a WAN emulator between two network namespaces (root).
 //! - `udt bench`: UDT against UDT4, kernel TCP and UDP across that emulator (root).
 //!
-//! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error.
+//! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error, 130
+//! when interrupted (Ctrl-C, SIGTERM, SIGHUP).
 
 mod bench;
 mod cat;
 mod cc;
 mod cpu;
+mod interrupt;
+mod link;
 mod net;
 mod perf;
 mod progress;
 mod protocol;
 mod recv;
+mod report;
 mod send;
 mod sim;
 mod units;
@@ -27,7 +31,7 @@ mod units;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::{ArgAction, Parser, Subcommand};
+use clap::{ArgAction, CommandFactory, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 /// The exit-status section of `udt --help`.
@@ -36,6 +40,7 @@ Exit status:
   0  success
   1  a transfer or the network failed (refused or corrupt file, no answer, connection lost)
   2  usage error (bad arguments)
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP; send, recv, cat, perf)
 
 Logs go to standard error: -v for info, -vv for debug, -vvv for trace; RUST_LOG overrides.";
 
@@ -46,7 +51,8 @@ struct Cli {
     /// More log output on standard error (repeat for more).
     #[arg(short, long, action = ArgAction::Count, global = true)]
     verbose: u8,
-    /// No progress, summaries or "listening on" lines from send, recv and cat (errors still print).
+    /// No progress display, interval lines or "listening on" lines (summaries and errors still
+    /// print).
     #[arg(short, long, global = true)]
     quiet: bool,
     #[command(subcommand)]
@@ -86,17 +92,43 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Send(a) = &cli.command {
+        if a.rename.is_some() && a.files.len() != 1 {
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--as NAME renames one file; give exactly one FILE with it",
+                )
+                .exit();
+        }
+    }
     init_logging(cli.verbose);
+    if matches!(cli.command, Command::Send(_) | Command::Recv(_) | Command::Cat(_) | Command::Perf(_)) {
+        if let Err(e) = interrupt::install() {
+            eprintln!("udt: {e:#}");
+            return ExitCode::from(1);
+        }
+    }
     let result = match &cli.command {
         Command::Send(a) => send::run(a, cli.quiet),
         Command::Recv(a) => recv::run(a, cli.quiet),
         Command::Cat(a) => cat::run(a, cli.quiet),
-        Command::Perf(a) => perf::run(a),
+        Command::Perf(a) => perf::run(a, cli.quiet),
         Command::Sim(a) => sim::run(a),
         Command::Cc(a) => cc::run(a),
         Command::Netem(a) => udt_netem::cli::run(a),
         Command::Bench(a) => bench::run(a),
     };
+    if interrupt::requested() {
+        let name = match cli.command {
+            Command::Send(_) => "send",
+            Command::Recv(_) => "recv",
+            Command::Cat(_) => "cat",
+            _ => "perf",
+        };
+        eprintln!("udt {name}: interrupted");
+        return ExitCode::from(interrupt::EXIT_STATUS);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -135,8 +167,6 @@ fn init_logging(verbose: u8) {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
-
     use super::*;
 
     #[test]
@@ -156,6 +186,11 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["udt", "send", "host:9000"]).is_err());
         assert!(Cli::try_parse_from(["udt", "send", "a", "host"]).is_err());
+        let cli = Cli::try_parse_from(["udt", "send", "a", "host:1", "--as", "b", "--json"]).unwrap();
+        match cli.command {
+            Command::Send(a) => assert_eq!(a.rename.as_deref(), Some(std::ffi::OsStr::new("b"))),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! `udt perf`: an iperf3-style memory-to-memory throughput test.
 //!
-//! - `udt perf server [--listen ADDR:PORT]` (default 0.0.0.0:9001: iperf3's 5201 is left alone
+//! - `udt perf server [--listen ADDR:PORT]` (default `9001`, every address of both families: iperf3's 5201 is left alone
 //!   so the two can run side by side) receives tests and prints receive-side lines.
 //! - `udt perf client HOST:PORT [--time S] [--parallel N] [--json]` opens N UDT connections,
-//!   sends a 32-byte test header on each (see [`TestHeader`] and `PROTOCOL.md`), then writes
+//!   sends a 32-byte test header on each (see [`TestHeader`] and `PROTOCOL.md`), checks the
+//!   server's greeting (so that reaching another service fails at once), then writes
 //!   from a preallocated buffer as fast as it can for S seconds, printing one line per stream
 //!   (and a SUM line) every interval, and a summary. `--bandwidth RATE` caps each connection's
 //!   rate (UDT4's `UDT_MAXBW`).
@@ -13,19 +14,21 @@
 //! Interval rates are payload put on the wire in that interval, retransmissions included
 //! (UDT4's `mbpsSendRate`); the summary counts the application bytes the peer acknowledged, over
 //! the time until the last of them was acknowledged. CPU time is the whole process's (with
-//! `--self`, sender and receiver together).
+//! `--self`, sender and receiver together). `--json` prints one line per test, in one schema
+//! at both ends ([`TestReport`]); `-q` drops the interval lines.
 
 mod client;
 mod server;
 
-use std::io;
+use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use udt::UdtStream;
 
-use crate::{net, units};
+use crate::{link, net, units};
 
 /// Arguments of `udt perf`.
 #[derive(clap::Args, Debug)]
@@ -59,12 +62,13 @@ pub enum Mode {
 #[derive(clap::Args, Debug)]
 pub struct ServerArgs {
     /// Address to listen on: ADDR:PORT, :PORT or PORT.
-    #[arg(short, long, value_name = "ADDR:PORT", default_value = "0.0.0.0:9001", value_parser = net::parse_listen)]
+    #[arg(short, long, value_name = "ADDR:PORT", default_value = "9001", value_parser = net::parse_listen)]
     pub listen: SocketAddr,
     /// Exit after one test (iperf3's --one-off).
     #[arg(short = '1', long)]
     pub one_off: bool,
-    /// Print each test's result as one JSON object instead of lines.
+    /// Print each test's result as one JSON object on one line (the client's schema) instead of
+    /// lines.
     #[arg(long)]
     pub json: bool,
     /// Seconds between interval lines.
@@ -77,6 +81,9 @@ pub struct ServerArgs {
     /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
+    /// Declare the peer gone after this many seconds without hearing from it (default 10).
+    #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
+    pub peer_timeout: Option<std::time::Duration>,
 }
 
 /// Arguments of `udt perf client`.
@@ -102,7 +109,8 @@ pub struct TestOpts {
     /// Seconds between interval lines.
     #[arg(short, long, value_name = "SECS", default_value = "1", value_parser = parse_positive_secs)]
     pub interval: Duration,
-    /// Print one JSON object at the end (intervals and summary) instead of lines.
+    /// Print one JSON object on one line at the end (parameters, intervals, summary) instead of
+    /// lines; `perf server --json` prints the same schema.
     #[arg(long)]
     pub json: bool,
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
@@ -112,6 +120,9 @@ pub struct TestOpts {
     /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
+    /// Declare the peer gone after this many seconds without hearing from it (default 10).
+    #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
+    pub peer_timeout: Option<std::time::Duration>,
     /// Cap each connection's sending rate, in bits per second of UDT packets (UDT4 `UDT_MAXBW`):
     /// 10mbit, 500m, 1gbit. Default: no cap.
     #[arg(short = 'b', long, value_name = "RATE", value_parser = parse_bandwidth)]
@@ -136,46 +147,70 @@ fn parse_positive_secs(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Run `udt perf`.
-pub fn run(args: &Args) -> Result<()> {
+/// Run `udt perf`; `quiet` drops the interval lines (summaries still print).
+pub fn run(args: &Args, quiet: bool) -> Result<()> {
     match &args.mode {
         Some(Mode::Server(s)) => {
-            let listener = net::listen(s.listen, server::options(s.mss, s.cc.as_ref()))?;
+            let options = link::with_peer_timeout(server::options(s.mss, s.cc.as_ref()), s.peer_timeout);
+            let mss = options.config.mss;
+            let listener = net::listen(s.listen, options)?;
             let local = listener.local_addr().context("reading the bound address")?;
-            if !s.json {
+            if s.json {
+                // Standard output is for the JSON lines only.
+                if !quiet {
+                    eprintln!("udt perf server: listening on {local}");
+                }
+            } else if !quiet {
                 println!("udt perf server listening on {local}");
             }
-            let output = if s.json { server::Output::Json } else { server::Output::Text };
-            server::serve(listener, s.one_off, output, s.interval)?;
+            let output = match (s.json, quiet) {
+                (true, _) => server::Output::Json,
+                (false, false) => server::Output::Text { intervals: true },
+                (false, true) => server::Output::Text { intervals: false },
+            };
+            server::serve(listener, s.one_off, output, s.interval, mss)?;
             Ok(())
         }
         Some(Mode::Client(c)) => {
-            let result = client::run(&c.target, &c.test, !c.test.json)?;
+            let output = client_output(&c.test, quiet);
+            let result = client::run(&c.target, &c.test, output)?;
             if c.test.json {
                 print_json(&result)?;
             }
             Ok(())
         }
-        None => run_self(&args.test),
+        None => run_self(&args.test, quiet),
+    }
+}
+
+/// What a client prints as it goes.
+fn client_output(test: &TestOpts, quiet: bool) -> client::Output {
+    if test.json {
+        client::Output::None
+    } else if quiet {
+        client::Output::Summary
+    } else {
+        client::Output::Intervals
     }
 }
 
 /// `udt perf --self`: server and client in this process over loopback.
-fn run_self(test: &TestOpts) -> Result<()> {
-    let listener =
-        net::listen(SocketAddr::from(([127, 0, 0, 1], 0)), server::options(test.mss, test.cc.as_ref()))?;
+fn run_self(test: &TestOpts, quiet: bool) -> Result<()> {
+    let options = link::with_peer_timeout(server::options(test.mss, test.cc.as_ref()), test.peer_timeout);
+    let mss = options.config.mss;
+    let listener = net::listen(SocketAddr::from(([127, 0, 0, 1], 0)), options)?;
     let addr = listener.local_addr().context("reading the bound address")?;
     let interval = test.interval;
     let server = std::thread::Builder::new()
         .name("perf-server".into())
-        .spawn(move || server::serve(listener, true, server::Output::Silent, interval))?;
-    let mut result = client::run(&addr.to_string(), test, !test.json)?;
+        .spawn(move || server::serve(listener, true, server::Output::Silent, interval, mss))?;
+    let mut result = client::run(&addr.to_string(), test, client_output(test, quiet))?;
     // The server finishes once every stream has been read to its end.
     let receiver = server
         .join()
         .map_err(|_| anyhow::anyhow!("the in-process server panicked"))?
         .context("the in-process server failed")?;
-    result.summary.receiver = receiver;
+    result.summary.receiver = receiver.map(Box::new);
     if test.json {
         print_json(&result)?;
     } else if let Some(r) = &result.summary.receiver {
@@ -192,12 +227,16 @@ fn run_self(test: &TestOpts) -> Result<()> {
     Ok(())
 }
 
-/// Print a value as pretty JSON on standard output.
+/// Print a value as one line of JSON on standard output.
 fn print_json(value: &impl Serialize) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).context("encoding JSON")?;
-    println!("{text}");
-    Ok(())
+    let text = serde_json::to_string(value).context("encoding JSON")?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "{text}").context("writing standard output")?;
+    out.flush().context("writing standard output")
 }
+
+/// How long a client waits for the server's greeting, and a server for a client's header.
+pub const GREETING_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The 32 bytes a client sends first on each connection (little-endian):
 /// `"UDTP" | version u16 | flags u16 | test id u64 | stream index u32 (1-based) |
@@ -262,16 +301,56 @@ impl TestHeader {
     }
 }
 
-/// Sender-side reading of one stream (or the sum, `id` 0) over one interval.
+/// Which end of a test a report comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `udt perf client` (the sending end).
+    Client,
+    /// `udt perf server` (the receiving end).
+    Server,
+}
+
+/// One test as either end reports it: the `--json` line of `perf client`, `perf server` and
+/// `perf --self` (one schema, same field names at both ends).
+#[derive(Debug, Serialize)]
+pub struct TestReport {
+    /// Which end wrote it.
+    pub role: Role,
+    /// Test parameters.
+    pub start: Start,
+    /// One entry per interval.
+    pub intervals: Vec<Interval<Sample>>,
+    /// The totals.
+    pub summary: Summary,
+}
+
+/// Test parameters.
+#[derive(Debug, Serialize)]
+pub struct Start {
+    /// The other end.
+    pub peer: String,
+    /// Parallel connections.
+    pub streams: u32,
+    /// Seconds of sending the client asked for.
+    pub duration_s: f64,
+    /// Maximum segment size of this end, bytes.
+    pub mss: u32,
+    /// Congestion control of this end.
+    pub congestion_control: String,
+}
+
+/// One stream (or the sum, `id` 0) over one interval, as this end's counters saw it.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct SendSample {
+pub struct Sample {
     /// Stream index (1-based); 0 for the sum.
     pub id: u32,
     /// Interval start, seconds since the test started.
     pub start: f64,
     /// Interval end.
     pub end: f64,
-    /// Payload bytes put on the wire, retransmissions included.
+    /// Client: payload bytes put on the wire, retransmissions included. Server: payload bytes
+    /// received, duplicates excluded.
     pub bytes: u64,
     /// `bytes` as bits per second.
     pub bits_per_second: f64,
@@ -281,38 +360,67 @@ pub struct SendSample {
     pub send_period_us: f64,
     /// Congestion window, packets.
     pub cwnd_pkts: f64,
-    /// Flow window (the receiver's free buffer), packets.
+    /// Flow window (the peer's free buffer), packets.
     pub flow_window_pkts: u64,
-    /// The receiver's packet-pair estimate of the link capacity, packets/s (the sum over streams
-    /// for the sum).
+    /// The packet-pair estimate of the link capacity, packets/s (summed for the sum).
     pub link_capacity_pkts: u64,
-    /// The receiver's arrival rate, packets/s (the sum over streams for the sum).
+    /// The arrival rate, packets/s (summed for the sum).
     pub recv_rate_pkts: u64,
-    /// Packets retransmitted.
+    /// Packets retransmitted (by this end).
     pub retransmits: u64,
-    /// Packets reported lost by the receiver (NAKs).
+    /// Client: packets reported lost by the receiver (NAKs). Server: packets detected missing.
     pub loss: u64,
+    /// Duplicate packets received (by this end).
+    pub duplicates: u64,
 }
 
-/// Receiver-side reading of one stream (or the sum, `id` 0) over one interval.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct RecvSample {
-    /// Stream index (1-based); 0 for the sum.
-    pub id: u32,
-    /// Interval start, seconds since the test started.
-    pub start: f64,
-    /// Interval end.
-    pub end: f64,
-    /// Payload bytes received (duplicates excluded).
-    pub bytes: u64,
-    /// `bytes` as bits per second.
-    pub bits_per_second: f64,
-    /// Smoothed RTT, ms.
-    pub rtt_ms: f64,
-    /// Packets detected missing.
-    pub loss: u64,
-    /// Duplicate packets.
-    pub duplicates: u64,
+impl Sample {
+    /// Read (and clear) `stream`'s interval counters as stream `id` of a `role` end.
+    pub fn read(stream: &UdtStream, id: u32, role: Role, start: f64, end: f64) -> Sample {
+        let snap = stream.stats(true);
+        let secs = snap.interval_len.as_secs_f64();
+        let (bytes, loss) = match role {
+            Role::Client => (snap.interval.bytes_sent, snap.interval.snd_loss),
+            Role::Server => (snap.interval.bytes_recv, snap.interval.rcv_loss),
+        };
+        Sample {
+            id,
+            start,
+            end,
+            bytes,
+            bits_per_second: bps(bytes, secs),
+            rtt_ms: snap.now.rtt_us as f64 / 1000.0,
+            send_period_us: snap.now.send_period_us,
+            cwnd_pkts: snap.now.congestion_window,
+            flow_window_pkts: u64::from(snap.now.flow_window),
+            link_capacity_pkts: u64::from(snap.now.bandwidth_pkts),
+            recv_rate_pkts: u64::from(snap.now.recv_rate_pkts),
+            retransmits: snap.interval.retransmits,
+            loss,
+            duplicates: snap.interval.dup_recv,
+        }
+    }
+
+    /// The sum over `samples` (means for RTT and sending period).
+    pub fn sum(samples: &[Sample], start: f64, end: f64) -> Sample {
+        let n = samples.len().max(1) as f64;
+        Sample {
+            id: 0,
+            start,
+            end,
+            bytes: samples.iter().map(|s| s.bytes).sum(),
+            bits_per_second: samples.iter().map(|s| s.bits_per_second).sum(),
+            rtt_ms: samples.iter().map(|s| s.rtt_ms).sum::<f64>() / n,
+            send_period_us: samples.iter().map(|s| s.send_period_us).sum::<f64>() / n,
+            cwnd_pkts: samples.iter().map(|s| s.cwnd_pkts).sum(),
+            flow_window_pkts: samples.iter().map(|s| s.flow_window_pkts).sum(),
+            link_capacity_pkts: samples.iter().map(|s| s.link_capacity_pkts).sum(),
+            recv_rate_pkts: samples.iter().map(|s| s.recv_rate_pkts).sum(),
+            retransmits: samples.iter().map(|s| s.retransmits).sum(),
+            loss: samples.iter().map(|s| s.loss).sum(),
+            duplicates: samples.iter().map(|s| s.duplicates).sum(),
+        }
+    }
 }
 
 /// One interval: a sample per stream and their sum.
@@ -328,21 +436,84 @@ pub struct Interval<S> {
     pub sum: S,
 }
 
-/// What the receiver saw of a whole test.
+/// Totals of one stream.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct ReceiverSummary {
-    /// Payload bytes received.
+pub struct StreamSummary {
+    /// Stream index, 1-based.
+    pub id: u32,
+    /// Client: application bytes written and acknowledged. Server: payload bytes received.
     pub bytes: u64,
-    /// From the first stream's start to the last stream's end.
+    /// From the start until the last byte was acknowledged (client) or arrived (server).
     pub seconds: f64,
     /// `bytes` over `seconds`.
     pub bits_per_second: f64,
-    /// Packets detected missing.
+    /// Packets retransmitted (by this end).
+    pub retransmits: u64,
+    /// Packets lost (as in [`Sample::loss`]).
     pub loss: u64,
     /// Duplicate packets received.
     pub duplicates: u64,
-    /// Streams that ended with an error.
+    /// Smoothed RTT at the end, ms.
+    pub rtt_ms: f64,
+}
+
+/// Totals of a test, as one end saw it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    /// Bytes, all streams (as in [`StreamSummary::bytes`]).
+    pub bytes: u64,
+    /// From the start until the last stream's end.
+    pub seconds: f64,
+    /// `bytes` over `seconds`.
+    pub bits_per_second: f64,
+    /// The same in Gb/s.
+    pub gbps: f64,
+    /// Packets retransmitted.
+    pub retransmits: u64,
+    /// Packets lost.
+    pub loss: u64,
+    /// Duplicate packets received.
+    pub duplicates: u64,
+    /// Mean smoothed RTT at the end, ms.
+    pub rtt_ms: f64,
+    /// CPU seconds in user mode (the whole process).
+    pub cpu_user_s: f64,
+    /// CPU seconds in the kernel (the whole process).
+    pub cpu_system_s: f64,
+    /// CPU seconds (user + system) per 10^9 bytes moved.
+    pub cpu_s_per_gb: f64,
+    /// Per stream.
+    pub streams: Vec<StreamSummary>,
+    /// Streams that ended with an error, and streams that never connected.
     pub errors: Vec<String>,
+    /// The server's summary (only with `--self`, where it is in this process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<Box<Summary>>,
+}
+
+impl Summary {
+    /// Totals over `streams`, with the process's CPU time `cpu` over the test.
+    pub fn over(streams: Vec<StreamSummary>, cpu: &crate::cpu::CpuTime) -> Summary {
+        let bytes: u64 = streams.iter().map(|s| s.bytes).sum();
+        let seconds = streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
+        let n = streams.len().max(1) as f64;
+        Summary {
+            bytes,
+            seconds,
+            bits_per_second: bps(bytes, seconds),
+            gbps: bps(bytes, seconds) / 1e9,
+            retransmits: streams.iter().map(|s| s.retransmits).sum(),
+            loss: streams.iter().map(|s| s.loss).sum(),
+            duplicates: streams.iter().map(|s| s.duplicates).sum(),
+            rtt_ms: streams.iter().map(|s| s.rtt_ms).sum::<f64>() / n,
+            cpu_user_s: cpu.user.as_secs_f64(),
+            cpu_system_s: cpu.system.as_secs_f64(),
+            cpu_s_per_gb: if bytes > 0 { cpu.total().as_secs_f64() / (bytes as f64 / 1e9) } else { 0.0 },
+            streams,
+            errors: Vec::new(),
+            receiver: None,
+        }
+    }
 }
 
 /// `[  1]` or `[SUM]`.
@@ -368,7 +539,7 @@ fn send_title() -> String {
 }
 
 /// One sender line.
-fn send_line(s: &SendSample) -> String {
+fn send_line(s: &Sample) -> String {
     format!(
         "{:<5} {:>13} {:>10} {:>11} {:>6.2} ms {:>7.2} us {:>7.0} {:>7} {:>6} {:>6}",
         label(s.id),
@@ -393,7 +564,7 @@ fn recv_title() -> String {
 }
 
 /// One receiver line.
-fn recv_line(s: &RecvSample) -> String {
+fn recv_line(s: &Sample) -> String {
     format!(
         "{:<5} {:>13} {:>10} {:>11} {:>6.2} ms {:>6} {:>6}",
         label(s.id),
@@ -434,9 +605,9 @@ mod tests {
 
     #[test]
     fn lines_line_up() {
-        let s = SendSample { id: 1, start: 0.0, end: 1.0, bytes: 118 << 20, ..SendSample::default() };
+        let s = Sample { id: 1, start: 0.0, end: 1.0, bytes: 118 << 20, ..Sample::default() };
         assert_eq!(send_title().len(), send_line(&s).len());
-        let r = RecvSample { id: 0, ..RecvSample::default() };
+        let r = Sample { id: 0, ..Sample::default() };
         assert_eq!(recv_title().len(), recv_line(&r).len());
     }
 }

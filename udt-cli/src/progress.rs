@@ -1,6 +1,7 @@
 //! Progress of one file on standard error: an indicatif bar (bytes, rate, ETA) when standard
 //! error is a terminal, a plain line every second when it is not (logs, CI), nothing with
-//! `--quiet`. The per-file summary goes to standard output.
+//! `--quiet`. After [`STALL_AFTER`] without a byte moving, the ETA gives way to
+//! `stalled N s`. Summaries are the callers' (text or JSON on standard output).
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -11,6 +12,8 @@ use crate::units;
 
 /// Interval between plain progress lines.
 const LINE_INTERVAL: Duration = Duration::from_secs(1);
+/// How long without progress before the display says the transfer has stalled.
+pub const STALL_AFTER: Duration = Duration::from_secs(3);
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +22,7 @@ pub enum Mode {
     Bar,
     /// A line every second.
     Lines,
-    /// Nothing, summaries included.
+    /// No progress (summaries still print).
     Quiet,
 }
 
@@ -45,6 +48,10 @@ pub struct FileProgress {
     start: Instant,
     last_line: Instant,
     done_at_last_line: u64,
+    /// When the last byte moved.
+    last_progress: Instant,
+    /// Whether the bar currently shows `stalled`.
+    bar_stalled: bool,
     bar: Option<ProgressBar>,
 }
 
@@ -55,7 +62,7 @@ impl FileProgress {
         let bar = (mode == Mode::Bar).then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             bar.set_style(bar_style());
-            bar.set_message(name.to_string());
+            bar.set_prefix(name.to_string());
             bar
         });
         FileProgress {
@@ -66,6 +73,8 @@ impl FileProgress {
             start: now,
             last_line: now,
             done_at_last_line: 0,
+            last_progress: now,
+            bar_stalled: false,
             bar,
         }
     }
@@ -73,38 +82,69 @@ impl FileProgress {
     /// `n` more bytes moved.
     pub fn add(&mut self, n: u64) {
         self.done += n;
+        let now = Instant::now();
+        if n > 0 {
+            self.last_progress = now;
+        }
         if let Some(bar) = &self.bar {
+            if self.bar_stalled {
+                bar.set_style(bar_style());
+                self.bar_stalled = false;
+            }
             bar.inc(n);
         } else if self.mode == Mode::Lines {
-            let now = Instant::now();
             let since = now - self.last_line;
             if since >= LINE_INTERVAL && self.done < self.total {
                 let rate = (self.done - self.done_at_last_line) as f64 / since.as_secs_f64();
-                eprintln!("{}", self.line(rate));
+                eprintln!("{}", self.line(rate, None));
                 self.last_line = now;
                 self.done_at_last_line = self.done;
             }
         }
     }
 
-    /// `name: 41% 420 MiB/1.0 GiB 1.2 Gb/s ETA 5s`, at `rate` bytes per second.
-    fn line(&self, rate: f64) -> String {
+    /// Nothing moved for a while (called by waits that poll): once that lasts
+    /// [`STALL_AFTER`], say so.
+    pub fn idle(&mut self) {
+        let now = Instant::now();
+        let stalled = now - self.last_progress;
+        if stalled < STALL_AFTER {
+            return;
+        }
+        if let Some(bar) = &self.bar {
+            if !self.bar_stalled {
+                bar.set_style(stalled_style());
+                self.bar_stalled = true;
+            }
+            bar.set_message(format!("{} s", stalled.as_secs()));
+        } else if self.mode == Mode::Lines && now - self.last_line >= LINE_INTERVAL {
+            eprintln!("{}", self.line(0.0, Some(stalled)));
+            self.last_line = now;
+            self.done_at_last_line = self.done;
+        }
+    }
+
+    /// `name: 41% 420 MiB/1.0 GiB 1.2 Gb/s ETA 5s` at `rate` bytes per second, or
+    /// `name: 41% 420 MiB/1.0 GiB stalled 5 s`.
+    fn line(&self, rate: f64, stalled: Option<Duration>) -> String {
         let pct = if self.total == 0 { 100.0 } else { self.done as f64 * 100.0 / self.total as f64 };
+        let head = format!(
+            "{}: {:.0}% {}/{}",
+            self.name,
+            pct.floor(),
+            units::bytes(self.done),
+            units::bytes(self.total)
+        );
+        if let Some(stalled) = stalled {
+            return format!("{head} stalled {} s", stalled.as_secs());
+        }
         let left = self.total.saturating_sub(self.done);
         let eta = if rate > 0.0 {
             units::eta(Duration::from_secs_f64((left as f64 / rate).min(1e7)))
         } else {
             "?".into()
         };
-        format!(
-            "{}: {:.0}% {}/{} {} ETA {}",
-            self.name,
-            pct.floor(),
-            units::bytes(self.done),
-            units::bytes(self.total),
-            units::rate(rate),
-            eta
-        )
+        format!("{head} {} ETA {eta}", units::rate(rate))
     }
 
     /// Stop showing progress (the bar is cleared); returns the time taken.
@@ -114,29 +154,46 @@ impl FileProgress {
         }
         self.start.elapsed()
     }
+}
 
-    /// Print the summary line of a verified file on standard output (unless quiet):
-    /// `name: 50.0 MiB in 0.52 s, 806 Mb/s, blake3 ok`.
-    pub fn summary(mode: Mode, name: &str, size: u64, took: Duration) {
-        if mode == Mode::Quiet {
-            return;
-        }
-        let secs = took.as_secs_f64().max(1e-6);
-        println!(
-            "{name}: {} in {}, {}, blake3 ok",
-            units::bytes(size),
-            units::secs(took),
-            units::rate(size as f64 / secs)
-        );
+/// The summary line of a verified file: `name: 50.0 MiB in 0.52 s, 806 Mb/s, blake3 ok`.
+pub fn summary_line(name: &str, size: u64, took: Duration) -> String {
+    format!("{name}: {} in {}, {}, blake3 ok", units::bytes(size), units::secs(took), rate_of(size, took))
+}
+
+/// The total line of a session: `3 files, 150 MiB in 1.52 s, 828 Mb/s` and, if any failed,
+/// `; 1 of 3 failed`.
+pub fn total_line(files: usize, failed: usize, bytes: u64, took: Duration) -> String {
+    let plural = if files == 1 { "" } else { "s" };
+    let mut line = format!(
+        "total: {files} file{plural}, {} in {}, {}",
+        units::bytes(bytes),
+        units::secs(took),
+        rate_of(bytes, took)
+    );
+    if failed > 0 {
+        line.push_str(&format!("; {failed} of {files} failed"));
     }
+    line
+}
+
+/// `bytes` over `took`, as a rate.
+fn rate_of(bytes: u64, took: Duration) -> String {
+    units::rate(bytes as f64 / took.as_secs_f64().max(1e-6))
 }
 
 /// The bar: `name [=====>    ] 41% 420 MiB/1.0 GiB 1.2 Gb/s ETA 5s`.
 fn bar_style() -> ProgressStyle {
-    let style = ProgressStyle::with_template(
-        "{msg} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} {bitrate} ETA {eta}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    styled("{prefix} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} {bitrate} ETA {eta}")
+}
+
+/// The bar of a stalled transfer: `name [=====>    ] 41% 420 MiB/1.0 GiB stalled 5 s`.
+fn stalled_style() -> ProgressStyle {
+    styled("{prefix} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} stalled {msg}")
+}
+
+fn styled(template: &str) -> ProgressStyle {
+    let style = ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar());
     style.progress_chars("=> ").with_key("bitrate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
         let _ = w.write_str(&units::rate(state.per_sec()));
     })
@@ -150,7 +207,20 @@ mod tests {
     fn plain_line() {
         let mut p = FileProgress::new(Mode::Quiet, "name", 1 << 30);
         p.done = 420 << 20;
-        assert_eq!(p.line(150e6), "name: 41% 420 MiB/1.0 GiB 1.20 Gb/s ETA 4s");
-        assert!(p.line(0.0).ends_with("ETA ?"));
+        assert_eq!(p.line(150e6, None), "name: 41% 420 MiB/1.0 GiB 1.20 Gb/s ETA 4s");
+        assert!(p.line(0.0, None).ends_with("ETA ?"));
+        assert_eq!(p.line(150e6, Some(Duration::from_millis(5400))), "name: 41% 420 MiB/1.0 GiB stalled 5 s");
+    }
+
+    #[test]
+    fn summaries() {
+        assert_eq!(
+            summary_line("a.bin", 50 << 20, Duration::from_millis(520)),
+            "a.bin: 50.0 MiB in 0.52 s, 807 Mb/s, blake3 ok"
+        );
+        assert_eq!(
+            total_line(3, 1, 150 << 20, Duration::from_secs(2)),
+            "total: 3 files, 150 MiB in 2.00 s, 629 Mb/s; 1 of 3 failed"
+        );
     }
 }

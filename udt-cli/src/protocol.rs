@@ -1,50 +1,58 @@
-//! The file-transfer protocol of `udt send` and `udt recv`, version 1, over one UDT stream
+//! The file-transfer protocol of `udt send` and `udt recv`, version 2, over one UDT stream
 //! connection. The normative description is `PROTOCOL.md` next to this crate's `Cargo.toml`;
 //! in short (all integers little-endian):
 //!
 //! ```text
+//! receiver -> sender   "UDTR" | version u16 | flags u16              (hello, at once)
 //! sender -> receiver   "UDTF" | version u16 | flags u16 | file count u32
-//! receiver -> sender   status                                      (accepts the session)
+//! receiver -> sender   status, after any number of "wait" statuses  (accepts the session)
 //! per file:
-//!   sender -> receiver   name length u16 | name (UTF-8) | size u64 | mode u32
+//!   sender -> receiver   name length u16 | name | size u64 | mode u32
 //!   receiver -> sender   status                                    (go ahead, or refused)
 //!   if accepted:
-//!     sender -> receiver   size bytes of data | BLAKE3 hash (32 bytes)
+//!     sender -> receiver   chunks (length u32 | bytes) adding up to size, then the BLAKE3
+//!                          hash (32 bytes); or, in place of a chunk, an abort record
 //!     receiver -> sender   status                                  (stored, or why not)
-//! status = code u8 (0 ok, 1 error) | message length u16 | message (UTF-8)
+//! status = code u8 (0 ok, 1 error, 2 wait, 3 abort) | message length u16 | message (UTF-8)
 //! ```
 
 use std::io::{self, Read, Write};
 use std::path::{Component, Path};
 
-/// The first four bytes of a transfer.
+/// The first four bytes the sender sends.
 pub const MAGIC: [u8; 4] = *b"UDTF";
+/// The first four bytes the receiver sends.
+pub const RECEIVER_MAGIC: [u8; 4] = *b"UDTR";
 /// The protocol version this program speaks.
-pub const VERSION: u16 = 1;
-/// Bytes per file read, stream write and hash update.
+pub const VERSION: u16 = 2;
+/// Largest data chunk, and bytes per file read, stream write and hash update.
 pub const CHUNK: usize = 1 << 20;
+/// The chunk length that announces an abort record instead of data.
+pub const ABORT_MARK: u32 = u32::MAX;
 /// Longest file name accepted, in bytes (Linux `NAME_MAX`).
 pub const MAX_NAME_LEN: usize = 255;
-/// Longest status message sent; longer ones are cut.
+/// Longest status or abort message sent; longer ones are cut.
 pub const MAX_MESSAGE_LEN: usize = 1024;
 /// Length of a BLAKE3 hash.
 pub const HASH_LEN: usize = 32;
 /// Size of the session header.
 pub const HEADER_LEN: usize = 12;
+/// Size of a greeting (the receiver's hello, and the `udt perf` server's).
+pub const HELLO_LEN: usize = 8;
 
 /// The session header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     /// Protocol version of the sender.
     pub version: u16,
-    /// Reserved, zero in version 1.
+    /// Reserved, zero in version 2.
     pub flags: u16,
     /// Files that follow.
     pub file_count: u32,
 }
 
 impl Header {
-    /// A version-1 header announcing `file_count` files.
+    /// A header of this version announcing `file_count` files.
     pub fn new(file_count: u32) -> Self {
         Header { version: VERSION, flags: 0, file_count }
     }
@@ -62,18 +70,80 @@ impl Header {
     /// Read a header; fails if the magic is wrong (the version is the caller's business).
     pub fn read(r: &mut impl Read) -> io::Result<Header> {
         let mut b = [0u8; HEADER_LEN];
-        r.read_exact(&mut b)?;
+        r.read_exact(&mut b[..4])?;
         if b[..4] != MAGIC {
-            return Err(invalid(format!(
-                "not a `udt send` stream (expected magic \"UDTF\", got {:02x?})",
-                &b[..4]
-            )));
+            return Err(invalid(format!("the peer is not a `udt send` ({})", describe_magic(&b[..4]))));
         }
+        r.read_exact(&mut b[4..])?;
         Ok(Header {
             version: u16::from_le_bytes([b[4], b[5]]),
             flags: u16::from_le_bytes([b[6], b[7]]),
             file_count: u32::from_le_bytes([b[8], b[9], b[10], b[11]]),
         })
+    }
+}
+
+/// A greeting: 4 bytes of magic, a version, flags. The receiver sends one (`"UDTR"`) as soon as
+/// it accepts a connection, and so does a `udt perf` server (`"UDTP"`).
+pub fn hello(magic: [u8; 4], version: u16) -> [u8; HELLO_LEN] {
+    let mut b = [0u8; HELLO_LEN];
+    b[..4].copy_from_slice(&magic);
+    b[4..6].copy_from_slice(&version.to_le_bytes());
+    b
+}
+
+/// What the first bytes a peer sent say it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Greeting {
+    /// A `udt recv` speaking this version.
+    Receiver(u16),
+    /// A `udt perf` server speaking this version.
+    PerfServer(u16),
+    /// Something else: a description of what it sent.
+    Other(String),
+}
+
+/// Read a greeting. The error is the connection's (closed, timed out).
+pub fn read_greeting(r: &mut impl Read) -> io::Result<Greeting> {
+    let mut b = [0u8; HELLO_LEN];
+    r.read_exact(&mut b[..4])?;
+    let version = |r: &mut dyn Read, b: &mut [u8; HELLO_LEN]| -> io::Result<u16> {
+        r.read_exact(&mut b[4..])?;
+        Ok(u16::from_le_bytes([b[4], b[5]]))
+    };
+    if b[..4] == RECEIVER_MAGIC {
+        return Ok(Greeting::Receiver(version(r, &mut b)?));
+    }
+    if b[..4] == crate::perf::TestHeader::MAGIC {
+        return Ok(Greeting::PerfServer(version(r, &mut b)?));
+    }
+    // A version-1 receiver says nothing first, then refuses our header with an error status.
+    if b[0] == 1 {
+        let len = usize::from(u16::from_le_bytes([b[1], b[2]])).min(MAX_MESSAGE_LEN);
+        let mut msg = vec![0u8; len];
+        msg[0] = b[3];
+        if len > 1 && r.read_exact(&mut msg[1..]).is_ok() {
+            return Ok(Greeting::Other(format!(
+                "it answered \"{}\": an older `udt recv`?",
+                display_name(&String::from_utf8_lossy(&msg))
+            )));
+        }
+    }
+    Ok(Greeting::Other(describe_magic(&b[..4])))
+}
+
+/// `it sent "UDTP"`, or the bytes in hex when they are not printable.
+pub fn describe_magic(b: &[u8]) -> String {
+    if b == MAGIC {
+        "it is a `udt send`".into()
+    } else if b == RECEIVER_MAGIC {
+        "it is a `udt recv`".into()
+    } else if b == crate::perf::TestHeader::MAGIC {
+        "it is a `udt perf` peer".into()
+    } else if b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
+        format!("it sent \"{}\"", String::from_utf8_lossy(b))
+    } else {
+        format!("it sent bytes {b:02x?}")
     }
 }
 
@@ -116,13 +186,79 @@ impl FileHeader {
     }
 }
 
+/// What an abort record ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbortScope {
+    /// This file only: the next file header follows.
+    File,
+    /// The whole session: the sender closes after it.
+    Session,
+}
+
+/// One record of a file's data, as the receiver reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A chunk of this many bytes follows.
+    Chunk(u32),
+    /// The sender gave up, for this reason.
+    Abort(AbortScope, String),
+}
+
+/// The 4-byte length that precedes a chunk of `len` bytes (1..=[`CHUNK`]).
+pub fn chunk_prefix(len: usize) -> [u8; 4] {
+    (len as u32).to_le_bytes()
+}
+
+/// Write an abort record.
+pub fn write_abort(w: &mut impl Write, scope: AbortScope, msg: &str) -> io::Result<()> {
+    let msg = truncate(msg, MAX_MESSAGE_LEN);
+    let mut b = Vec::with_capacity(7 + msg.len());
+    b.extend_from_slice(&ABORT_MARK.to_le_bytes());
+    b.push(match scope {
+        AbortScope::File => 0,
+        AbortScope::Session => 1,
+    });
+    b.extend_from_slice(&(msg.len() as u16).to_le_bytes());
+    b.extend_from_slice(msg.as_bytes());
+    w.write_all(&b)
+}
+
+/// Read the next record of a file's data, `left` bytes of which are still due.
+pub fn read_record(r: &mut impl Read, left: u64) -> io::Result<Record> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len);
+    if len == ABORT_MARK {
+        let mut head = [0u8; 3];
+        r.read_exact(&mut head)?;
+        let scope = match head[0] {
+            0 => AbortScope::File,
+            1 => AbortScope::Session,
+            other => return Err(invalid(format!("unknown abort scope {other}"))),
+        };
+        let mut msg = vec![0u8; usize::from(u16::from_le_bytes([head[1], head[2]]))];
+        r.read_exact(&mut msg)?;
+        let msg = String::from_utf8_lossy(&msg).into_owned();
+        return Ok(Record::Abort(scope, if msg.is_empty() { "no reason given".into() } else { msg }));
+    }
+    if len == 0 || len as usize > CHUNK || u64::from(len) > left {
+        return Err(invalid(format!("bad chunk length {len} with {left} bytes of the file left")));
+    }
+    Ok(Record::Chunk(len))
+}
+
 /// The receiver's answer to the session header, to a file header, and to a file's bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Accepted / stored.
     Ok,
-    /// Refused or failed, with the reason.
+    /// Refused or failed, with the reason; the session goes on (except after the session
+    /// header, where it means the session was refused).
     Error(String),
+    /// Only before the session's answer: the receiver is busy; another status follows.
+    Wait(String),
+    /// The receiver stops the whole session, for this reason, and closes.
+    Abort(String),
 }
 
 impl Status {
@@ -131,6 +267,8 @@ impl Status {
         let (code, msg) = match self {
             Status::Ok => (0u8, ""),
             Status::Error(m) => (1u8, truncate(m, MAX_MESSAGE_LEN)),
+            Status::Wait(m) => (2u8, truncate(m, MAX_MESSAGE_LEN)),
+            Status::Abort(m) => (3u8, truncate(m, MAX_MESSAGE_LEN)),
         };
         let mut b = Vec::with_capacity(3 + msg.len());
         b.push(code);
@@ -146,18 +284,37 @@ impl Status {
         let mut msg = vec![0u8; usize::from(u16::from_le_bytes([head[1], head[2]]))];
         r.read_exact(&mut msg)?;
         let msg = String::from_utf8_lossy(&msg).into_owned();
+        let or_unspecified = |m: String| if m.is_empty() { "unspecified error".to_string() } else { m };
         match head[0] {
             0 => Ok(Status::Ok),
-            1 => Ok(Status::Error(if msg.is_empty() { "unspecified error".into() } else { msg })),
+            1 => Ok(Status::Error(or_unspecified(msg))),
+            2 => Ok(Status::Wait(msg)),
+            3 => Ok(Status::Abort(or_unspecified(msg))),
             other => Err(invalid(format!("unknown status code {other}"))),
         }
     }
 }
 
-/// Check a received file name: one plain component of valid UTF-8, so that joining it to the
-/// output directory can never leave that directory. Returns the name as text.
+/// Bidirectional-text controls: embeddings, overrides, isolates and marks. They can make a
+/// name display as another (`evil\u{202e}txt.exe` shows as `evilexe.txt`).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Check a file name (as received, or before sending): one plain component of valid UTF-8, so
+/// that joining it to the output directory can never leave that directory, and nothing in it
+/// that could mislead a reader. Returns the name as text, or why it is refused.
+///
+/// Refused: `.` and `..`, `/` and `\`, NUL and other control characters (tab included),
+/// bidirectional-text controls, names over [`MAX_NAME_LEN`] bytes, empty or non-UTF-8 names.
+/// Dots elsewhere are fine: `backup..2024.txt`, `wait...txt`, `.hidden`.
 pub fn check_name(raw: &[u8]) -> Result<&str, String> {
-    let name = std::str::from_utf8(raw).map_err(|_| "file name is not valid UTF-8".to_string())?;
+    let Ok(name) = std::str::from_utf8(raw) else {
+        return Err(format!(
+            "file name \"{}\" is not valid UTF-8",
+            display_name(&String::from_utf8_lossy(raw))
+        ));
+    };
     let shown = format!("\"{}\"", display_name(name));
     if name.is_empty() {
         return Err("empty file name".into());
@@ -165,14 +322,28 @@ pub fn check_name(raw: &[u8]) -> Result<&str, String> {
     if name.len() > MAX_NAME_LEN {
         return Err(format!("file name is longer than {MAX_NAME_LEN} bytes"));
     }
-    if name == "." || name == ".." || name.contains("..") {
-        return Err(format!("file name {shown} contains \"..\""));
+    if name == "." {
+        return Err("file name \".\" names a directory (the current one), not a file".into());
     }
-    if let Some(c) = name.chars().find(|c| matches!(c, '/' | '\\' | '\0')) {
-        return Err(format!("file name {shown} contains {c:?}; only plain file names are accepted"));
+    if name == ".." {
+        return Err("file name \"..\" names the parent directory, not a file".into());
     }
-    if name.chars().any(char::is_control) {
-        return Err(format!("file name {shown} contains control characters"));
+    if let Some(c) = name.chars().find(|c| matches!(c, '/' | '\\')) {
+        return Err(format!(
+            "file name {shown} contains the path separator {c:?}; only plain file names are accepted"
+        ));
+    }
+    if name.contains('\0') {
+        return Err(format!("file name {shown} contains a NUL byte"));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(format!("file name {shown} contains the control character {}", c.escape_unicode()));
+    }
+    if let Some(c) = name.chars().find(|&c| is_bidi_control(c)) {
+        return Err(format!(
+            "file name {shown} contains the bidirectional-text control {}, which can disguise a name",
+            c.escape_unicode()
+        ));
     }
     // Belt and braces: the path must be exactly one normal component.
     let mut components = Path::new(name).components();
@@ -182,13 +353,15 @@ pub fn check_name(raw: &[u8]) -> Result<&str, String> {
     }
 }
 
-/// A name as it can be shown safely on a terminal: control characters escaped, at most 300
-/// bytes.
+/// A name as it can be shown safely on a terminal: control characters and bidirectional-text
+/// controls escaped (`\t`, `\u{202e}`), at most 300 bytes.
 pub fn display_name(name: &str) -> String {
     let mut shown = String::with_capacity(name.len());
     for c in truncate(name, 300).chars() {
         if c.is_control() {
             shown.extend(c.escape_debug());
+        } else if is_bidi_control(c) {
+            shown.extend(c.escape_unicode());
         } else {
             shown.push(c);
         }
@@ -197,7 +370,7 @@ pub fn display_name(name: &str) -> String {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends at a character boundary.
-fn truncate(s: &str, max: usize) -> &str {
+pub fn truncate(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
@@ -223,7 +396,25 @@ mod tests {
         let b = h.encode();
         assert_eq!(&b[..4], b"UDTF");
         assert_eq!(Header::read(&mut &b[..]).unwrap(), h);
-        assert!(Header::read(&mut &b"HTTP/1.1 200"[..]).is_err());
+        let e = Header::read(&mut &b"HTTP/1.1 200"[..]).unwrap_err();
+        assert!(e.to_string().contains("it sent \"HTTP\""), "{e}");
+        let e = Header::read(&mut &b"UDTP\x01\x00\x00\x00\x00\x00\x00\x00"[..]).unwrap_err();
+        assert!(e.to_string().contains("`udt perf`"), "{e}");
+    }
+
+    #[test]
+    fn greetings() {
+        let g = |b: &[u8]| read_greeting(&mut &b[..]).unwrap();
+        assert_eq!(g(&hello(RECEIVER_MAGIC, VERSION)), Greeting::Receiver(VERSION));
+        assert_eq!(g(&hello(*b"UDTP", 1)), Greeting::PerfServer(1));
+        assert!(matches!(g(b"SSH-2.0-x"), Greeting::Other(m) if m.contains("SSH-")));
+        // A version-1 receiver's refusal of a version-2 header.
+        let mut v1 = Vec::new();
+        Status::Error("unsupported protocol version 2 (this receiver speaks 1)".into())
+            .write(&mut v1)
+            .unwrap();
+        assert!(matches!(g(&v1), Greeting::Other(m) if m.contains("speaks 1")));
+        assert!(read_greeting(&mut &b"UD"[..]).is_err());
     }
 
     #[test]
@@ -233,7 +424,12 @@ mod tests {
         f.write(&mut b).unwrap();
         assert_eq!(b.len(), 2 + 5 + 8 + 4);
         assert_eq!(FileHeader::read(&mut &b[..]).unwrap(), f);
-        for s in [Status::Ok, Status::Error("exists; use --force".into())] {
+        for s in [
+            Status::Ok,
+            Status::Error("exists; use --force".into()),
+            Status::Wait("busy".into()),
+            Status::Abort("interrupted".into()),
+        ] {
             let mut b = Vec::new();
             s.write(&mut b).unwrap();
             assert_eq!(Status::read(&mut &b[..]).unwrap(), s);
@@ -241,11 +437,44 @@ mod tests {
         let mut b = Vec::new();
         Status::Error("é".repeat(1000)).write(&mut b).unwrap();
         assert_eq!(b.len(), 3 + MAX_MESSAGE_LEN);
+        assert!(Status::read(&mut &[9u8, 0, 0][..]).is_err());
+    }
+
+    #[test]
+    fn records() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&chunk_prefix(10));
+        assert_eq!(read_record(&mut &b[..], 10).unwrap(), Record::Chunk(10));
+        assert!(read_record(&mut &b[..], 9).is_err(), "longer than what is left");
+        assert!(read_record(&mut &0u32.to_le_bytes()[..], 9).is_err(), "empty chunk");
+        let mut b = Vec::new();
+        write_abort(&mut b, AbortScope::File, "the file shrank").unwrap();
+        assert_eq!(
+            read_record(&mut &b[..], 5).unwrap(),
+            Record::Abort(AbortScope::File, "the file shrank".into())
+        );
+        let mut b = Vec::new();
+        write_abort(&mut b, AbortScope::Session, "").unwrap();
+        assert_eq!(
+            read_record(&mut &b[..], 5).unwrap(),
+            Record::Abort(AbortScope::Session, "no reason given".into())
+        );
     }
 
     #[test]
     fn names() {
-        for good in ["c.txt", ".hidden", "a b", "naïve.txt", "x.tar.gz"] {
+        for good in [
+            "c.txt",
+            ".hidden",
+            "a b",
+            "naïve.txt",
+            "x.tar.gz",
+            "backup..2024.txt",
+            "wait...txt",
+            "...",
+            "..hidden",
+            "trailing..",
+        ] {
             assert_eq!(check_name(good.as_bytes()), Ok(good), "{good}");
         }
         for bad in [
@@ -260,10 +489,26 @@ mod tests {
             b"..\\evil",
             b"nul\0byte",
             b"esc\x1b[2J",
+            b"tab\there",
             b"\xff\xfe",
+            "evil\u{202e}txt.exe".as_bytes(),
+            "iso\u{2066}late".as_bytes(),
             &[b'a'; 256],
         ] {
             assert!(check_name(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
+        let dot = check_name(b".").unwrap_err();
+        let dotdot = check_name(b"..").unwrap_err();
+        assert_ne!(dot, dotdot);
+        assert!(dot.contains("\".\"") && !dot.contains("\"..\""), "{dot}");
+        assert!(check_name(b"tab\there").unwrap_err().contains("tab\\there"));
+        assert!(check_name(b"\xff\xfe").unwrap_err().contains("UTF-8"));
+    }
+
+    #[test]
+    fn names_are_displayed_safely() {
+        assert_eq!(display_name("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe");
+        assert_eq!(display_name("a\tb\x1b"), "a\\tb\\u{1b}");
+        assert_eq!(display_name("naïve"), "naïve");
     }
 }

@@ -1,11 +1,14 @@
 //! `udt recv [--listen ADDR:PORT] [--out DIR]`: receive files from `udt send`.
 //!
+//! Every connection is greeted at once (so a sender knows it reached a `udt recv`); transfers
+//! are served one at a time, and a sender that must wait is told so.
+//!
 //! Safety rules, in order: a name must be one plain file name (see
 //! [`protocol::check_name`]), so nothing is ever written outside `--out`; an existing file is
 //! refused unless `--force`; the bytes go to a temporary `.NAME.udt-partial` in `--out`, hashed
 //! as they arrive, and only a file whose BLAKE3 hash matches the sender's is moved into place
-//! (without `--force`, by a hard link that fails if the name appeared meanwhile). A failed or
-//! interrupted file leaves nothing behind.
+//! (without `--force`, by a hard link that fails if the name appeared meanwhile). A failed,
+//! aborted or interrupted file leaves nothing behind.
 //!
 //! Mode bits: a received file gets the receiver's default permissions (umask), plus execute
 //! permission where it has read permission if the source was executable (like rsync's
@@ -16,19 +19,24 @@ use std::io::{self, BufWriter, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use udt::UdtStream;
+use udt::{UdtListener, UdtStream};
 
-use crate::net;
+use crate::link::{self, Link};
 use crate::progress::{self, FileProgress};
-use crate::protocol::{self, FileHeader, Header, Status, CHUNK, HASH_LEN, VERSION};
+use crate::protocol::{self, AbortScope, FileHeader, Header, Record, Status, CHUNK, HASH_LEN, VERSION};
+use crate::report::Report;
+use crate::{interrupt, net};
 
 /// Arguments of `udt recv`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Address to listen on: ADDR:PORT, :PORT or PORT.
-    #[arg(short, long, value_name = "ADDR:PORT", default_value = "0.0.0.0:9000", value_parser = net::parse_listen)]
+    #[arg(short, long, value_name = "ADDR:PORT", default_value = "9000", value_parser = net::parse_listen)]
     pub listen: SocketAddr,
     /// Directory the files are written into (must exist).
     #[arg(short, long, value_name = "DIR", default_value = ".")]
@@ -46,7 +54,20 @@ pub struct Args {
     /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
+    /// Declare the peer gone after this many seconds without hearing from it (default 10).
+    #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
+    pub peer_timeout: Option<std::time::Duration>,
+    /// One JSON object per line on standard output: one per file, then a total per transfer.
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// How long a connected peer has to send its header (a `udt send` sends it at once).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a normal close may wait for the sender's last acknowledgements.
+const CLOSE_LIMIT: Duration = Duration::from_secs(10);
+/// How long an error path waits to tell the sender why.
+const ERROR_LIMIT: Duration = Duration::from_secs(1);
 
 /// Run `udt recv`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
@@ -59,16 +80,30 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         fs::canonicalize(&args.out).with_context(|| format!("cannot resolve {}", args.out.display()))?;
     let mode = progress::Mode::detect(quiet);
 
-    let listener = net::listen(args.listen, net::options(args.mss, args.cc.as_ref()))?;
+    let listener = net::listen(
+        args.listen,
+        link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout),
+    )?;
     let local = listener.local_addr().context("reading the bound address")?;
     if !quiet {
         eprintln!("udt recv: listening on {local}, writing into {}", out.display());
     }
+    let queue = accept_in_background(listener, args.keep_listening)?;
     loop {
-        let (stream, peer) = listener.accept().context("waiting for a connection")?;
-        tracing::info!(%peer, "connection");
-        let result = receive(stream, &out, args.force, mode);
-        if !args.keep_listening {
+        let (stream, peer) = loop {
+            match queue.rx.recv_timeout(link::POLL) {
+                Ok(conn) => break conn,
+                Err(mpsc::RecvTimeoutError::Timeout) if interrupt::requested() => {
+                    return Err(interrupt::error().into())
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the listener stopped accepting"),
+            }
+        };
+        tracing::info!(%peer, "serving a connection");
+        let result = serve(stream, &out, args, mode);
+        queue.pending.fetch_sub(1, Ordering::SeqCst);
+        if !args.keep_listening || interrupt::requested() {
             return result.with_context(|| format!("transfer from {peer}"));
         }
         if let Err(e) = result {
@@ -77,49 +112,194 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     }
 }
 
-/// Serve one connection. Fails if the connection fails or any file was refused or corrupt.
-fn receive(mut stream: UdtStream, out: &Path, force: bool, mode: progress::Mode) -> Result<()> {
-    let header = Header::read(&mut stream).context("reading the transfer header")?;
-    if header.version != VERSION {
-        let msg = format!("unsupported protocol version {} (this receiver speaks {VERSION})", header.version);
-        Status::Error(msg.clone()).write(&mut stream)?;
-        let _ = net::close(stream);
-        bail!(msg);
-    }
-    Status::Ok.write(&mut stream)?;
-    tracing::info!(files = header.file_count, "transfer accepted");
-
-    let mut failed = Vec::new();
-    for i in 0..header.file_count {
-        let fh = FileHeader::read(&mut stream)
-            .with_context(|| format!("reading the header of file {} of {}", i + 1, header.file_count))?;
-        let shown = protocol::display_name(&String::from_utf8_lossy(&fh.name));
-        let outcome = match prepare(&fh, out, force) {
-            Err(msg) => {
-                Status::Error(msg.clone()).write(&mut stream)?;
-                Err(msg)
-            }
-            Ok(target) => {
-                Status::Ok.write(&mut stream)?;
-                let outcome = receive_file(&mut stream, &fh, target, force, &shown, mode)
-                    .with_context(|| format!("receiving {shown}"))?;
-                match &outcome {
-                    Ok(()) => Status::Ok.write(&mut stream)?,
-                    Err(msg) => Status::Error(msg.clone()).write(&mut stream)?,
+/// Accept connections on a thread of their own: each is greeted at once (so a sender knows it
+/// reached a `udt recv`) and queued for the main thread, which serves one at a time. A
+/// connection that has to wait is told so; with `keep_listening` off, only the first is served
+/// and later ones are refused.
+fn accept_in_background(listener: UdtListener, keep_listening: bool) -> Result<Queue> {
+    let (tx, rx) = mpsc::channel();
+    let pending = Arc::new(AtomicUsize::new(0));
+    let queue = Queue { rx, pending: Arc::clone(&pending) };
+    std::thread::Builder::new().name("accept".into()).spawn(move || {
+        let mut accepted = 0u64;
+        loop {
+            let (stream, peer) = match listener.accept() {
+                Ok(conn) => conn,
+                Err(e) => {
+                    tracing::warn!("accepting a connection: {e}");
+                    return;
                 }
-                outcome
+            };
+            tracing::info!(%peer, "connection");
+            let mut first = protocol::hello(protocol::RECEIVER_MAGIC, VERSION).to_vec();
+            // The main thread serves connections in order: a new one waits unless all the
+            // earlier ones are done.
+            if accepted > 0 && !keep_listening {
+                let refusal = Status::Error(
+                    "busy with another transfer (this `udt recv` serves one; \
+                     start it with --keep-listening to queue transfers)"
+                        .into(),
+                );
+                let _ = refusal.write(&mut first);
+                let _ = (&stream).write_all(&first);
+                std::thread::spawn(move || link::close_within(stream, ERROR_LIMIT));
+                continue;
             }
-        };
-        if let Err(msg) = outcome {
-            eprintln!("udt recv: {shown}: {msg}");
-            failed.push(shown);
+            if pending.fetch_add(1, Ordering::SeqCst) > 0 {
+                let _ = Status::Wait("busy with another transfer".into()).write(&mut first);
+            }
+            let _ = (&stream).write_all(&first);
+            accepted += 1;
+            if tx.send((stream, peer)).is_err() {
+                return;
+            }
+        }
+    })?;
+    Ok(queue)
+}
+
+/// Accepted connections, in order.
+struct Queue {
+    rx: mpsc::Receiver<(UdtStream, SocketAddr)>,
+    /// Connections queued or being served.
+    pending: Arc<AtomicUsize>,
+}
+
+/// Serve one connection and close it: normally once all is acknowledged, after a failure with
+/// the reason sent first (unless the sender is the one that stopped).
+fn serve(stream: UdtStream, out: &Path, args: &Args, mode: progress::Mode) -> Result<()> {
+    let mut link = Link::new(stream);
+    let mut report = Report::new("recv", args.json);
+    let mut session = Session { announced: 0, start: None };
+    let result = receive(&mut link, out, args.force, mode, &mut report, &mut session);
+    if let Some(start) = session.start {
+        report.total(session.announced, start.elapsed());
+    }
+    match result {
+        Ok(()) => {
+            link.close(CLOSE_LIMIT);
+            if !report.failures().is_empty() {
+                let failed = report.failures();
+                bail!("{} of {} files failed: {}", failed.len(), session.announced, failed.join(", "));
+            }
+            Ok(())
+        }
+        Err(Failure::Peer(e)) => {
+            link.close(ERROR_LIMIT);
+            Err(e)
+        }
+        Err(Failure::Here(e)) => {
+            let reason = if interrupt::requested() {
+                "the receiver was interrupted".to_string()
+            } else {
+                format!("{e:#}")
+            };
+            let mut status = Vec::new();
+            if Status::Abort(reason).write(&mut status).is_ok() {
+                link.write_urgent(&status, ERROR_LIMIT);
+            }
+            link.close(ERROR_LIMIT);
+            Err(e)
         }
     }
-    if let Err(e) = net::close(stream) {
-        tracing::warn!("closing the connection: {e}");
+}
+
+/// Why a session ended early.
+enum Failure {
+    /// The sender stopped, vanished or is not a `udt send`: nothing to tell it.
+    Peer(anyhow::Error),
+    /// Something on this side (a Ctrl-C, a broken rule): the sender is told.
+    Here(anyhow::Error),
+}
+
+/// What a session announced and when it started.
+struct Session {
+    announced: usize,
+    start: Option<Instant>,
+}
+
+/// A read from the sender failed: its end of the connection, unless it was our Ctrl-C.
+fn from_peer(e: io::Error, what: impl FnOnce() -> String) -> Failure {
+    if interrupt::requested() {
+        return Failure::Here(anyhow::Error::new(e));
     }
-    if !failed.is_empty() {
-        bail!("{} of {} files failed: {}", failed.len(), header.file_count, failed.join(", "));
+    let what = what();
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => {
+            Failure::Peer(anyhow::anyhow!("the sender stopped: the connection closed {what}"))
+        }
+        io::ErrorKind::InvalidData => {
+            Failure::Here(anyhow::Error::new(e).context(format!("protocol error {what}")))
+        }
+        _ => Failure::Peer(anyhow::Error::new(e).context(format!("the connection failed {what}"))),
+    }
+}
+
+/// A write to the sender failed.
+fn to_peer(e: io::Error) -> Failure {
+    if interrupt::requested() {
+        return Failure::Here(anyhow::Error::new(e));
+    }
+    Failure::Peer(anyhow::Error::new(e).context("answering the sender"))
+}
+
+/// The exchange of one session.
+fn receive(
+    link: &mut Link,
+    out: &Path,
+    force: bool,
+    mode: progress::Mode,
+    report: &mut Report,
+    session: &mut Session,
+) -> Result<(), Failure> {
+    link.set_deadline(Some(HEADER_TIMEOUT), "`udt send` header");
+    let header = match Header::read(link) {
+        Ok(h) => h,
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => return Err(Failure::Peer(e.into())),
+        Err(e) if e.kind() == io::ErrorKind::TimedOut && !interrupt::requested() => {
+            return Err(Failure::Peer(anyhow::anyhow!(
+                "the peer is not a `udt send` (no header within {} s)",
+                HEADER_TIMEOUT.as_secs()
+            )))
+        }
+        Err(e) => return Err(from_peer(e, || "before the header".into())),
+    };
+    link.set_deadline(None, "");
+    if header.version != VERSION {
+        let msg = format!("unsupported protocol version {} (this receiver speaks {VERSION})", header.version);
+        Status::Error(msg.clone()).write(link).map_err(to_peer)?;
+        return Err(Failure::Peer(anyhow::anyhow!(msg)));
+    }
+    Status::Ok.write(link).map_err(to_peer)?;
+    session.announced = header.file_count as usize;
+    session.start = Some(Instant::now());
+    tracing::info!(files = header.file_count, "transfer accepted");
+
+    for i in 0..header.file_count {
+        let n = header.file_count;
+        let fh =
+            FileHeader::read(link).map_err(|e| from_peer(e, || format!("before file {} of {n}", i + 1)))?;
+        let lossy = String::from_utf8_lossy(&fh.name).into_owned();
+        let shown = protocol::display_name(&lossy);
+        let target = match prepare(&fh, out, force) {
+            Ok(target) => target,
+            Err(msg) => {
+                Status::Error(msg.clone()).write(link).map_err(to_peer)?;
+                report.failed(&lossy, &shown, &msg);
+                continue;
+            }
+        };
+        Status::Ok.write(link).map_err(to_peer)?;
+        match receive_file(link, &fh, target, force, &shown, mode)? {
+            Ok((took, hash)) => {
+                Status::Ok.write(link).map_err(to_peer)?;
+                report.ok(&lossy, &shown, fh.size, took, &hash);
+            }
+            Err(msg) => {
+                Status::Error(msg.clone()).write(link).map_err(to_peer)?;
+                report.failed(&lossy, &shown, &msg);
+            }
+        }
     }
     Ok(())
 }
@@ -200,50 +380,29 @@ fn temp_name(name: &str) -> String {
     }
 }
 
-/// Receive the bytes and hash of an accepted file and store it if the hash matches. The outer
-/// error is fatal to the connection; the inner one is this file's failure, for the sender.
+/// Receive the data and hash of an accepted file and store it if the hash matches. The outer
+/// error ends the session; the inner one is this file's failure, for the sender; success gives
+/// the time taken and the hash.
 fn receive_file(
-    stream: &mut UdtStream,
+    link: &mut Link,
     fh: &FileHeader,
     target: Target,
     force: bool,
     shown: &str,
     mode: progress::Mode,
-) -> Result<Result<(), String>> {
+) -> Result<Result<(Duration, blake3::Hash), String>, Failure> {
     let Target { dest, temp, file } = target;
-    let mut progress = FileProgress::new(mode, shown, fh.size);
-    let mut hasher = blake3::Hasher::new();
-    let mut writer = BufWriter::with_capacity(CHUNK, &file);
-    let mut write_error: Option<io::Error> = None;
-    let mut buf = vec![0u8; CHUNK.min(usize::try_from(fh.size).unwrap_or(CHUNK)).max(1)];
-    let mut left = fh.size;
-    while left > 0 {
-        let want = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
-        let n = stream.read(&mut buf[..want])?;
-        if n == 0 {
-            bail!("the connection closed after {} of {} bytes", fh.size - left, fh.size);
-        }
-        hasher.update(&buf[..n]);
-        // After a write error (disk full, say), keep reading so the stream stays in step.
-        if write_error.is_none() {
-            if let Err(e) = writer.write_all(&buf[..n]) {
-                write_error = Some(e);
-            }
-        }
-        left -= n as u64;
-        progress.add(n as u64);
-    }
-    let mut expected = [0u8; HASH_LEN];
-    stream.read_exact(&mut expected).context("reading the BLAKE3 hash")?;
-    let took = progress.finish();
-    if write_error.is_none() {
-        write_error = writer.flush().err();
-    }
-    drop(writer);
+    link.progress = Some(FileProgress::new(mode, shown, fh.size));
+    let result = receive_data(link, fh, &file);
+    let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();
+    let (hash, expected, write_error) = match result? {
+        Ok(x) => x,
+        Err(msg) => return Ok(Err(msg)),
+    };
     if let Some(e) = write_error {
-        return Ok(Err(format!("writing failed on the receiver: {e}")));
+        return Ok(Err(format!("writing failed: {e}")));
     }
-    if hasher.finalize() != blake3::Hash::from_bytes(expected) {
+    if hash != blake3::Hash::from_bytes(expected) {
         return Ok(Err("BLAKE3 mismatch: the data arrived corrupted; not stored".into()));
     }
     if fh.mode & 0o111 != 0 {
@@ -256,8 +415,61 @@ fn receive_file(
         return Ok(Err(msg));
     }
     temp.keep();
-    FileProgress::summary(mode, shown, fh.size, took);
-    Ok(Ok(()))
+    Ok(Ok((took, hash)))
+}
+
+/// What [`receive_data`] gives: the hash computed, the hash sent, a write error if any.
+type Received = (blake3::Hash, [u8; HASH_LEN], Option<io::Error>);
+
+/// Read a file's chunks into `file`, hashing them, then the sender's hash. A write error (disk
+/// full) does not stop the reading, so the stream stays in step. The inner error is the
+/// sender's abort of this file.
+fn receive_data(link: &mut Link, fh: &FileHeader, file: &File) -> Result<Result<Received, String>, Failure> {
+    let mut hasher = blake3::Hasher::new();
+    let mut writer = BufWriter::with_capacity(CHUNK, file);
+    let mut write_error: Option<io::Error> = None;
+    let mut buf = vec![0u8; CHUNK.min(usize::try_from(fh.size).unwrap_or(CHUNK)).max(1)];
+    let mut left = fh.size;
+    let after = |left: u64| format!("after {} of {} bytes of the file", fh.size - left, fh.size);
+    while left > 0 {
+        let mut chunk = match protocol::read_record(link, left).map_err(|e| from_peer(e, || after(left)))? {
+            Record::Chunk(len) => len as usize,
+            Record::Abort(AbortScope::File, msg) => {
+                return Ok(Err(format!("the sender gave it up: {}", protocol::display_name(&msg))))
+            }
+            Record::Abort(AbortScope::Session, msg) => {
+                return Err(Failure::Peer(anyhow::anyhow!(
+                    "the sender stopped: {} ({})",
+                    protocol::display_name(&msg),
+                    after(left)
+                )))
+            }
+        };
+        while chunk > 0 {
+            let want = chunk.min(buf.len());
+            let n = link.read(&mut buf[..want]).map_err(|e| from_peer(e, || after(left)))?;
+            if n == 0 {
+                return Err(from_peer(io::ErrorKind::UnexpectedEof.into(), || after(left)));
+            }
+            hasher.update(&buf[..n]);
+            if write_error.is_none() {
+                if let Err(e) = writer.write_all(&buf[..n]) {
+                    write_error = Some(e);
+                }
+            }
+            chunk -= n;
+            left -= n as u64;
+            if let Some(p) = &mut link.progress {
+                p.add(n as u64);
+            }
+        }
+    }
+    let mut expected = [0u8; HASH_LEN];
+    link.read_exact(&mut expected).map_err(|e| from_peer(e, || "before the file's hash".into()))?;
+    if write_error.is_none() {
+        write_error = writer.flush().err();
+    }
+    Ok(Ok((hasher.finalize(), expected, write_error)))
 }
 
 /// Add execute permission wherever there is read permission.

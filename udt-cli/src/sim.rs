@@ -55,9 +55,12 @@ pub struct Args {
     /// Random loss rate of the bottleneck (0.01 = 1%).
     #[arg(long, value_name = "P")]
     pub loss: Option<String>,
-    /// Mean loss burst in packets (Gilbert-Elliott loss).
+    /// Mean loss burst in packets (Gilbert-Elliott loss), for both directions.
     #[arg(long, value_name = "PKTS")]
     pub burst: Option<String>,
+    /// Random loss rate of the way back from the receiver: ACKs, NAKs (0.01 = 1%).
+    #[arg(long, value_name = "P")]
+    pub reverse_loss: Option<String>,
     /// Bottleneck queue in packets (default max(BDP, 10)).
     #[arg(long, value_name = "PKTS")]
     pub queue: Option<String>,
@@ -107,6 +110,7 @@ pub fn run(a: &Args) -> Result<()> {
         ("rtt", &a.rtt),
         ("loss", &a.loss),
         ("burst", &a.burst),
+        ("reverse-loss", &a.reverse_loss),
         ("queue", &a.queue),
         ("flows", &a.flows),
         ("time", &a.time),
@@ -147,6 +151,7 @@ fn run_sweep(a: &Args) -> Result<()> {
         ("rtt", a.rtt.is_some()),
         ("loss", a.loss.is_some()),
         ("burst", a.burst.is_some()),
+        ("reverse-loss", a.reverse_loss.is_some()),
         ("queue", a.queue.is_some()),
         ("flows", a.flows.is_some()),
         ("pcap", a.pcap.is_some()),

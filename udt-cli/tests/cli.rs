@@ -41,6 +41,7 @@ struct Proc {
     child: Child,
     name: String,
     stdout: Option<JoinHandle<Vec<u8>>>,
+    stdout_lines: mpsc::Receiver<String>,
     stderr_lines: mpsc::Receiver<String>,
     stderr: Option<JoinHandle<String>>,
 }
@@ -64,10 +65,20 @@ impl Proc {
     fn spawn(name: &str, mut cmd: Command, stdin: Stdio) -> Proc {
         cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn udt");
-        let mut out = child.stdout.take().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, stdout_lines) = mpsc::channel();
         let stdout = thread::spawn(move || {
             let mut v = Vec::new();
-            let _ = out.read_to_end(&mut v);
+            let mut out = BufReader::new(out);
+            loop {
+                let start = v.len();
+                match out.read_until(b'\n', &mut v) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let _ = tx.send(String::from_utf8_lossy(&v[start..]).trim_end().to_string());
+                    }
+                }
+            }
             v
         });
         let err = child.stderr.take().unwrap();
@@ -82,7 +93,48 @@ impl Proc {
             }
             all
         });
-        Proc { child, name: name.into(), stdout: Some(stdout), stderr_lines, stderr: Some(stderr) }
+        Proc {
+            child,
+            name: name.into(),
+            stdout: Some(stdout),
+            stdout_lines,
+            stderr_lines,
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Wait (at most `limit`) for a line of standard error containing `needle`; returns it.
+    fn stderr_line(&mut self, needle: &str, limit: Duration) -> Option<String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stderr_lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return Some(line),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Wait for a `listening on ADDR` line on standard output and return ADDR.
+    fn stdout_listening_addr(&mut self) -> SocketAddr {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let line = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stdout_lines.recv_timeout(left) {
+                Ok(line) if line.contains("listening on ") => break line,
+                Ok(_) => {}
+                Err(_) => panic!("{}: no `listening on` line", self.name),
+            }
+        };
+        let rest = line.split("listening on ").nth(1).unwrap();
+        rest.split([',', ' ']).next().unwrap().parse().unwrap()
+    }
+
+    /// Send SIGINT (as Ctrl-C would).
+    fn interrupt(&self) {
+        let ok = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().unwrap();
+        assert!(ok.success());
     }
 
     /// Wait for a `listening on ADDR` line on stderr and return ADDR.
@@ -247,66 +299,174 @@ fn a_refused_file_between_accepted_ones_keeps_the_stream_in_step() {
     assert_eq!(listing(out.path()), ["a.bin", "b.bin", "c.bin"], "no partial file left");
 }
 
-/// A hand-made sender naming files outside `--out` (each is refused, nothing is written), then
-/// sending a file with a wrong hash (refused, no partial file left).
-#[test]
-fn rejects_names_escaping_out() {
-    let root = tempfile::tempdir().unwrap();
-    let out = root.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let (recv, addr) = start_recv(&out, &[]);
-
-    let options = Options { read_timeout: Some(Duration::from_secs(10)), ..Options::default() };
-    let mut s = UdtStream::connect_with(addr, options).unwrap();
-    let names: [&[u8]; 4] = [b"../evil", b"/tmp/evil-absolute", b"sub/../../evil", b".."];
-    let mut header = Vec::new();
-    header.extend_from_slice(b"UDTF");
-    header.extend_from_slice(&1u16.to_le_bytes());
-    header.extend_from_slice(&0u16.to_le_bytes());
-    header.extend_from_slice(&(names.len() as u32 + 1).to_le_bytes());
-    s.write_all(&header).unwrap();
-    assert_eq!(read_status(&mut s), (0, String::new()), "session accepted");
-    for name in names {
-        let mut fh = Vec::new();
-        fh.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        fh.extend_from_slice(name);
-        fh.extend_from_slice(&5u64.to_le_bytes());
-        fh.extend_from_slice(&0o644u32.to_le_bytes());
-        s.write_all(&fh).unwrap();
-        let (code, msg) = read_status(&mut s);
-        assert_eq!(code, 1, "{} accepted", String::from_utf8_lossy(name));
-        assert!(msg.contains("file name"), "{msg}");
-    }
-    // A well-named file whose hash does not match its bytes: refused, nothing left behind.
-    let mut fh = Vec::new();
-    fh.extend_from_slice(&12u16.to_le_bytes());
-    fh.extend_from_slice(b"bad-hash.txt");
-    fh.extend_from_slice(&5u64.to_le_bytes());
-    fh.extend_from_slice(&0o644u32.to_le_bytes());
-    s.write_all(&fh).unwrap();
-    assert_eq!(read_status(&mut s), (0, String::new()), "a plain name is accepted");
-    s.write_all(b"hello").unwrap();
-    s.write_all(&[0u8; 32]).unwrap();
-    let (code, msg) = read_status(&mut s);
-    assert_eq!(code, 1);
-    assert!(msg.contains("BLAKE3 mismatch"), "{msg}");
-    s.close().unwrap();
-
-    let received = recv.wait();
-    assert_eq!(received.status.code(), Some(1));
-    assert!(received.stderr.contains("5 of 5 files failed"), "{}", received.stderr);
-    assert!(received.stderr.contains("../evil"), "{}", received.stderr);
-    assert!(listing(&out).is_empty(), "{:?}", listing(&out));
-    assert_eq!(listing(root.path()), ["out"]);
-    assert!(!Path::new("/tmp/evil-absolute").exists());
-}
-
 fn read_status(s: &mut UdtStream) -> (u8, String) {
     let mut head = [0u8; 3];
     s.read_exact(&mut head).unwrap();
     let mut msg = vec![0u8; u16::from_le_bytes([head[1], head[2]]) as usize];
     s.read_exact(&mut msg).unwrap();
     (head[0], String::from_utf8(msg).unwrap())
+}
+
+/// A hand-made sender of the file protocol (version 2), for what `udt send` would not send.
+struct RawSender {
+    s: UdtStream,
+}
+
+impl RawSender {
+    /// Connect, check the receiver's greeting, announce `count` files; the session is accepted.
+    fn start(addr: SocketAddr, count: u32) -> RawSender {
+        let options = Options { read_timeout: Some(Duration::from_secs(10)), ..Options::default() };
+        let mut s = UdtStream::connect_with(addr, options).unwrap();
+        let mut header = Vec::new();
+        header.extend_from_slice(b"UDTF");
+        header.extend_from_slice(&2u16.to_le_bytes());
+        header.extend_from_slice(&0u16.to_le_bytes());
+        header.extend_from_slice(&count.to_le_bytes());
+        s.write_all(&header).unwrap();
+        let mut hello = [0u8; 8];
+        s.read_exact(&mut hello).unwrap();
+        assert_eq!(&hello[..6], b"UDTR\x02\x00", "the receiver's greeting");
+        assert_eq!(read_status(&mut s), (0, String::new()), "session accepted");
+        RawSender { s }
+    }
+
+    /// Announce a file; returns the receiver's answer.
+    fn announce(&mut self, name: &[u8], size: u64) -> (u8, String) {
+        let mut fh = Vec::new();
+        fh.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        fh.extend_from_slice(name);
+        fh.extend_from_slice(&size.to_le_bytes());
+        fh.extend_from_slice(&0o644u32.to_le_bytes());
+        self.s.write_all(&fh).unwrap();
+        read_status(&mut self.s)
+    }
+
+    /// Send an accepted file's data in chunks of at most 1000 bytes, then `hash`; returns the
+    /// verdict.
+    fn data(&mut self, content: &[u8], hash: [u8; 32]) -> (u8, String) {
+        for chunk in content.chunks(1000) {
+            self.s.write_all(&(chunk.len() as u32).to_le_bytes()).unwrap();
+            self.s.write_all(chunk).unwrap();
+        }
+        self.s.write_all(&hash).unwrap();
+        read_status(&mut self.s)
+    }
+}
+
+/// A hand-made sender naming files the receiver must refuse (outside `--out`, `.`, `..`, NUL,
+/// a bidirectional override): each is refused on its own, while ordinary names with dots in
+/// the same session are stored byte for byte; then a file with a wrong hash is refused and
+/// nothing is left behind.
+#[test]
+fn receiver_refuses_bad_names_per_file() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let (recv, addr) = start_recv(&out, &[]);
+
+    let bad: [&[u8]; 8] = [
+        b"../evil",
+        b"/tmp/evil-absolute",
+        b"sub/../../evil",
+        b"..",
+        b".",
+        b"nul\0byte",
+        "evil\u{202e}txt.exe".as_bytes(),
+        b"tab\there",
+    ];
+    let good: [(&[u8], Vec<u8>); 2] = [(b"backup..2024.txt", data(3000, 1)), (b"wait...txt", data(10, 2))];
+    let mut raw = RawSender::start(addr, (bad.len() + good.len() + 1) as u32);
+    let mut messages = Vec::new();
+    for (i, name) in bad.iter().enumerate() {
+        let (code, msg) = raw.announce(name, 5);
+        assert_eq!(code, 1, "{} accepted", String::from_utf8_lossy(name));
+        assert!(msg.contains("file name"), "{msg}");
+        messages.push(msg);
+        // Interleave the good names with the bad ones.
+        if let Some((name, content)) = good.get(i) {
+            assert_eq!(raw.announce(name, content.len() as u64), (0, String::new()));
+            assert_eq!(raw.data(content, *blake3::hash(content).as_bytes()), (0, String::new()));
+        }
+    }
+    let (dotdot, dot) = (&messages[3], &messages[4]);
+    assert!(dotdot.contains("\"..\"") && dot.contains("\".\"") && dot != dotdot, "{dot} / {dotdot}");
+    assert!(!dot.contains("\"..\""), "{dot}");
+    assert!(messages[6].contains("\\u{202e}"), "the override is escaped: {}", messages[6]);
+    // A well-named file whose hash does not match its bytes: refused, nothing left behind.
+    assert_eq!(raw.announce(b"bad-hash.txt", 5), (0, String::new()), "a plain name is accepted");
+    let (code, msg) = raw.data(b"hello", [0u8; 32]);
+    assert_eq!(code, 1);
+    assert!(msg.contains("BLAKE3 mismatch"), "{msg}");
+    raw.s.close().unwrap();
+
+    let received = recv.wait();
+    assert_eq!(received.status.code(), Some(1));
+    assert!(received.stderr.contains("9 of 11 files failed"), "{}", received.stderr);
+    assert!(received.stderr.contains("../evil"), "{}", received.stderr);
+    assert!(!received.stderr.contains('\u{202e}'), "a bidi override printed raw: {}", received.stderr);
+    for (name, content) in &good {
+        let got = std::fs::read(out.join(String::from_utf8_lossy(name).as_ref())).unwrap();
+        assert!(got == *content, "{} differs", String::from_utf8_lossy(name));
+    }
+    assert_eq!(listing(&out), ["backup..2024.txt", "wait...txt"]);
+    assert_eq!(listing(root.path()), ["out"]);
+    assert!(!Path::new("/tmp/evil-absolute").exists());
+}
+
+/// `udt send` itself: names with dots arrive; names it cannot send (a tab, not UTF-8) are
+/// refused one by one while the rest of the batch goes; `--as` renames; a multi-file send
+/// prints a total; `-q` keeps the summaries.
+#[test]
+fn sender_names_per_file_and_rename() {
+    use std::os::unix::ffi::OsStrExt;
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let a = src.path().join("backup..2024.txt");
+    let b = src.path().join("wait...txt");
+    let tab = src.path().join("tab\there");
+    let latin1 = src.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"));
+    std::fs::write(&a, data(70_000, 4)).unwrap();
+    std::fs::write(&b, data(3, 5)).unwrap();
+    std::fs::write(&tab, "t").unwrap();
+    std::fs::write(&latin1, "l").unwrap();
+
+    let (recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = udt();
+    cmd.arg("-q").arg("send").args([&tab, &a, &latin1, &b]).arg(addr.to_string());
+    let sent = run("udt send", cmd);
+    let received = recv.wait();
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(received.status.success(), "{}", received.stderr);
+    assert!(
+        sent.stderr.contains("tab\\there") && sent.stderr.contains("control character"),
+        "{}",
+        sent.stderr
+    );
+    assert!(sent.stderr.contains("not valid UTF-8"), "{}", sent.stderr);
+    assert!(sent.stderr.contains("2 of 4 files failed"), "{}", sent.stderr);
+    let stdout = sent.stdout_text();
+    assert_eq!(stdout.matches("blake3 ok").count(), 2, "-q keeps the summaries: {stdout}");
+    assert!(stdout.contains("total: 4 files") && stdout.contains("2 of 4 failed"), "{stdout}");
+    assert_eq!(std::fs::read(out.path().join("backup..2024.txt")).unwrap(), data(70_000, 4));
+    assert_eq!(std::fs::read(out.path().join("wait...txt")).unwrap(), data(3, 5));
+    assert_eq!(listing(out.path()), ["backup..2024.txt", "wait...txt"]);
+
+    // --as: one file under another name.
+    let (recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = udt();
+    cmd.arg("send").arg(&latin1).arg(addr.to_string()).args(["--as", "cafe.txt"]);
+    let sent = run("udt send --as", cmd);
+    let received = recv.wait();
+    assert!(sent.status.success(), "{}", sent.stderr);
+    assert!(received.status.success(), "{}", received.stderr);
+    assert_eq!(std::fs::read(out.path().join("cafe.txt")).unwrap(), b"l");
+
+    // --as with two files is a usage error, before anything is tried.
+    let mut cmd = udt();
+    cmd.arg("send").args([&a, &b]).arg("127.0.0.1:9").args(["--as", "x"]);
+    let done = run("udt send --as", cmd);
+    assert_eq!(done.status.code(), Some(2), "{done:?}");
+    assert!(done.stderr.contains("--as"), "{}", done.stderr);
 }
 
 /// `udt cat --listen` and `udt cat HOST:PORT` joined by pipes, both directions.
@@ -409,7 +569,7 @@ fn help_documents_exit_status() {
     let done = run("udt --help", cmd);
     assert!(done.status.success());
     let help = done.stdout_text();
-    for needle in ["send", "recv", "cat", "perf", "Exit status", "2  usage error"] {
+    for needle in ["send", "recv", "cat", "perf", "Exit status", "2  usage error", "130  interrupted"] {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }
 }
@@ -492,4 +652,322 @@ fn sim_takes_catalog_specifications_and_sweeps() {
     let done = run("udt sim sweep --bw", cmd);
     assert_eq!(done.status.code(), Some(1));
     assert!(done.stderr.contains("--bw"), "{}", done.stderr);
+}
+
+/// Start `udt perf server` on an ephemeral loopback port; returns it and its address.
+fn start_perf_server(extra: &[&str]) -> (Proc, SocketAddr) {
+    let mut cmd = udt();
+    cmd.args(["perf", "server", "--listen", "127.0.0.1:0"]).args(extra);
+    let mut p = Proc::spawn("udt perf server", cmd, Stdio::null());
+    // With --json, standard output carries nothing but JSON lines.
+    let addr = if extra.contains(&"--json") { p.listening_addr() } else { p.stdout_listening_addr() };
+    (p, addr)
+}
+
+/// A `udt send` that reaches a `udt perf server` fails at once and says so; so does a
+/// `udt perf client` that reaches a `udt recv`.
+#[test]
+fn wrong_service_fails_at_once() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), b"content").unwrap();
+    let (server, addr) = start_perf_server(&[]);
+    let start = Instant::now();
+    let sent = run("udt send", send_cmd(&[file.path()], addr));
+    let took = start.elapsed();
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    let expected = format!("the peer at {addr} is not a `udt recv` (it is a `udt perf server`)");
+    assert!(sent.stderr.contains(&expected), "{}", sent.stderr);
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    drop(server);
+
+    let out = tempfile::tempdir().unwrap();
+    let (recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = udt();
+    cmd.args(["perf", "client", &addr.to_string(), "--time", "1"]);
+    let start = Instant::now();
+    let client = run("udt perf client", cmd);
+    assert_eq!(client.status.code(), Some(1), "{client:?}");
+    let expected = format!("the peer at {addr} is not a `udt perf server` (it is a `udt recv`)");
+    assert!(client.stderr.contains(&expected), "{}", client.stderr);
+    assert!(start.elapsed() < Duration::from_secs(3), "took {:?}", start.elapsed());
+    let received = recv.wait();
+    assert_eq!(received.status.code(), Some(1));
+    assert!(received.stderr.contains("not a `udt send`"), "{}", received.stderr);
+    assert!(listing(out.path()).is_empty());
+}
+
+/// `udt send` to a `udt cat --listen`: the sender fails at once, cat refuses the stream and
+/// writes none of it.
+#[test]
+fn send_to_cat_fails_and_cat_writes_nothing() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), data(100_000, 8)).unwrap();
+    let mut cmd = udt();
+    cmd.args(["cat", "--listen", "127.0.0.1:0"]);
+    let mut cat = Proc::spawn("udt cat --listen", cmd, Stdio::null());
+    let addr = cat.listening_addr();
+    let start = Instant::now();
+    let sent = run("udt send", send_cmd(&[file.path()], addr));
+    let took = start.elapsed();
+    let catted = cat.wait();
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(sent.stderr.contains(&format!("the peer at {addr} is not a `udt recv`")), "{}", sent.stderr);
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert_eq!(catted.status.code(), Some(1), "{catted:?}");
+    assert!(catted.stderr.contains("the peer is a `udt send`"), "{}", catted.stderr);
+    assert!(catted.stdout.is_empty(), "cat wrote {} bytes", catted.stdout.len());
+    assert!(!catted.stdout_text().contains("UDTF"));
+}
+
+/// Every line of `--json` output parses, on both ends of a transfer and of `perf`, and the
+/// two ends of `perf` share one schema.
+#[test]
+fn json_output_parses_line_by_line() {
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let files =
+        [("one.bin", data(123_456, 11)), ("two.txt", b"two\n".to_vec()), ("old.txt", b"new".to_vec())];
+    for (name, content) in &files {
+        std::fs::write(src.path().join(name), content).unwrap();
+    }
+    std::fs::write(out.path().join("old.txt"), "old").unwrap();
+    let paths: Vec<_> = files.iter().map(|(n, _)| src.path().join(n)).collect();
+    let refs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+
+    let (recv, addr) = start_recv(out.path(), &["--json"]);
+    let mut cmd = send_cmd(&refs, addr);
+    cmd.arg("--json");
+    let sent = run("udt send --json", cmd);
+    let received = recv.wait();
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert_eq!(received.status.code(), Some(1), "{received:?}");
+    for (who, done) in [("send", &sent), ("recv", &received)] {
+        let lines: Vec<serde_json::Value> = done
+            .stdout_text()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{who}: {e}: {l:?}")))
+            .collect();
+        assert_eq!(lines.len(), 4, "{who}: {lines:?}");
+        for ((name, content), line) in files.iter().zip(&lines) {
+            assert_eq!(line["type"], "file", "{who}");
+            assert_eq!(line["name"], *name, "{who}");
+            if *name == "old.txt" {
+                assert_eq!(line["status"], "error", "{who}");
+                assert!(line["reason"].as_str().unwrap().contains("exists"), "{who}: {line}");
+                assert!(line["blake3"].is_null());
+            } else {
+                assert_eq!(line["status"], "ok", "{who}");
+                assert_eq!(line["bytes"].as_u64(), Some(content.len() as u64), "{who}");
+                assert_eq!(
+                    line["blake3"].as_str().unwrap(),
+                    blake3::hash(content).to_hex().as_str(),
+                    "{who}"
+                );
+                assert!(line["seconds"].is_number() && line["bits_per_second"].is_number(), "{who}");
+            }
+        }
+        let total = &lines[3];
+        assert_eq!(total["type"], "total", "{who}");
+        assert_eq!(
+            (total["files"].as_u64(), total["ok"].as_u64(), total["failed"].as_u64()),
+            (Some(3), Some(2), Some(1))
+        );
+        assert_eq!(total["bytes"].as_u64(), Some(123_456 + 4), "{who}");
+        assert_eq!(total["status"], "error");
+    }
+    assert_eq!(std::fs::read(out.path().join("one.bin")).unwrap(), files[0].1);
+
+    // perf: the server's line and the client's line have the same fields.
+    let (server, addr) = start_perf_server(&["-1", "--json"]);
+    let mut cmd = udt();
+    cmd.args(["perf", "client", &addr.to_string(), "--time", "1", "--json"]);
+    let client = run("udt perf client --json", cmd);
+    let server = server.wait();
+    assert!(client.status.success(), "{}", client.stderr);
+    assert!(server.status.success(), "{}", server.stderr);
+    let one_line = |done: &Done| -> serde_json::Value {
+        let text = done.stdout_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        serde_json::from_str(lines[0]).unwrap()
+    };
+    let (c, s) = (one_line(&client), one_line(&server));
+    assert_eq!(c["role"], "client");
+    assert_eq!(s["role"], "server");
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    for pointer in ["", "/start", "/summary", "/intervals/0", "/intervals/0/streams/0", "/summary/streams/0"]
+    {
+        let (cv, sv) = (c.pointer(pointer).unwrap(), s.pointer(pointer).unwrap());
+        assert_eq!(keys(cv), keys(sv), "{pointer}");
+    }
+    assert!(c["summary"]["bytes"].as_u64().unwrap() > 0);
+    assert!(s["summary"]["bytes"].as_u64().unwrap() > 0);
+}
+
+/// `perf -q`: the summary without the interval lines.
+#[test]
+fn perf_quiet_hides_intervals() {
+    let mut cmd = udt();
+    cmd.args(["-q", "perf", "--self", "--time", "1"]);
+    let done = run("udt -q perf --self", cmd);
+    assert!(done.status.success(), "{}", done.stderr);
+    let text = done.stdout_text();
+    assert!(text.contains("bytes in") && text.contains("receiver:"), "{text}");
+    assert!(!text.contains("Period"), "interval lines with -q: {text}");
+}
+
+/// A sparse file of `len` bytes (nothing written to disk).
+fn sparse(path: &Path, len: u64) {
+    std::fs::File::create(path).unwrap().set_len(len).unwrap();
+}
+
+/// A sender queued behind another transfer says it waits, and its reported time leaves the
+/// wait out.
+#[test]
+fn queued_sender_says_it_waits() {
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let big = src.path().join("big.bin");
+    sparse(&big, 40 << 20);
+    let small = src.path().join("small.txt");
+    std::fs::write(&small, data(1000, 3)).unwrap();
+
+    let (mut recv, addr) = start_recv(out.path(), &["--keep-listening"]);
+    // About 3 s at 100 Mbit/s.
+    let mut cmd = send_cmd(&[&big], addr);
+    cmd.args(["--cc", "blast:rate=100m"]);
+    let first = Proc::spawn("udt send (first)", cmd, Stdio::null());
+    assert!(
+        recv.stderr_line("big.bin:", Duration::from_secs(10)).is_some(),
+        "no progress from the first transfer"
+    );
+    let start = Instant::now();
+    let mut cmd = send_cmd(&[&small], addr);
+    cmd.arg("--json");
+    let second = run("udt send (second)", cmd);
+    let waited = start.elapsed();
+    let first = first.wait();
+    assert!(first.status.success(), "{}", first.stderr);
+    assert!(second.status.success(), "{}", second.stderr);
+    assert!(
+        second.stderr.contains("waiting for the receiver (busy with another transfer)"),
+        "{}",
+        second.stderr
+    );
+    let line: serde_json::Value = serde_json::from_str(second.stdout_text().lines().next().unwrap()).unwrap();
+    let secs = line["seconds"].as_f64().unwrap();
+    assert!(waited > Duration::from_millis(500), "it did not wait: {waited:?}");
+    assert!(secs < waited.as_secs_f64() / 2.0, "{secs} s reported after waiting {waited:?}");
+    assert_eq!(std::fs::read(out.path().join("small.txt")).unwrap(), data(1000, 3));
+    assert_eq!(std::fs::metadata(out.path().join("big.bin")).unwrap().len(), 40 << 20);
+}
+
+/// A file that shrinks while being sent: the sender aborts it with the reason, the receiver
+/// prints that reason at once, and the next file of the batch still arrives.
+#[test]
+fn sender_side_failure_is_reported_by_the_receiver_at_once() {
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let big = src.path().join("shrinks.bin");
+    sparse(&big, 1 << 30);
+    let after = src.path().join("after.txt");
+    std::fs::write(&after, data(5000, 6)).unwrap();
+
+    let (mut recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = send_cmd(&[&big, &after], addr);
+    cmd.args(["--cc", "blast:rate=200m"]);
+    let sender = Proc::spawn("udt send", cmd, Stdio::null());
+    assert!(recv.stderr_line("shrinks.bin:", Duration::from_secs(10)).is_some(), "no progress");
+    std::fs::File::options().write(true).open(&big).unwrap().set_len(0).unwrap();
+    let start = Instant::now();
+    let line = recv.stderr_line("the file shrank", Duration::from_secs(10));
+    let took = start.elapsed();
+    assert!(line.is_some(), "the receiver did not report the sender's failure");
+    assert!(took < Duration::from_secs(5), "reported after {took:?}");
+    let sent = sender.wait();
+    let received = recv.wait();
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(sent.stderr.contains("the file shrank while being sent"), "{}", sent.stderr);
+    assert_eq!(received.status.code(), Some(1), "{received:?}");
+    assert_eq!(std::fs::read(out.path().join("after.txt")).unwrap(), data(5000, 6));
+    assert_eq!(listing(out.path()), ["after.txt"], "no partial file left");
+}
+
+/// Ctrl-C (SIGINT) exits with status 130: an idle `recv`, `cat --listen` and `perf server`; a
+/// `send` in the middle of a file (the receiver is told at once and keeps nothing); a `recv` in
+/// the middle of a file (the sender is told at once); a `perf client` in the middle of a test.
+#[test]
+fn interrupt_exits_130_and_tells_the_peer() {
+    let out = tempfile::tempdir().unwrap();
+    let (recv, _) = start_recv(out.path(), &[]);
+    let mut cmd = udt();
+    cmd.args(["cat", "--listen", "127.0.0.1:0"]);
+    let mut cat = Proc::spawn("udt cat --listen", cmd, Stdio::null());
+    cat.listening_addr();
+    let (server, _) = start_perf_server(&[]);
+    for p in [recv, cat, server] {
+        p.interrupt();
+        let done = p.wait();
+        assert_eq!(done.status.code(), Some(130), "{done:?}");
+        assert!(done.stderr.contains("interrupted"), "{}", done.stderr);
+    }
+
+    let src = tempfile::tempdir().unwrap();
+    let big = src.path().join("big.bin");
+    sparse(&big, 1 << 30);
+    // The sender is interrupted.
+    let (mut recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = send_cmd(&[&big], addr);
+    cmd.args(["--cc", "blast:rate=200m"]);
+    let sender = Proc::spawn("udt send", cmd, Stdio::null());
+    assert!(recv.stderr_line("big.bin:", Duration::from_secs(10)).is_some(), "no progress");
+    sender.interrupt();
+    let start = Instant::now();
+    let line = recv.stderr_line("the sender was interrupted", Duration::from_secs(10));
+    assert!(
+        line.is_some() && start.elapsed() < Duration::from_secs(5),
+        "{line:?} after {:?}",
+        start.elapsed()
+    );
+    let sent = sender.wait();
+    let received = recv.wait();
+    assert_eq!(sent.status.code(), Some(130), "{sent:?}");
+    assert_eq!(received.status.code(), Some(1), "{received:?}");
+    assert!(listing(out.path()).is_empty(), "{:?}", listing(out.path()));
+
+    // The receiver is interrupted.
+    let (mut recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = send_cmd(&[&big], addr);
+    cmd.args(["--cc", "blast:rate=200m"]);
+    let mut sender = Proc::spawn("udt send", cmd, Stdio::null());
+    assert!(recv.stderr_line("big.bin:", Duration::from_secs(10)).is_some(), "no progress");
+    recv.interrupt();
+    let start = Instant::now();
+    let line =
+        sender.stderr_line("the receiver stopped: the receiver was interrupted", Duration::from_secs(10));
+    assert!(
+        line.is_some() && start.elapsed() < Duration::from_secs(5),
+        "{line:?} after {:?}",
+        start.elapsed()
+    );
+    let sent = sender.wait();
+    let received = recv.wait();
+    assert_eq!(received.status.code(), Some(130), "{received:?}");
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(listing(out.path()).is_empty(), "{:?}", listing(out.path()));
+
+    // perf client in the middle of a test.
+    let (server, addr) = start_perf_server(&[]);
+    let mut cmd = udt();
+    cmd.args(["perf", "client", &addr.to_string(), "--time", "20", "-b", "100m"]);
+    let client = Proc::spawn("udt perf client", cmd, Stdio::null());
+    assert!(client.stdout_lines.recv_timeout(Duration::from_secs(10)).is_ok(), "the client did not start");
+    client.interrupt();
+    let done = client.wait();
+    assert_eq!(done.status.code(), Some(130), "{done:?}");
+    drop(server);
 }

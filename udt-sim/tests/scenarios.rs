@@ -67,3 +67,31 @@ fn plots_are_written() {
     let _ = std::fs::remove_file(&path);
     assert!(svg.starts_with("<svg") && svg.contains("polyline"), "not an SVG line plot");
 }
+
+#[test]
+fn reverse_loss_reaches_the_way_back_only() {
+    use udt_sim::flow::CcChoice;
+    use udt_sim::link::LossModel;
+    use udt_sim::scenario::DumbbellRun;
+    let mut p = Params::default();
+    assert!(p.set("reverse-loss", "1.5").is_err());
+    p.set("reverse-loss", "0.05").unwrap();
+    let base =
+        DumbbellRun::uniform("t", 10_000_000, std::time::Duration::from_millis(10), 1, CcChoice::default());
+    let r = base.clone().with_params(&p);
+    assert_eq!(r.reverse_loss, LossModel::Bernoulli(0.05));
+    assert_eq!(r.loss, LossModel::None, "the data direction keeps its own loss");
+    p.set("burst", "4").unwrap();
+    assert!(matches!(base.with_params(&p).reverse_loss, LossModel::GilbertElliott(_)));
+    // A transfer over a lossy way back still completes its run and moves data.
+    let params = Params {
+        time_s: Some(3.0),
+        warmup_s: Some(1.0),
+        bw_mbps: Some(10.0),
+        rtt_ms: Some(20.0),
+        reverse_loss: Some(0.05),
+        ..Params::default()
+    };
+    let report = scenario::run("custom", &params).unwrap();
+    assert!(report.runs[0].measures.utilization > 0.5, "{:?}", report.runs[0].measures);
+}

@@ -45,7 +45,7 @@ impl AsyncUdtListener {
         let mux = &self.inner.mux;
         let shared = std::future::poll_fn(|cx| mux.poll_accept(cx.waker())).await?;
         mux.add_handle();
-        let peer = shared.lock().peer_addr();
+        let peer = shared.peer_addr();
         let stream = UdtStream::wrap(shared, Arc::clone(mux), &self.inner.options);
         Ok((AsyncUdtStream { inner: stream }, peer))
     }

@@ -49,7 +49,7 @@ impl UdtListener {
     pub fn accept(&self) -> io::Result<(UdtStream, SocketAddr)> {
         let shared = self.mux.accept(self.accept_timeout)?;
         self.mux.add_handle();
-        let peer = shared.lock().peer_addr();
+        let peer = shared.peer_addr();
         Ok((UdtStream::wrap(shared, Arc::clone(&self.mux), &self.options), peer))
     }
 

@@ -119,6 +119,13 @@ impl ConnShared {
         }
     }
 
+    /// The peer's address as the application sees it: an IPv4 peer of a dual-stack IPv6 socket
+    /// as IPv4, not IPv4-mapped IPv6 (the connection keeps the socket's form, which its
+    /// datagrams arrive from and go to).
+    pub fn peer_addr(&self) -> SocketAddr {
+        canonical(self.lock().peer_addr())
+    }
+
     /// Lock the connection (a poisoned lock means a panic elsewhere: keep going with the state).
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
@@ -146,6 +153,32 @@ impl ConnShared {
         let changed = *signalled != now;
         *signalled = now;
         changed
+    }
+}
+
+/// `addr` with an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) shown as the IPv4 address.
+pub(crate) fn canonical(addr: SocketAddr) -> SocketAddr {
+    SocketAddr::new(addr.ip().to_canonical(), addr.port())
+}
+
+/// `peer` in the form a socket bound at `local` sends to and receives from: an IPv4 peer of an
+/// IPv6 (dual-stack) socket as IPv4-mapped IPv6, so that the endpoint's routes and cookies
+/// match the source addresses the socket reports; an IPv4-mapped peer of an IPv4 socket as
+/// IPv4. An IPv4 socket cannot reach an IPv6 peer: `InvalidInput` at once rather than a
+/// connect that times out.
+pub(crate) fn in_family_of(local: SocketAddr, peer: SocketAddr) -> io::Result<SocketAddr> {
+    match (local, peer) {
+        (SocketAddr::V6(_), SocketAddr::V4(p)) => {
+            Ok(SocketAddr::new(p.ip().to_ipv6_mapped().into(), p.port()))
+        }
+        (SocketAddr::V4(_), SocketAddr::V6(p)) => match p.ip().to_ipv4_mapped() {
+            Some(v4) => Ok(SocketAddr::new(v4.into(), p.port())),
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot reach the IPv6 address {peer} from the IPv4 socket {local}"),
+            )),
+        },
+        _ => Ok(peer),
     }
 }
 
@@ -268,6 +301,7 @@ impl Mux {
 
     /// Start a connection (regular or rendezvous) to `peer` from this port.
     pub fn open(&self, config: Config, peer: SocketAddr, rendezvous: bool) -> io::Result<Arc<ConnShared>> {
+        let peer = in_family_of(self.local_addr, peer)?;
         let mut st = self.lock_state();
         let now = clock::now();
         let conn = if rendezvous {

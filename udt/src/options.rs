@@ -11,7 +11,9 @@ pub use udt_proto::connection::{Config, Mode};
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Protocol options: MSS, flow window, buffers, linger, congestion control, ... (`UDT_MSS`,
-    /// `UDT_FC`, `UDT_SNDBUF`, `UDT_RCVBUF`, `UDT_LINGER`, `UDT_CC`, `UDT_MAXBW`).
+    /// `UDT_FC`, `UDT_SNDBUF`, `UDT_RCVBUF`, `UDT_LINGER`, `UDT_CC`, `UDT_MAXBW`), and how soon a
+    /// silent peer is declared lost: `config.peer_idle_timeout` (default `None`, UDT4's rule,
+    /// about 46 s; see [`Options::set_peer_idle_timeout`]).
     pub config: Config,
     /// UDP receive buffer in bytes (`UDP_RCVBUF`, default 12,288,000 as UDT4); raised with
     /// `SO_RCVBUFFORCE` when running as root.
@@ -22,7 +24,12 @@ pub struct Options {
     pub read_timeout: Option<Duration>,
     /// Blocking writes give up after this long (`UDT_SNDTIMEO`); `None` waits forever.
     pub write_timeout: Option<Duration>,
-    /// Allow binding a port in use by another socket (`UDT_REUSEADDR`, default true).
+    /// Share the port with other sockets of the same user that ask for it too
+    /// (`SO_REUSEPORT`; UDT4's `UDT_REUSEADDR` defaults to true). Default false: the port is
+    /// the socket's alone, and a second bind of it, by this or any other process, fails with
+    /// `ErrorKind::AddrInUse` ("address in use"). Linux spreads a shared port's datagrams over
+    /// its sockets by source address, so a connection stays with one socket, but which socket
+    /// a new peer reaches is the kernel's choice.
     pub reuse_address: bool,
     /// While data packets keep arriving slowly enough (in each of the I/O thread's last two
     /// rounds, fewer than 64 per gathering), the thread lets them gather in the UDP socket for
@@ -45,7 +52,7 @@ impl Default for Options {
             udp_send_buffer: 4 << 20,
             read_timeout: None,
             write_timeout: None,
-            reuse_address: true,
+            reuse_address: false,
             receive_gather: Duration::from_micros(250),
         }
     }
@@ -79,6 +86,21 @@ impl Options {
     pub fn set_congestion_control(&mut self, spec: &str) -> Result<(), CcSpecError> {
         self.config.cc = udt_proto::cc::factory(spec)?;
         Ok(())
+    }
+
+    /// Declare the peer lost (reads and writes fail with `ConnectionReset`) once nothing has
+    /// been heard from it for `timeout`, keep-alives included; `None` keeps UDT4's rule (more
+    /// than 16 EXP expiries and 5 s of silence, about 46 s). A live idle peer is heard at least
+    /// once per EXP interval (300 ms to about two RTTs), so a few seconds is safe on most
+    /// paths. Sets `config.peer_idle_timeout`.
+    ///
+    /// ```
+    /// let mut options = udt::Options::default();
+    /// options.set_peer_idle_timeout(Some(std::time::Duration::from_secs(10)));
+    /// assert_eq!(options.config.peer_idle_timeout, Some(std::time::Duration::from_secs(10)));
+    /// ```
+    pub fn set_peer_idle_timeout(&mut self, timeout: Option<Duration>) {
+        self.config.peer_idle_timeout = timeout;
     }
 
     /// Choose the congestion control by factory: an algorithm of your own (implement

@@ -116,9 +116,9 @@ impl UdtStream {
         UdtStream { shared, mux, read_timeout: options.read_timeout, write_timeout: options.write_timeout }
     }
 
-    /// The peer's address.
+    /// The peer's address (an IPv4 peer of a dual-stack IPv6 socket as IPv4).
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.shared.lock().peer_addr())
+        Ok(self.shared.peer_addr())
     }
 
     /// The local UDP address.

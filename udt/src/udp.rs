@@ -1,5 +1,6 @@
-//! UDP socket setup: address reuse, large kernel buffers (forced past `rmem_max` when the
-//! process may), non-blocking mode.
+//! UDP socket setup: exclusive binding (sharing a port only when asked, and then only with
+//! sockets of the same user), dual-stack IPv6, large kernel buffers (forced past `rmem_max`
+//! when the process may), non-blocking mode.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -11,18 +12,37 @@ use crate::options::Options;
 use crate::sys;
 
 /// A non-blocking UDP socket bound at `addr` with the options' buffer sizes.
+///
+/// The port is the socket's alone: neither `SO_REUSEADDR` nor `SO_REUSEPORT` is set, so a
+/// second bind of the same address (or of the wildcard and a specific address of the same
+/// port), by this process or any other, fails with `AddrInUse`. (With `SO_REUSEADDR` on both,
+/// Linux lets any user bind the port again and hands the second socket the port's next
+/// datagrams: a local user could take over a listener's transfers.) With
+/// `Options::reuse_address` the socket sets `SO_REUSEPORT`, which Linux honours only between
+/// sockets of the same effective user.
+///
+/// An IPv6 address is bound dual-stack (`IPV6_V6ONLY` off, where the system allows it): IPv4
+/// peers then appear as IPv4-mapped addresses (`::ffff:a.b.c.d`).
 pub fn bind(addr: SocketAddr, options: &Options) -> io::Result<UdpSocket> {
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    socket.set_reuse_address(options.reuse_address)?;
+    if options.reuse_address {
+        socket.set_reuse_port(true)?;
+    }
     if addr.is_ipv6() {
-        socket.set_only_v6(false).ok();
+        if let Err(e) = socket.set_only_v6(false) {
+            tracing::debug!(error = %e, %addr, "IPv6 socket stays IPv6-only");
+        }
     }
     set_buffer(&socket, libc::SO_RCVBUFFORCE, options.udp_recv_buffer, |s, n| s.set_recv_buffer_size(n));
     set_buffer(&socket, libc::SO_SNDBUFFORCE, options.udp_send_buffer, |s, n| s.set_send_buffer_size(n));
     socket.set_nonblocking(true)?;
-    socket
-        .bind(&addr.into())
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}")))?;
+    socket.bind(&addr.into()).map_err(|e| {
+        let why = match e.kind() {
+            io::ErrorKind::AddrInUse => "address in use".to_string(),
+            _ => e.to_string(),
+        };
+        io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {why}"))
+    })?;
     Ok(socket.into())
 }
 

@@ -8,12 +8,15 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 use udt::UdtStream;
 
-use super::{bps, send_line, send_title, Interval, ReceiverSummary, SendSample, TestHeader, TestOpts};
+use super::{
+    bps, send_line, send_title, Interval, Role, Sample, Start, StreamSummary, Summary, TestHeader, TestOpts,
+    TestReport, GREETING_TIMEOUT,
+};
 use crate::cpu::CpuTime;
-use crate::{net, units};
+use crate::protocol::{self, Greeting};
+use crate::{interrupt, link, net, units};
 
 /// The buffer every write comes from.
 const BUFFER: usize = 1 << 20;
@@ -22,87 +25,23 @@ const WRITE_POLL: Duration = Duration::from_millis(100);
 /// How long to wait, after sending stopped, for the peer to acknowledge the rest.
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
-/// Everything a client run produced (the `--json` object).
-#[derive(Debug, Serialize)]
-pub struct ClientResult {
-    /// Test parameters.
-    pub start: Start,
-    /// One entry per interval.
-    pub intervals: Vec<Interval<SendSample>>,
-    /// The totals.
-    pub summary: Summary,
-}
-
-/// Test parameters.
-#[derive(Debug, Serialize)]
-pub struct Start {
-    /// The server.
-    pub peer: String,
-    /// Parallel connections.
-    pub streams: u32,
-    /// Seconds of sending asked for.
-    pub duration_s: f64,
-    /// Maximum segment size, bytes.
-    pub mss: u32,
-    /// Congestion control.
-    pub congestion_control: String,
-}
-
-/// Totals of one stream.
-#[derive(Debug, Serialize)]
-pub struct StreamSummary {
-    /// Stream index, 1-based.
-    pub id: u32,
-    /// Application bytes written and acknowledged.
-    pub bytes: u64,
-    /// From the start until the last byte was acknowledged.
-    pub seconds: f64,
-    /// `bytes` over `seconds`.
-    pub bits_per_second: f64,
-    /// Packets retransmitted.
-    pub retransmits: u64,
-    /// Packets reported lost.
-    pub loss: u64,
-    /// Smoothed RTT at the end, ms.
-    pub rtt_ms: f64,
-}
-
-/// Totals of the test.
-#[derive(Debug, Serialize)]
-pub struct Summary {
-    /// Application bytes written and acknowledged, all streams.
-    pub bytes: u64,
-    /// From the start until the last byte was acknowledged.
-    pub seconds: f64,
-    /// `bytes` over `seconds`.
-    pub bits_per_second: f64,
-    /// The same in Gb/s.
-    pub gbps: f64,
-    /// Packets retransmitted.
-    pub retransmits: u64,
-    /// Packets reported lost.
-    pub loss: u64,
-    /// Mean smoothed RTT at the end, ms.
-    pub rtt_ms: f64,
-    /// CPU seconds in user mode (the whole process).
-    pub cpu_user_s: f64,
-    /// CPU seconds in the kernel (the whole process).
-    pub cpu_system_s: f64,
-    /// CPU seconds (user + system) per 10^9 bytes moved.
-    pub cpu_s_per_gb: f64,
-    /// Per stream.
-    pub streams: Vec<StreamSummary>,
-    /// What the receiver saw (only with `--self`, where it is in this process).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receiver: Option<ReceiverSummary>,
+/// What the client prints as the test runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// The header, a line per interval, the summary.
+    Intervals,
+    /// The header and the summary (`-q`).
+    Summary,
+    /// Nothing (`--json`: the caller prints the report).
+    None,
 }
 
 /// What a writer thread returns: bytes written, when the last was acknowledged.
 type WriterResult = Result<(u64, Instant)>;
 
-/// Run a test against `target`; print lines as it goes if `text`.
-pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
-    let mut options = net::options(opts.mss, opts.cc.as_ref());
+/// Run a test against `target`, printing as `output` says.
+pub fn run(target: &str, opts: &TestOpts, output: Output) -> Result<TestReport> {
+    let mut options = link::with_peer_timeout(net::options(opts.mss, opts.cc.as_ref()), opts.peer_timeout);
     options.write_timeout = Some(WRITE_POLL);
     // UDT_MAXBW counts bytes per second of UDT packets.
     options.config.max_bandwidth = opts.bandwidth.map(|bits| bits / 8);
@@ -115,6 +54,7 @@ pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
         let mut stream = net::connect(target, options.clone())?;
         let header = TestHeader { test_id, index, count: opts.parallel, duration_ms };
         write_patiently(&mut stream, &header.encode()).context("sending the test header")?;
+        greet(&mut stream, target)?;
         streams.push(Arc::new(stream));
     }
     // The name the controller gives itself, with the parameters as typed when --cc had any.
@@ -123,14 +63,16 @@ pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
         Some((_, params)) if !params.trim().is_empty() => format!("{name}:{params}"),
         _ => name.to_string(),
     };
-    if text {
+    if output != Output::None {
         let plural = if opts.parallel == 1 { "" } else { "s" };
         println!(
             "udt perf: {target}, {} stream{plural}, {:.1} s, MSS {mss}, {cc} congestion control",
             opts.parallel,
             opts.time.as_secs_f64()
         );
-        println!("{}", send_title());
+        if output == Output::Intervals {
+            println!("{}", send_title());
+        }
     }
 
     let buf: Arc<[u8]> = (0..BUFFER).map(|i| (i % 251) as u8).collect::<Vec<u8>>().into();
@@ -157,28 +99,42 @@ pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
     let mut k = 1u32;
     loop {
         let tick = (t0 + opts.interval * k).min(end);
-        // Sleep to the tick, but notice a writer that failed.
-        while Instant::now() < tick && !writers.iter().any(|w| w.is_finished()) {
+        // Sleep to the tick, but notice a writer that failed, and a Ctrl-C.
+        while Instant::now() < tick && !writers.iter().any(|w| w.is_finished()) && !interrupt::requested() {
             thread::sleep((tick - Instant::now()).min(Duration::from_millis(20)));
         }
         let now = Instant::now();
         let interval = sample(&streams, (last - t0).as_secs_f64(), (now - t0).as_secs_f64());
-        if text {
+        if output == Output::Intervals {
             print_interval(&interval);
         }
         intervals.push(interval);
         last = now;
         k += 1;
-        if now >= end || writers.iter().any(|w| w.is_finished()) {
+        if now >= end || writers.iter().any(|w| w.is_finished()) || interrupt::requested() {
             break;
         }
     }
     stop.store(true, Ordering::SeqCst);
 
     let mut results = Vec::with_capacity(writers.len());
+    let mut failure = None;
     for (i, w) in writers.into_iter().enumerate() {
-        let r = w.join().map_err(|_| anyhow::anyhow!("writer thread {} panicked", i + 1))?;
-        results.push(r.with_context(|| format!("stream {}", i + 1))?);
+        match w.join().map_err(|_| anyhow::anyhow!("writer thread {} panicked", i + 1)) {
+            Ok(Ok(r)) => results.push(r),
+            Ok(Err(e)) | Err(e) => {
+                failure.get_or_insert(e.context(format!("stream {}", i + 1)));
+            }
+        }
+    }
+    if let Some(e) = failure {
+        // Tell the server at once rather than leave it waiting for the dead-peer timeout.
+        for s in streams {
+            if let Ok(s) = Arc::try_unwrap(s) {
+                link::close_within(s, Duration::from_millis(500));
+            }
+        }
+        return Err(e);
     }
     let cpu = CpuTime::now().since(&cpu0);
 
@@ -193,6 +149,7 @@ pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
             bits_per_second: bps(*bytes, secs),
             retransmits: snap.total.retransmits,
             loss: snap.total.snd_loss,
+            duplicates: snap.total.dup_recv,
             rtt_ms: snap.now.rtt_us as f64 / 1000.0,
         });
     }
@@ -207,27 +164,12 @@ pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
         }
     }
 
-    let bytes: u64 = per_stream.iter().map(|s| s.bytes).sum();
-    let seconds = per_stream.iter().map(|s| s.seconds).fold(0.0, f64::max);
-    let n = per_stream.len().max(1) as f64;
-    let summary = Summary {
-        bytes,
-        seconds,
-        bits_per_second: bps(bytes, seconds),
-        gbps: bps(bytes, seconds) / 1e9,
-        retransmits: per_stream.iter().map(|s| s.retransmits).sum(),
-        loss: per_stream.iter().map(|s| s.loss).sum(),
-        rtt_ms: per_stream.iter().map(|s| s.rtt_ms).sum::<f64>() / n,
-        cpu_user_s: cpu.user.as_secs_f64(),
-        cpu_system_s: cpu.system.as_secs_f64(),
-        cpu_s_per_gb: if bytes > 0 { cpu.total().as_secs_f64() / (bytes as f64 / 1e9) } else { 0.0 },
-        streams: per_stream,
-        receiver: None,
-    };
-    if text {
+    let summary = Summary::over(per_stream, &cpu);
+    if output != Output::None {
         print_summary(&summary);
     }
-    Ok(ClientResult {
+    Ok(TestReport {
+        role: Role::Client,
         start: Start {
             peer: target.to_string(),
             streams: opts.parallel,
@@ -238,6 +180,28 @@ pub fn run(target: &str, opts: &TestOpts, text: bool) -> Result<ClientResult> {
         intervals,
         summary,
     })
+}
+
+/// Read the server's greeting: anything but a `udt perf` server ends the test.
+fn greet(stream: &mut UdtStream, target: &str) -> Result<()> {
+    stream.set_read_timeout(Some(GREETING_TIMEOUT));
+    let greeting = protocol::read_greeting(stream);
+    stream.set_read_timeout(None);
+    let not_perf = |why: String| anyhow::anyhow!("the peer at {target} is not a `udt perf server` ({why})");
+    match greeting {
+        Ok(Greeting::PerfServer(v)) if v == TestHeader::VERSION => Ok(()),
+        Ok(Greeting::PerfServer(v)) => bail!(
+            "the `udt perf server` at {target} speaks test header version {v}, this client {}: \
+             use the same version of udt at both ends",
+            TestHeader::VERSION
+        ),
+        Ok(Greeting::Receiver(_)) => Err(not_perf("it is a `udt recv`".into())),
+        Ok(Greeting::Other(what)) => Err(not_perf(what)),
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+            Err(not_perf(format!("no greeting within {} s", GREETING_TIMEOUT.as_secs())))
+        }
+        Err(e) => Err(not_perf(format!("it closed the connection without a greeting: {e}"))),
+    }
 }
 
 /// A test id unlikely to collide with another client's.
@@ -276,6 +240,9 @@ fn write_until(stream: &UdtStream, buf: &[u8], stop: &AtomicBool) -> WriterResul
     }
     let deadline = Instant::now() + DRAIN_LIMIT;
     loop {
+        if interrupt::requested() {
+            return Err(interrupt::error().into());
+        }
         match stream.flush_acknowledged() {
             Ok(()) => return Ok((sent, Instant::now())),
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {
@@ -289,51 +256,18 @@ fn write_until(stream: &UdtStream, buf: &[u8], stop: &AtomicBool) -> WriterResul
 }
 
 /// Read and clear every stream's counters.
-fn sample(streams: &[Arc<UdtStream>], start: f64, end: f64) -> Interval<SendSample> {
-    let samples: Vec<SendSample> = streams
+fn sample(streams: &[Arc<UdtStream>], start: f64, end: f64) -> Interval<Sample> {
+    let samples: Vec<Sample> = streams
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let snap = s.stats(true);
-            let secs = snap.interval_len.as_secs_f64();
-            SendSample {
-                id: i as u32 + 1,
-                start,
-                end,
-                bytes: snap.interval.bytes_sent,
-                bits_per_second: bps(snap.interval.bytes_sent, secs),
-                rtt_ms: snap.now.rtt_us as f64 / 1000.0,
-                send_period_us: snap.now.send_period_us,
-                cwnd_pkts: snap.now.congestion_window,
-                flow_window_pkts: u64::from(snap.now.flow_window),
-                link_capacity_pkts: u64::from(snap.now.bandwidth_pkts),
-                recv_rate_pkts: u64::from(snap.now.recv_rate_pkts),
-                retransmits: snap.interval.retransmits,
-                loss: snap.interval.snd_loss,
-            }
-        })
+        .map(|(i, s)| Sample::read(s, i as u32 + 1, Role::Client, start, end))
         .collect();
-    let n = samples.len().max(1) as f64;
-    let sum = SendSample {
-        id: 0,
-        start,
-        end,
-        bytes: samples.iter().map(|s| s.bytes).sum(),
-        bits_per_second: samples.iter().map(|s| s.bits_per_second).sum(),
-        rtt_ms: samples.iter().map(|s| s.rtt_ms).sum::<f64>() / n,
-        send_period_us: samples.iter().map(|s| s.send_period_us).sum::<f64>() / n,
-        cwnd_pkts: samples.iter().map(|s| s.cwnd_pkts).sum(),
-        flow_window_pkts: samples.iter().map(|s| s.flow_window_pkts).sum(),
-        link_capacity_pkts: samples.iter().map(|s| s.link_capacity_pkts).sum(),
-        recv_rate_pkts: samples.iter().map(|s| s.recv_rate_pkts).sum(),
-        retransmits: samples.iter().map(|s| s.retransmits).sum(),
-        loss: samples.iter().map(|s| s.loss).sum(),
-    };
+    let sum = Sample::sum(&samples, start, end);
     Interval { start, end, streams: samples, sum }
 }
 
 /// Print an interval's lines (the SUM line only with several streams).
-fn print_interval(interval: &Interval<SendSample>) {
+fn print_interval(interval: &Interval<Sample>) {
     for s in &interval.streams {
         println!("{}", send_line(s));
     }

@@ -2,7 +2,7 @@
 //! id of their header, reads each to its end, and samples `stats(true)` every interval.
 
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -10,12 +10,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
 use udt::{Options, UdtListener, UdtStream};
 
-use super::{bps, recv_line, recv_title, Interval, ReceiverSummary, RecvSample, TestHeader};
+use super::{
+    bps, print_json, recv_line, recv_title, Interval, Role, Sample, Start, StreamSummary, Summary,
+    TestHeader, TestReport, GREETING_TIMEOUT,
+};
 use crate::cpu::CpuTime;
-use crate::{net, units};
+use crate::protocol::{self, describe_magic};
+use crate::{interrupt, link, net, units};
 
 /// Read size.
 const BUFFER: usize = 1 << 20;
@@ -27,9 +30,12 @@ const GRACE: Duration = Duration::from_secs(10);
 /// How results are shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
-    /// Lines as the test runs.
-    Text,
-    /// One JSON object per test at its end.
+    /// Lines: a header and summary per test, and with `intervals` a line per interval.
+    Text {
+        /// Interval lines too (not with `-q`).
+        intervals: bool,
+    },
+    /// One JSON object on one line per test at its end.
     Json,
     /// Nothing (`--self`: the client prints).
     Silent,
@@ -58,17 +64,6 @@ struct Member {
     ended: Mutex<Option<(Instant, Option<String>)>>,
 }
 
-/// The JSON object printed per test with `--json`.
-#[derive(Serialize)]
-struct TestJson<'a> {
-    peer: String,
-    streams: u32,
-    intervals: &'a [Interval<RecvSample>],
-    summary: &'a ReceiverSummary,
-    cpu_user_s: f64,
-    cpu_system_s: f64,
-}
-
 type Registry = Arc<Mutex<HashMap<u64, Arc<Test>>>>;
 
 /// Serve tests; with `one_off`, return the receiver's view of the first one when it ends.
@@ -77,11 +72,15 @@ pub fn serve(
     one_off: bool,
     output: Output,
     interval: Duration,
-) -> Result<Option<ReceiverSummary>> {
+    mss: u32,
+) -> Result<Option<Summary>> {
     listener.set_accept_timeout(Some(ACCEPT_POLL));
     let registry: Registry = Arc::default();
-    let (done_tx, done_rx) = mpsc::channel::<ReceiverSummary>();
+    let (done_tx, done_rx) = mpsc::channel::<Summary>();
     loop {
+        if interrupt::requested() {
+            return Err(interrupt::error().into());
+        }
         if one_off {
             if let Ok(summary) = done_rx.try_recv() {
                 return Ok(Some(summary));
@@ -94,26 +93,53 @@ pub fn serve(
         };
         let (registry, done_tx) = (Arc::clone(&registry), done_tx.clone());
         thread::Builder::new().name("perf-reader".into()).spawn(move || {
-            if let Err(e) = handle(stream, peer, &registry, done_tx, output, interval) {
+            if let Err(e) = handle(stream, peer, &registry, done_tx, output, interval, mss) {
                 tracing::warn!(%peer, "perf connection: {e:#}");
             }
         })?;
     }
 }
 
-/// Read one connection's header, join its test (starting the test's reporter if it is the
-/// first), then read it to the end.
+/// Greet a connection, read its header, join its test (starting the test's reporter if it is
+/// the first), then read it to the end. A peer that is not a `udt perf client` is refused.
 fn handle(
     mut stream: UdtStream,
     peer: SocketAddr,
     registry: &Registry,
-    done: mpsc::Sender<ReceiverSummary>,
+    done: mpsc::Sender<Summary>,
     output: Output,
     interval: Duration,
+    mss: u32,
 ) -> Result<()> {
+    (&stream)
+        .write_all(&protocol::hello(TestHeader::MAGIC, TestHeader::VERSION))
+        .context("greeting the client")?;
+    stream.set_read_timeout(Some(GREETING_TIMEOUT));
     let mut head = [0u8; TestHeader::LEN];
-    stream.read_exact(&mut head).context("reading the test header")?;
-    let header = TestHeader::decode(&head)?;
+    let header = match stream.read_exact(&mut head) {
+        Ok(()) => TestHeader::decode(&head).map_err(|e| {
+            if head[..4] == TestHeader::MAGIC {
+                e.to_string()
+            } else {
+                format!("not a `udt perf client`: {}", describe_magic(&head[..4]))
+            }
+        }),
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+            Err(format!("not a `udt perf client`: no test header within {} s", GREETING_TIMEOUT.as_secs()))
+        }
+        Err(e) => Err(format!("no test header: {e}")),
+    };
+    stream.set_read_timeout(None);
+    let header = match header {
+        Ok(h) => h,
+        Err(msg) => {
+            if output != Output::Silent {
+                eprintln!("udt perf server: connection from {peer} refused: {msg}");
+            }
+            link::close_within(stream, Duration::from_secs(1));
+            return Ok(());
+        }
+    };
     stream.stats(true);
     let stream = Arc::new(stream);
     let member =
@@ -130,7 +156,7 @@ fn handle(
             });
             let (test2, registry2) = (Arc::clone(&test), Arc::clone(registry));
             let spawned = thread::Builder::new().name("perf-report".into()).spawn(move || {
-                let summary = report(&test2, output, interval);
+                let summary = report(&test2, output, interval, mss);
                 registry2.lock().unwrap_or_else(|e| e.into_inner()).remove(&test2.header.test_id);
                 let _ = done.send(summary);
             });
@@ -165,8 +191,9 @@ fn handle(
 }
 
 /// Print interval lines until every stream of the test has ended; return the totals.
-fn report(test: &Test, output: Output, interval: Duration) -> ReceiverSummary {
-    let text = output == Output::Text;
+fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary {
+    let text = matches!(output, Output::Text { .. });
+    let interval_lines = output == Output::Text { intervals: true };
     if text {
         let plural = if test.header.count == 1 { "" } else { "s" };
         println!(
@@ -175,7 +202,9 @@ fn report(test: &Test, output: Output, interval: Duration) -> ReceiverSummary {
             test.header.count,
             f64::from(test.header.duration_ms) / 1000.0
         );
-        println!("{}", recv_title());
+        if interval_lines {
+            println!("{}", recv_title());
+        }
     }
     let announced = Duration::from_millis(u64::from(test.header.duration_ms));
     let mut intervals = Vec::new();
@@ -195,7 +224,7 @@ fn report(test: &Test, output: Output, interval: Duration) -> ReceiverSummary {
         finished = finished || all_ended(test, announced);
         if now - last >= Duration::from_millis(50) || !finished {
             let sample = sample(test, (last - test.start).as_secs_f64(), (now - test.start).as_secs_f64());
-            if text {
+            if interval_lines {
                 for s in &sample.streams {
                     println!("{}", recv_line(s));
                 }
@@ -212,30 +241,42 @@ fn report(test: &Test, output: Output, interval: Duration) -> ReceiverSummary {
         }
     }
 
-    let members = test.streams.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut summary = ReceiverSummary::default();
-    let mut end = test.start;
+    let mut members = test.streams.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    members.sort_by_key(|m| m.index);
+    let mut per_stream = Vec::with_capacity(members.len());
+    let mut errors = Vec::new();
+    let mut cc = String::new();
     for m in &members {
-        summary.bytes += m.bytes.load(Ordering::Relaxed);
         let snap = m.stream.stats(false);
-        summary.loss += snap.total.rcv_loss;
-        summary.duplicates += snap.total.dup_recv;
+        cc = m.stream.congestion_control().to_string();
+        let bytes = m.bytes.load(Ordering::Relaxed);
+        let mut seconds = 0.0;
         if let Some((when, error)) = &*m.ended.lock().unwrap_or_else(|e| e.into_inner()) {
-            end = end.max(*when);
+            seconds = (*when - test.start).as_secs_f64();
             if let Some(e) = error {
-                summary.errors.push(format!("stream {}: {e}", m.index));
+                errors.push(format!("stream {}: {e}", m.index));
             }
         }
+        per_stream.push(StreamSummary {
+            id: m.index,
+            bytes,
+            seconds,
+            bits_per_second: bps(bytes, seconds),
+            retransmits: snap.total.retransmits,
+            loss: snap.total.rcv_loss,
+            duplicates: snap.total.dup_recv,
+            rtt_ms: snap.now.rtt_us as f64 / 1000.0,
+        });
     }
     let missing = test.header.count as usize - members.len().min(test.header.count as usize);
     if missing > 0 {
-        summary.errors.push(format!("{missing} of {} streams never connected", test.header.count));
+        errors.push(format!("{missing} of {} streams never connected", test.header.count));
     }
-    summary.seconds = (end - test.start).as_secs_f64();
-    summary.bits_per_second = bps(summary.bytes, summary.seconds);
     let cpu = CpuTime::now().since(&test.cpu_start);
+    let mut summary = Summary::over(per_stream, &cpu);
+    summary.errors = errors;
     match output {
-        Output::Text => {
+        Output::Text { .. } => {
             println!("- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -");
             println!(
                 "{} bytes ({}) in {:.2} s = {}, {} lost, {} duplicates, CPU {:.2} s user + {:.2} s sys  receiver",
@@ -245,26 +286,30 @@ fn report(test: &Test, output: Output, interval: Duration) -> ReceiverSummary {
                 units::bits(summary.bits_per_second),
                 summary.loss,
                 summary.duplicates,
-                cpu.user.as_secs_f64(),
-                cpu.system.as_secs_f64()
+                summary.cpu_user_s,
+                summary.cpu_system_s
             );
             for e in &summary.errors {
                 println!("error: {e}");
             }
         }
         Output::Json => {
-            let json = TestJson {
-                peer: test.peer.to_string(),
-                streams: test.header.count,
-                intervals: &intervals,
-                summary: &summary,
-                cpu_user_s: cpu.user.as_secs_f64(),
-                cpu_system_s: cpu.system.as_secs_f64(),
+            let report = TestReport {
+                role: Role::Server,
+                start: Start {
+                    peer: test.peer.to_string(),
+                    streams: test.header.count,
+                    duration_s: announced.as_secs_f64(),
+                    mss,
+                    congestion_control: cc,
+                },
+                intervals,
+                summary,
             };
-            match serde_json::to_string_pretty(&json) {
-                Ok(s) => println!("{s}"),
-                Err(e) => tracing::error!("encoding JSON: {e}"),
+            if let Err(e) = print_json(&report) {
+                tracing::error!("{e:#}");
             }
+            return report.summary;
         }
         Output::Silent => {}
     }
@@ -280,36 +325,11 @@ fn all_ended(test: &Test, announced: Duration) -> bool {
 }
 
 /// Read and clear every stream's counters.
-fn sample(test: &Test, start: f64, end: f64) -> Interval<RecvSample> {
+fn sample(test: &Test, start: f64, end: f64) -> Interval<Sample> {
     let members = test.streams.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut samples: Vec<RecvSample> = members
-        .iter()
-        .map(|m| {
-            let snap = m.stream.stats(true);
-            let secs = snap.interval_len.as_secs_f64();
-            RecvSample {
-                id: m.index,
-                start,
-                end,
-                bytes: snap.interval.bytes_recv,
-                bits_per_second: bps(snap.interval.bytes_recv, secs),
-                rtt_ms: snap.now.rtt_us as f64 / 1000.0,
-                loss: snap.interval.rcv_loss,
-                duplicates: snap.interval.dup_recv,
-            }
-        })
-        .collect();
+    let mut samples: Vec<Sample> =
+        members.iter().map(|m| Sample::read(&m.stream, m.index, Role::Server, start, end)).collect();
     samples.sort_by_key(|s| s.id);
-    let n = samples.len().max(1) as f64;
-    let sum = RecvSample {
-        id: 0,
-        start,
-        end,
-        bytes: samples.iter().map(|s| s.bytes).sum(),
-        bits_per_second: samples.iter().map(|s| s.bits_per_second).sum(),
-        rtt_ms: samples.iter().map(|s| s.rtt_ms).sum::<f64>() / n,
-        loss: samples.iter().map(|s| s.loss).sum(),
-        duplicates: samples.iter().map(|s| s.duplicates).sum(),
-    };
+    let sum = Sample::sum(&samples, start, end);
     Interval { start, end, streams: samples, sum }
 }

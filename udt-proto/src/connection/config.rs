@@ -69,6 +69,13 @@ pub struct Config {
     /// ...and at least this long without hearing from it (UDT4: 5 s). With the UDT4 values and
     /// the 300 ms EXP floor, a silent peer is declared lost after about 46 s.
     pub broken_min_silence: Duration,
+    /// Declare the peer lost once nothing at all has been heard from it for this long, whatever
+    /// the EXP count (not in UDT4). Any packet from the peer counts, keep-alives included: an
+    /// idle connection exchanges one each way per EXP interval (count x (RTT + 4 RTTVar) +
+    /// SYN, at least 300 ms, the count back to 1 at each packet heard), so a live peer is heard
+    /// several times a second on a short path and about every two RTTs on a long one; keep
+    /// this well above that. `None` (the default) leaves UDT4's rule above alone, about 46 s.
+    pub peer_idle_timeout: Option<Duration>,
     /// Initial sequence number to send with; `None` (the default) draws it from the RNG.
     /// Fixed values serve tests (e.g. a transfer across the 2^31 wrap) and replays.
     pub initial_seq: Option<crate::seq::SeqNo>,
@@ -93,6 +100,7 @@ impl Default for Config {
             max_pacing_debt: Duration::from_millis(1),
             broken_exp_count: 16,
             broken_min_silence: Duration::from_secs(5),
+            peer_idle_timeout: None,
             initial_seq: None,
         }
     }
@@ -123,6 +131,9 @@ pub enum ConfigError {
     /// Zero max bandwidth.
     #[error("max bandwidth must be positive")]
     ZeroBandwidth,
+    /// A zero peer-idle timeout (every connection would be lost at once).
+    #[error("the peer idle timeout must be positive")]
+    ZeroPeerIdleTimeout,
 }
 
 /// Largest buffer in packets we accept (8 GiB of 1456-byte payloads would be absurd).
@@ -148,6 +159,9 @@ impl Config {
         }
         if self.max_bandwidth == Some(0) {
             return Err(ConfigError::ZeroBandwidth);
+        }
+        if self.peer_idle_timeout == Some(Duration::ZERO) {
+            return Err(ConfigError::ZeroPeerIdleTimeout);
         }
         Ok(())
     }

@@ -140,7 +140,9 @@ impl Connection {
             request_type,
             socket_id: self.local_id,
             cookie,
-            peer_ip: Handshake::encode_peer_ip(self.peer_addr.ip()),
+            // An IPv4 peer reaching a dual-stack IPv6 socket appears as ::ffff:a.b.c.d: it is
+            // told its address as IPv4, the form a UDT4 IPv4 socket reads (word 0).
+            peer_ip: Handshake::encode_peer_ip(self.peer_addr.ip().to_canonical()),
         }
     }
 
@@ -190,12 +192,17 @@ impl Connection {
             (State::Connected, Role::Accepted)
                 if hs.socket_id == self.peer_id && !is_rdv_connected_answer =>
             {
+                // The peer is alive, still waiting for our answer.
+                self.last_heard = now;
+                self.arm_exp();
                 self.handle_duplicate_request();
             }
             // UDT4 processCtrl case 0: a connected rendezvous socket answers with -2.
             (State::Connected, Role::Rendezvous)
                 if hs.socket_id == self.peer_id && !is_rdv_connected_answer =>
             {
+                self.last_heard = now;
+                self.arm_exp();
                 let answer = self.own_handshake(RequestType::RendezvousConnected, 0);
                 self.control.push_back(PendingControl::Handshake { hs: answer, dst: self.peer_id });
             }
@@ -314,6 +321,7 @@ impl Connection {
         self.timers.stop(Timer::ConnectDeadline);
         self.exp_count = 1;
         self.last_response = now;
+        self.last_heard = now;
         self.arm_exp();
         self.with_cc(now, |cc, ctx| cc.init(ctx));
         self.drain_cc_messages();

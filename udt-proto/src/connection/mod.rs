@@ -219,7 +219,11 @@ pub struct Connection {
     cc: Box<dyn CongestionControl>,
     rtt: RttEstimator,
     exp_count: u32,
+    /// When the peer was last heard from, or (as in UDT4) the last EXP expiry after it.
     last_response: Instant,
+    /// When a packet from the peer last arrived (or the connection was established): what
+    /// `Config::peer_idle_timeout` measures from.
+    last_heard: Instant,
     link: Option<Link>,
     /// The application called close; we are flushing (linger).
     closing: bool,
@@ -305,6 +309,7 @@ impl Connection {
             rtt: RttEstimator::default(),
             exp_count: 1,
             last_response: now,
+            last_heard: now,
             link: None,
             closing: false,
             peer_shutdown: false,
@@ -694,6 +699,7 @@ impl Connection {
     fn note_response(&mut self, now: Instant) {
         self.exp_count = 1;
         self.last_response = now;
+        self.last_heard = now;
         if self.state == State::Connected {
             self.arm_exp();
         }
@@ -718,9 +724,19 @@ impl Connection {
         }
     }
 
+    /// Arm the EXP timer: due an EXP interval after the last response, or when the peer-idle
+    /// timeout runs out if that is sooner.
     fn arm_exp(&mut self) {
-        let at = self.last_response + self.exp_interval();
+        let mut at = self.last_response + self.exp_interval();
+        if let Some(idle) = self.config.peer_idle_timeout {
+            at = at.min(self.last_heard + idle);
+        }
         self.timers.set(Timer::Exp, at);
+    }
+
+    /// Whether `Config::peer_idle_timeout` ran out at `now`.
+    fn peer_idle_expired(&self, now: Instant) -> bool {
+        self.config.peer_idle_timeout.is_some_and(|idle| now - self.last_heard >= idle)
     }
 
     /// Run a congestion-control callback with a fresh context.

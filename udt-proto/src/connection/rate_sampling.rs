@@ -187,16 +187,25 @@ fn median_filtered_mean(window: &[u64]) -> Option<(f64, usize)> {
 }
 
 /// Full ACKs sent and not yet confirmed by ACK2: (ACK number, acknowledged sequence, send time),
-/// oldest first, in a ring allocated once. Slot `(head + i) % capacity` holds the i-th oldest of
-/// `len` entries.
+/// oldest first, in a ring. Slot `(head + i) % size` holds the i-th oldest of `len` entries,
+/// `size` being the entries committed so far.
 ///
 /// The ring must hold every ACK sent during one RTT, or the ACK2 that comes back names an
 /// entry already forgotten and the RTT is never sampled again. UDT4's 1024 is enough at one full
 /// ACK per SYN; a congestion control that asks for an ACK every N packets needs up to
 /// (flow window / N) entries, see [`AckHistory::capacity_for`].
+///
+/// The ring is committed as ACKs are recorded: it starts empty and doubles (from
+/// [`FIRST_RING`] entries) while it is full and below its capacity, so an idle or half-open
+/// connection holds none of it (a TCP-like controller's capacity of 32,832 entries was 525 kB
+/// per connection, allocated at establishment: 1,024 connections that never sent a byte took
+/// a listener to 548 MB).
 #[derive(Clone, Debug)]
 pub struct AckHistory {
-    entries: Box<[(AckNo, SeqNo, Instant)]>,
+    /// The ring as committed so far: `entries.len()` is its size, at most `cap`.
+    entries: Vec<(AckNo, SeqNo, Instant)>,
+    /// The most entries the ring grows to.
+    cap: usize,
     head: usize,
     len: usize,
 }
@@ -205,6 +214,8 @@ pub struct AckHistory {
 const ACK_HISTORY: usize = 1024;
 /// The largest ring we allocate (16 Mi ACKs in flight would be absurd).
 const MAX_ACK_HISTORY: usize = 1 << 20;
+/// Entries of the ring when the first ACK is recorded.
+const FIRST_RING: usize = 16;
 
 impl Default for AckHistory {
     fn default() -> Self {
@@ -213,13 +224,15 @@ impl Default for AckHistory {
 }
 
 impl AckHistory {
-    /// A ring of `capacity` entries (at least 1).
+    /// A ring of at most `capacity` entries (at least 1); nothing is allocated yet.
     pub fn with_capacity(capacity: usize) -> Self {
-        AckHistory {
-            entries: vec![(AckNo::new(0), SeqNo::new(0), Instant::ZERO); capacity.max(1)].into_boxed_slice(),
-            head: 0,
-            len: 0,
-        }
+        AckHistory { entries: Vec::new(), cap: capacity.max(1), head: 0, len: 0 }
+    }
+
+    /// Entries committed so far (the ring's current size).
+    #[cfg(test)]
+    pub fn committed(&self) -> usize {
+        self.entries.len()
     }
 
     /// The ring size for a receiver with `window` packets of flow window that sends a full ACK
@@ -234,6 +247,13 @@ impl AckHistory {
 
     /// Record a full ACK; the oldest entry is forgotten when the ring is full.
     pub fn push(&mut self, ack_no: AckNo, seq: SeqNo, now: Instant) {
+        if self.len == self.entries.len() && self.entries.len() < self.cap {
+            // Full but below capacity: lay the ring out in order and double it.
+            self.entries.rotate_left(self.head);
+            self.head = 0;
+            let size = (2 * self.entries.len()).clamp(FIRST_RING.min(self.cap), self.cap);
+            self.entries.resize(size, (AckNo::new(0), SeqNo::new(0), Instant::ZERO));
+        }
         let cap = self.entries.len();
         self.entries[(self.head + self.len) % cap] = (ack_no, seq, now);
         if self.len == cap {
@@ -365,6 +385,32 @@ mod tests {
         assert_eq!(h.acknowledge(AckNo::new(1500)), Some((SeqNo::new(15000), Instant::from_micros(1500))));
         assert_eq!(h.acknowledge(AckNo::new(1400)), None, "older than a confirmed one");
         assert!(h.acknowledge(AckNo::new(2000)).is_some());
+    }
+
+    #[test]
+    fn ack_history_is_committed_as_acks_are_recorded() {
+        let mut h = AckHistory::with_capacity(AckHistory::capacity_for(65_536, Some(1)));
+        assert_eq!(h.committed(), 0, "nothing before the first ACK");
+        let t = |us| Instant::from_micros(us);
+        for i in 0..40u32 {
+            h.push(AckNo::new(i + 1), SeqNo::new(i), t(u64::from(i)));
+        }
+        assert_eq!(h.committed(), 64, "doubled from 16 while full: 16, 32, 64");
+        // Confirming frees entries; the ring wraps instead of growing.
+        assert_eq!(h.acknowledge(AckNo::new(30)), Some((SeqNo::new(29), t(29))));
+        for i in 40..80u32 {
+            h.push(AckNo::new(i + 1), SeqNo::new(i), t(u64::from(i)));
+        }
+        assert_eq!(h.committed(), 64);
+        // Growing a wrapped ring keeps every entry findable.
+        for i in 80..200u32 {
+            h.push(AckNo::new(i + 1), SeqNo::new(i), t(u64::from(i)));
+        }
+        assert_eq!(h.committed(), 256);
+        assert_eq!(h.acknowledge(AckNo::new(31)), Some((SeqNo::new(30), t(30))));
+        assert_eq!(h.acknowledge(AckNo::new(150)), Some((SeqNo::new(149), t(149))));
+        assert_eq!(h.acknowledge(AckNo::new(200)), Some((SeqNo::new(199), t(199))));
+        assert_eq!(h.acknowledge(AckNo::new(200)), None);
     }
 
     #[test]

@@ -144,10 +144,10 @@ impl Connection {
         if self.state != State::Connected {
             return;
         }
-        if self.exp_count > self.config.broken_exp_count
-            && now - self.last_response > self.config.broken_min_silence
-        {
-            tracing::info!(peer = ?self.peer_addr, "peer silent: connection lost");
+        let exp_rule = self.exp_count > self.config.broken_exp_count
+            && now - self.last_response > self.config.broken_min_silence;
+        if exp_rule || self.peer_idle_expired(now) {
+            tracing::info!(peer = ?self.peer_addr, silent = ?(now - self.last_heard), "peer silent: connection lost");
             self.finish(CloseReason::ConnectionLost);
             return;
         }

@@ -116,12 +116,16 @@ impl DumbbellRun {
         if p.red {
             self.queue = QueueChoice::Red(self.queue.packets());
         }
+        let model = |l: f64| match p.burst {
+            Some(b) => LossModel::GilbertElliott(crate::link::GilbertElliott::from_rate_and_burst(l, b)),
+            None if l > 0.0 => LossModel::Bernoulli(l),
+            None => LossModel::None,
+        };
         if let Some(l) = p.loss {
-            self.loss = match p.burst {
-                Some(b) => LossModel::GilbertElliott(crate::link::GilbertElliott::from_rate_and_burst(l, b)),
-                None if l > 0.0 => LossModel::Bernoulli(l),
-                None => LossModel::None,
-            };
+            self.loss = model(l);
+        }
+        if let Some(l) = p.reverse_loss {
+            self.reverse_loss = model(l);
         }
         if let Some(s) = p.sample_s {
             self.sample = super::secs(s);

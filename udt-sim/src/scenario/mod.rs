@@ -43,6 +43,8 @@ pub struct Params {
     pub loss: Option<f64>,
     /// Mean loss burst in packets: Gilbert-Elliott loss instead of Bernoulli.
     pub burst: Option<f64>,
+    /// Random loss rate of the way back (ACKs, NAKs, ACK2s), with the same burst model.
+    pub reverse_loss: Option<f64>,
     /// Queue limit in packets (default max(BDP, 10)).
     pub queue_pkts: Option<usize>,
     /// RED instead of DropTail.
@@ -76,6 +78,7 @@ impl Default for Params {
             rtt_ms: None,
             loss: None,
             burst: None,
+            reverse_loss: None,
             queue_pkts: None,
             red: false,
             flows: None,
@@ -92,7 +95,7 @@ impl Default for Params {
 }
 
 impl Params {
-    /// Set one parameter by name: `bw`, `rtt`, `loss`, `burst`, `queue`, `red`, `flows`, `time`,
+    /// Set one parameter by name: `bw`, `rtt`, `loss`, `burst`, `reverse-loss`, `queue`, `red`, `flows`, `time`,
     /// `warmup`, `sample`, `cc`, `seed`, `full`, `jobs`, `pcap`.
     /// An invalid value leaves the parameters unchanged.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
@@ -115,6 +118,7 @@ impl Params {
             "rtt" => self.rtt_ms = Some(num(key, value)?),
             "loss" => self.loss = Some(num(key, value)?),
             "burst" => self.burst = Some(num(key, value)?),
+            "reverse-loss" => self.reverse_loss = Some(num(key, value)?),
             "queue" => self.queue_pkts = Some(num(key, value)?),
             "red" => self.red = num(key, value)?,
             "flows" => self.flows = Some(num(key, value)?),
@@ -135,6 +139,9 @@ impl Params {
     pub fn validate(&self) -> Result<(), String> {
         if self.loss.is_some_and(|l| !(0.0..1.0).contains(&l)) {
             return Err("loss must be in [0, 1)".into());
+        }
+        if self.reverse_loss.is_some_and(|l| !(0.0..1.0).contains(&l)) {
+            return Err("reverse-loss must be in [0, 1)".into());
         }
         if self.bw_mbps.is_some_and(|b| b <= 0.0) || self.rtt_ms.is_some_and(|r| r < 0.0) {
             return Err("bw must be positive and rtt not negative".into());

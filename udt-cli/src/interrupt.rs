@@ -1,0 +1,60 @@
+//! Ctrl-C (SIGINT), SIGTERM and SIGHUP for `send`, `recv`, `cat` and `perf`: the first sets a
+//! flag that every wait of theirs polls, so the command can tell its peer why it stops, remove
+//! what it must, and exit with status 130; a second one exits at once, and so does a watchdog
+//! if the command has not finished within [`GRACE`] of the first.
+//!
+//! Invariant: the handlers are registered at most once per process and stay for its life.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+/// The exit status of an interrupted command (128 + SIGINT, as shells report it).
+pub const EXIT_STATUS: u8 = 130;
+/// How long an interrupted command has to wind down before the watchdog exits for it.
+pub const GRACE: Duration = Duration::from_secs(3);
+
+static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Register the handlers and start the watchdog (once; later calls do nothing).
+pub fn install() -> Result<()> {
+    if FLAG.get().is_some() {
+        return Ok(());
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // Order matters: the conditional exit sees the flag as it was before this signal.
+        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_STATUS), Arc::clone(&flag))
+            .context("cannot install a signal handler")?;
+        signal_hook::flag::register(sig, Arc::clone(&flag)).context("cannot install a signal handler")?;
+    }
+    if FLAG.set(Arc::clone(&flag)).is_err() {
+        return Ok(());
+    }
+    std::thread::Builder::new()
+        .name("interrupt-watchdog".into())
+        .spawn(move || {
+            while !flag.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(GRACE);
+            eprintln!("udt: interrupted");
+            std::process::exit(i32::from(EXIT_STATUS));
+        })
+        .context("cannot start the interrupt watchdog")?;
+    Ok(())
+}
+
+/// Whether a stop was asked for.
+pub fn requested() -> bool {
+    FLAG.get().is_some_and(|f| f.load(Ordering::SeqCst))
+}
+
+/// The error a wait returns when a stop was asked for.
+pub fn error() -> io::Error {
+    io::Error::other("interrupted")
+}

@@ -1,0 +1,139 @@
+//! What `send` and `recv` print about files: per file a summary line on standard output (or,
+//! with `--json`, one JSON object per line: every file, then a total), failures on standard
+//! error as `udt send: NAME: reason`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::progress;
+
+/// One line of `--json` output.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Line<'a> {
+    /// A file's outcome.
+    File {
+        name: &'a str,
+        bytes: u64,
+        seconds: f64,
+        bits_per_second: f64,
+        blake3: Option<&'a str>,
+        status: &'static str,
+        reason: Option<&'a str>,
+    },
+    /// The session's outcome.
+    Total {
+        files: usize,
+        ok: usize,
+        failed: usize,
+        bytes: u64,
+        seconds: f64,
+        bits_per_second: f64,
+        status: &'static str,
+    },
+}
+
+/// Counts and prints the outcomes of one session.
+pub struct Report {
+    /// `send` or `recv`, for the error lines.
+    command: &'static str,
+    json: bool,
+    files: usize,
+    failed: Vec<String>,
+    bytes: u64,
+}
+
+/// Bits per second of `bytes` over `took`.
+fn bps(bytes: u64, took: Duration) -> f64 {
+    let secs = took.as_secs_f64();
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
+impl Report {
+    /// A report for `udt COMMAND`, in JSON lines if `json`.
+    pub fn new(command: &'static str, json: bool) -> Report {
+        Report { command, json, files: 0, failed: Vec::new(), bytes: 0 }
+    }
+
+    /// A verified file: `name` as sent (`shown`: safe to print), `bytes` in `took`, its hash.
+    pub fn ok(&mut self, name: &str, shown: &str, bytes: u64, took: Duration, hash: &blake3::Hash) {
+        self.files += 1;
+        self.bytes += bytes;
+        if self.json {
+            let hex = hash.to_hex();
+            emit(&Line::File {
+                name,
+                bytes,
+                seconds: took.as_secs_f64(),
+                bits_per_second: bps(bytes, took),
+                blake3: Some(hex.as_str()),
+                status: "ok",
+                reason: None,
+            });
+        } else {
+            println!("{}", progress::summary_line(shown, bytes, took));
+        }
+    }
+
+    /// A failed or refused file, with the reason (already safe to print).
+    pub fn failed(&mut self, name: &str, shown: &str, reason: &str) {
+        self.files += 1;
+        self.failed.push(shown.to_string());
+        eprintln!("udt {}: {shown}: {reason}", self.command);
+        if self.json {
+            emit(&Line::File {
+                name,
+                bytes: 0,
+                seconds: 0.0,
+                bits_per_second: 0.0,
+                blake3: None,
+                status: "error",
+                reason: Some(reason),
+            });
+        }
+    }
+
+    /// The names of the failed files, if any.
+    pub fn failures(&self) -> &[String] {
+        &self.failed
+    }
+
+    /// Print the total (in text only when there were several files): `took` is the session's
+    /// time, waiting in a receiver's queue excluded. `announced` files were expected in all
+    /// (more than reported when the session broke off).
+    pub fn total(&self, announced: usize, took: Duration) {
+        let files = announced.max(self.files);
+        let failed = files - (self.files - self.failed.len());
+        if self.json {
+            emit(&Line::Total {
+                files,
+                ok: files - failed,
+                failed,
+                bytes: self.bytes,
+                seconds: took.as_secs_f64(),
+                bits_per_second: bps(self.bytes, took),
+                status: if failed == 0 { "ok" } else { "error" },
+            });
+        } else if files > 1 {
+            println!("{}", progress::total_line(files, failed, self.bytes, took));
+        }
+    }
+}
+
+/// Print one JSON line on standard output.
+fn emit(line: &Line<'_>) {
+    match serde_json::to_string(line) {
+        Ok(s) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{s}");
+            let _ = out.flush();
+        }
+        Err(e) => tracing::error!("encoding JSON: {e}"),
+    }
+}
