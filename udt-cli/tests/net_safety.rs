@@ -250,3 +250,54 @@ fn a_receiver_notices_a_killed_sender_within_the_peer_timeout() {
     assert!(!ok, "the receiver reported success from a killed sender: {stderr}");
     assert!(after < DEAD_PEER_BOUND, "noticed only after {after:?}");
 }
+
+/// `send FILE localhost:PORT` in a mount namespace whose /etc/hosts lists `::1 localhost` first
+/// (the usual Debian and Fedora file), or `None` where that needs root or `unshare` is missing.
+fn send_via_ipv6_first_localhost(dir: &Path, file: &Path, port: u16) -> Option<Output> {
+    let unshare = ["/usr/bin/unshare", "/bin/unshare"].into_iter().find(|p| Path::new(p).exists())?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let euid = status.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(2));
+    if euid != Some("0") {
+        return None;
+    }
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, "::1 localhost ip6-localhost\n127.0.0.1 localhost\n").unwrap();
+    let script = r#"mount --bind "$1" /etc/hosts && exec "$2" send "$3" "localhost:$4""#;
+    let mut cmd = Command::new(unshare);
+    cmd.args(["--mount", "sh", "-c", script, "sh"])
+        .arg(&hosts)
+        .arg(env!("CARGO_BIN_EXE_udt"))
+        .arg(file)
+        .arg(port.to_string())
+        .env_remove("RUST_LOG");
+    Some(run(cmd))
+}
+
+#[test]
+fn localhost_reaches_a_listener_when_it_resolves_to_ipv6_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // An IPv4-only listener (the sender must fall back from ::1) and the default listener.
+    for listen in ["127.0.0.1:0", "0"] {
+        let receiver = Proc::spawn(recv(listen, &out, &["--force"]));
+        let line = receiver.expect_line("listening on ");
+        let addr = line.split("listening on ").nth(1).unwrap().split([',', ' ']).next().unwrap();
+        let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+        let file = dir.path().join("b.txt");
+        std::fs::write(&file, format!("to localhost via {listen}\n")).unwrap();
+        let started = Instant::now();
+        let Some(sent) = send_via_ipv6_first_localhost(dir.path(), &file, port) else {
+            eprintln!("skipped: a private /etc/hosts needs root and unshare");
+            return;
+        };
+        assert!(sent.status.success(), "send to localhost: {}", String::from_utf8_lossy(&sent.stderr));
+        assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+        let (ok, stderr, _) = receiver.wait();
+        assert!(ok, "receiver: {stderr}");
+        assert_eq!(
+            std::fs::read_to_string(out.join("b.txt")).unwrap(),
+            format!("to localhost via {listen}\n")
+        );
+    }
+}
