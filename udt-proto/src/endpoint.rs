@@ -9,8 +9,11 @@
 //!   it created, which answers again; a wrong version or socket type gets a rejection (1002).
 //! * Everything else is dropped and counted.
 //!
-//! Cookies: a keyed hash (SipHash-1-3 over a random secret) of the peer's address and port, its
-//! socket id and initial sequence number, and the minute since the endpoint started; the current
+//! Cookies: SipHash-1-3 keyed with the endpoint's random 128-bit key (drawn from the driver's
+//! randomness, or given by it: [`Endpoint::with_cookie_key`]) over a byte string this module
+//! specifies ([`syn_cookie`]): the peer's address and port, its socket id and initial sequence
+//! number, and the minute since the endpoint started. The same key and input give the same
+//! cookie on every build and platform (std's `DefaultHasher` promises neither); the current
 //! and previous minute are accepted. One cookie therefore admits one connection, not a flood of
 //! requests with fresh socket ids. At most `max_accepted` accepted connections are alive at once
 //! (UDT4 bounds this with the listen backlog); further requests are dropped and counted. Socket ids:
@@ -18,11 +21,11 @@
 //! use.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use rand_core::RngCore;
+use siphasher::sip::SipHasher13;
 
 use crate::connection::{Config, ConfigError, Connection};
 use crate::packet::{Control, ControlPacket, Handshake, Packet, RequestType};
@@ -79,7 +82,8 @@ struct Route {
 /// Routing table and listener of one UDP port.
 pub struct Endpoint {
     listener: Option<Config>,
-    secret: u64,
+    /// SipHash-1-3 key of the SYN cookies.
+    cookie_key: [u8; 16],
     epoch: Instant,
     next_id: u32,
     rng: Box<dyn RngCore + Send>,
@@ -101,13 +105,22 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint created at `now`, drawing ids, cookie secret and connection RNGs from `rng`.
+    /// An endpoint created at `now`, drawing its 128-bit cookie key, ids and connection RNGs
+    /// from `rng`.
     pub fn new(now: Instant, mut rng: Box<dyn RngCore + Send>) -> Self {
-        let secret = rng.next_u64();
+        let mut key = [0u8; 16];
+        rng.fill_bytes(&mut key);
+        Endpoint::with_cookie_key(now, rng, key)
+    }
+
+    /// An endpoint created at `now` whose SYN cookies are keyed with `cookie_key` (a driver
+    /// passes 128 bits of its own randomness, e.g. the operating system's, so the key is as
+    /// strong as that and not bounded by `rng`'s seed); ids and connection RNGs come from `rng`.
+    pub fn with_cookie_key(now: Instant, mut rng: Box<dyn RngCore + Send>, cookie_key: [u8; 16]) -> Self {
         let next_id = 1 + rng.next_u32() % MAX_SOCKET_ID;
         Endpoint {
             listener: None,
-            secret,
+            cookie_key,
             epoch: now,
             next_id,
             rng,
@@ -314,20 +327,119 @@ impl Endpoint {
         ((now - self.epoch).as_secs()) / COOKIE_BUCKET.as_secs()
     }
 
-    /// SYN cookie for a request: never 0 (0 means "no cookie" on the wire).
+    /// SYN cookie for a request (see [`syn_cookie`]).
     fn cookie(&self, from: SocketAddr, hs: &Handshake, bucket: u64) -> u32 {
-        // std's DefaultHasher is SipHash-1-3 with fixed keys; the random secret hashed first
-        // makes the output unpredictable to anyone who does not know it.
-        let mut h = DefaultHasher::new();
-        self.secret.hash(&mut h);
-        from.hash(&mut h);
-        hs.socket_id.0.hash(&mut h);
-        hs.initial_seq.value().hash(&mut h);
-        bucket.hash(&mut h);
-        let v = h.finish();
-        match (v ^ (v >> 32)) as u32 {
-            0 => 1,
-            c => c,
+        syn_cookie(&self.cookie_key, from, hs.socket_id, hs.initial_seq.value(), bucket)
+    }
+}
+
+/// The SYN cookie for a request from `from` with socket id `socket_id` and initial sequence
+/// number `initial_seq` in time bucket `bucket`: SipHash-1-3 keyed with `key` over the bytes
+/// `family (4 or 6) | address octets (4 or 16) | port | socket id | initial seq | bucket`
+/// (integers big-endian: 2, 4, 4 and 8 bytes), the 64-bit hash folded to 32 bits (high half
+/// XOR low half). Never 0, which means "no cookie" on the wire (0 becomes 1).
+pub fn syn_cookie(
+    key: &[u8; 16],
+    from: SocketAddr,
+    socket_id: SocketId,
+    initial_seq: u32,
+    bucket: u64,
+) -> u32 {
+    let mut msg = [0u8; 1 + 16 + 2 + 4 + 4 + 8];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        msg[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    match from.ip() {
+        IpAddr::V4(ip) => {
+            put(&[4]);
+            put(&ip.octets());
         }
+        IpAddr::V6(ip) => {
+            put(&[6]);
+            put(&ip.octets());
+        }
+    }
+    put(&from.port().to_be_bytes());
+    put(&socket_id.0.to_be_bytes());
+    put(&initial_seq.to_be_bytes());
+    put(&bucket.to_be_bytes());
+    let v = SipHasher13::new_with_key(key).hash(&msg[..at]);
+    match (v ^ (v >> 32)) as u32 {
+        0 => 1,
+        c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The input of the known-answer test: 192.0.2.7:9000, socket id 0x01020304, initial
+    /// sequence 0x0A0B0C0D, bucket 3.
+    fn input() -> (SocketAddr, SocketId, u32, u64) {
+        ("192.0.2.7:9000".parse().unwrap(), SocketId(0x0102_0304), 0x0A0B_0C0D, 3)
+    }
+
+    #[test]
+    fn cookie_is_siphash_1_3_of_the_specified_bytes() {
+        // Key 00 01 .. 0f; message 04 c0000207 2328 01020304 0a0b0c0d 0000000000000003.
+        // SipHash-1-3 = 0x2576482d97d25692 (computed with an independent implementation,
+        // checked against the SipHash paper's 2-4 vector), folded: 0x2576482d ^ 0x97d25692.
+        let key: [u8; 16] = std::array::from_fn(|i| i as u8);
+        let (from, id, isn, bucket) = input();
+        assert_eq!(syn_cookie(&key, from, id, isn, bucket), 0xb2a4_1ebf);
+        // Another key (01 .. 10) gives another cookie, also known.
+        let other: [u8; 16] = std::array::from_fn(|i| i as u8 + 1);
+        assert_eq!(syn_cookie(&other, from, id, isn, bucket), 0xc96e_9cf2);
+    }
+
+    #[test]
+    fn the_endpoint_answers_with_the_cookie_of_its_key() {
+        use crate::packet::{Control, ControlPacket, Handshake, Packet, RequestType, SocketType};
+        let key: [u8; 16] = std::array::from_fn(|i| 0xA0 + i as u8);
+        let rng = Box::new(SplitMix64::new(9));
+        let mut ep = Endpoint::with_cookie_key(Instant::ZERO, rng, key);
+        ep.listen(Config::default()).unwrap();
+        let (from, id, isn, _) = input();
+        let hs = Handshake {
+            version: 4,
+            socket_type: SocketType::Stream,
+            initial_seq: crate::seq::SeqNo::new(isn),
+            mss: 1500,
+            flow_window: 8192,
+            request_type: RequestType::Request,
+            socket_id: id,
+            cookie: 0,
+            peer_ip: [0; 4],
+        };
+        let mut req = [0u8; 64];
+        let n = ControlPacket { timestamp: 0, dst: SocketId(0), body: Control::Handshake(hs) }
+            .emit(&mut req)
+            .unwrap();
+        let mut out = [0u8; 64];
+        let DatagramEvent::Respond(len) = ep.handle_datagram(Instant::ZERO, from, &req[..n], &mut out) else {
+            panic!("no cookie reply");
+        };
+        let Ok(Packet::Control(ControlPacket { body: Control::Handshake(reply), .. })) =
+            Packet::parse(&out[..len])
+        else {
+            panic!("not a handshake");
+        };
+        assert_eq!(reply.cookie, syn_cookie(&key, from, id, isn, 0));
+        // Another endpoint, another key: another cookie for the same request.
+        let mut other = Endpoint::with_cookie_key(Instant::ZERO, Box::new(SplitMix64::new(9)), [7; 16]);
+        other.listen(Config::default()).unwrap();
+        let DatagramEvent::Respond(len) = other.handle_datagram(Instant::ZERO, from, &req[..n], &mut out)
+        else {
+            panic!("no cookie reply");
+        };
+        let Ok(Packet::Control(ControlPacket { body: Control::Handshake(reply2), .. })) =
+            Packet::parse(&out[..len])
+        else {
+            panic!("not a handshake");
+        };
+        assert_ne!(reply2.cookie, reply.cookie);
     }
 }

@@ -222,9 +222,16 @@ impl Mux {
         // With GRO the kernel coalesces datagrams; without, each receive returns one.
         sys::enable_gro(socket.as_raw_fd());
         sys::enable_rx_timestamps(socket.as_raw_fd());
+        // The SYN-cookie key (128 bits) and the seed of ids and sequence numbers, from the
+        // operating system: the core draws from no global RNG.
         let mut seed = [0u8; 8];
-        OsRng.try_fill_bytes(&mut seed).map_err(|e| io::Error::other(format!("no OS randomness: {e}")))?;
-        let endpoint = Endpoint::new(clock::now(), Box::new(SplitMix64::new(u64::from_le_bytes(seed))));
+        let mut cookie_key = [0u8; 16];
+        OsRng
+            .try_fill_bytes(&mut seed)
+            .and_then(|()| OsRng.try_fill_bytes(&mut cookie_key))
+            .map_err(|e| io::Error::other(format!("no OS randomness: {e}")))?;
+        let rng = Box::new(SplitMix64::new(u64::from_le_bytes(seed)));
+        let endpoint = Endpoint::with_cookie_key(clock::now(), rng, cookie_key);
         let mux = Arc::new(Mux {
             socket,
             wake: EventFd::new()?,
