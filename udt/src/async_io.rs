@@ -61,6 +61,7 @@ impl AsyncUdtStream {
     /// Connect to a UDT listener from a new ephemeral UDP port.
     pub async fn connect_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<Self> {
         let peer = resolve(addr)?;
+        // The multiplexer comes with the stream's handle counted.
         let mux = Mux::bind(any_for(peer), &options)?;
         let stream = AsyncUdtStream { inner: UdtStream::start(mux, peer, &options, false)? };
         std::future::poll_fn(|cx| stream.poll_connected(cx)).await?;

@@ -26,8 +26,9 @@ impl UdtListener {
 
     /// Listen on `addr`; accepted connections get `options`.
     pub fn bind_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtListener> {
+        // The multiplexer comes with this listener's handle counted.
         let mux = Mux::bind(resolve(addr)?, &options)?;
-        mux.add_handle();
+        options.hooks().after_bind();
         if let Err(e) = mux.listen(options.config.clone()) {
             mux.drop_handle();
             return Err(e);
@@ -55,6 +56,7 @@ impl UdtListener {
 
     /// Connect to `addr` from this listener's port (the multiplexer is shared).
     pub fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<UdtStream> {
+        self.mux.add_handle();
         UdtStream::open(Arc::clone(&self.mux), resolve(addr)?, self.options.clone(), false)
     }
 

@@ -22,7 +22,9 @@
 //! Lock order: the multiplexer's state, then a connection. Application calls take only their
 //! connection's lock (and the multiplexer's, without a connection lock, to register or accept).
 //! Invariant: the thread runs while a handle (listener or stream) is alive or a connection is
-//! still closing; a connection is forgotten once closed and drained.
+//! still closing; a connection is forgotten once closed and drained. [`Mux::bind`] counts the
+//! binder's handle before the thread starts, so the thread cannot find itself alone (and stop)
+//! before the caller has made its listener or stream, however long the caller is delayed.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -113,10 +115,7 @@ impl ConnShared {
     /// connection's lock, after finding the operation would block, so no change is missed.
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub fn register(&self, waker: &std::task::Waker) {
-        let mut wakers = self.wakers.lock().unwrap_or_else(|e| e.into_inner());
-        if !wakers.iter().any(|w| w.will_wake(waker)) {
-            wakers.push(waker.clone());
-        }
+        register_waker(&mut self.wakers.lock().unwrap_or_else(|e| e.into_inner()), waker);
     }
 
     /// The peer's address as the application sees it: an IPv4 peer of a dual-stack IPv6 socket
@@ -153,6 +152,15 @@ impl ConnShared {
         let changed = *signalled != now;
         *signalled = now;
         changed
+    }
+}
+
+/// Add `waker` to `wakers` unless a waker that wakes the same task is there already: a task
+/// polled again and again while it waits stays one entry (at most one per task).
+#[cfg_attr(not(any(test, feature = "tokio")), allow(dead_code))]
+fn register_waker(wakers: &mut Vec<std::task::Waker>, waker: &std::task::Waker) {
+    if !wakers.iter().any(|w| w.will_wake(waker)) {
+        wakers.push(waker.clone());
     }
 }
 
@@ -215,7 +223,10 @@ impl std::fmt::Debug for Mux {
 }
 
 impl Mux {
-    /// Bind a UDP socket at `addr` and start its I/O thread.
+    /// Bind a UDP socket at `addr` and start its I/O thread. Returns with one handle counted,
+    /// the caller's: it passes it on to the listener or stream it makes, or gives it back with
+    /// [`drop_handle`](Self::drop_handle). (Counted before the thread starts: a handle added
+    /// after `bind` returned could come after the thread, alone, had stopped.)
     pub fn bind(addr: SocketAddr, options: &Options) -> io::Result<Arc<Mux>> {
         let socket = crate::udp::bind(addr, options)?;
         let local_addr = socket.local_addr()?;
@@ -244,7 +255,7 @@ impl Mux {
             accept_ready: Condvar::new(),
             accept_wakers: Mutex::new(Vec::new()),
             local_addr,
-            handles: AtomicUsize::new(0),
+            handles: AtomicUsize::new(1),
             rx_segment: (options.config.mss as usize).saturating_sub(udt_proto::packet::IP_UDP_OVERHEAD),
             gso: AtomicBool::new(true),
             gather: options.receive_gather,
@@ -359,8 +370,14 @@ impl Mux {
         if let Some(c) = queue.pop_front() {
             return std::task::Poll::Ready(Ok(c));
         }
-        self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()).push(waker.clone());
+        register_waker(&mut self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()), waker);
         std::task::Poll::Pending
+    }
+
+    /// Tasks waiting in [`poll_accept`](Self::poll_accept).
+    #[cfg(test)]
+    fn accept_waker_count(&self) -> usize {
+        self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// Datagrams the kernel refused to take (send buffer full); the protocol retransmits them.
@@ -688,5 +705,36 @@ impl Mux {
         }
         batch.sent(n);
         ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::{Poll, Wake, Waker};
+
+    struct Task;
+    impl Wake for Task {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    #[test]
+    fn a_task_polling_accept_again_and_again_is_one_waker() {
+        let options = Options::default();
+        let mux = Mux::bind("127.0.0.1:0".parse().unwrap(), &options).unwrap();
+        mux.listen(options.config.clone()).unwrap();
+        let task = Waker::from(Arc::new(Task));
+        for _ in 0..1000 {
+            // Each poll gets the task's waker anew, as an executor hands it (a clone).
+            assert!(matches!(mux.poll_accept(&task.clone()), Poll::Pending));
+        }
+        assert_eq!(mux.accept_waker_count(), 1);
+        // Another task waits too: one more.
+        let other = Waker::from(Arc::new(Task));
+        assert!(matches!(mux.poll_accept(&other), Poll::Pending));
+        assert!(matches!(mux.poll_accept(&other), Poll::Pending));
+        assert_eq!(mux.accept_waker_count(), 2);
+        mux.stop_listening();
+        mux.drop_handle();
     }
 }

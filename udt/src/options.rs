@@ -42,6 +42,37 @@ pub struct Options {
     /// well under any delay a controller reads as queue. The first socket bound to a port
     /// decides for every connection multiplexed on it.
     pub receive_gather: Duration,
+    /// Faults and delays the crate's own unit tests inject (absent from every other build).
+    #[cfg(test)]
+    pub(crate) hooks: TestHooks,
+}
+
+/// Faults and delays injected by the crate's unit tests, to make races and rare kernel answers
+/// happen on demand. Outside the crate's unit tests it has no fields and every hook is a no-op.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TestHooks {
+    /// The binding caller (listener or stream) sleeps this long between `Mux::bind` and using
+    /// the multiplexer: a loaded machine's delay.
+    #[cfg(test)]
+    pub after_bind: Duration,
+}
+
+impl TestHooks {
+    /// The pause between binding and using the multiplexer.
+    pub(crate) fn after_bind(&self) {
+        #[cfg(test)]
+        std::thread::sleep(self.after_bind);
+    }
+}
+
+impl Options {
+    /// The test hooks (no-ops outside the crate's unit tests).
+    pub(crate) fn hooks(&self) -> TestHooks {
+        #[cfg(test)]
+        return self.hooks.clone();
+        #[cfg(not(test))]
+        TestHooks::default()
+    }
 }
 
 impl Default for Options {
@@ -54,6 +85,8 @@ impl Default for Options {
             write_timeout: None,
             reuse_address: false,
             receive_gather: Duration::from_micros(250),
+            #[cfg(test)]
+            hooks: TestHooks::default(),
         }
     }
 }

@@ -58,6 +58,7 @@ impl UdtStream {
     pub fn connect_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtStream> {
         let peer = resolve(addr)?;
         let mux = Mux::bind(any_for(peer), &options)?;
+        options.hooks().after_bind();
         UdtStream::open(mux, peer, options, false)
     }
 
@@ -69,10 +70,12 @@ impl UdtStream {
     ) -> io::Result<UdtStream> {
         let (local, peer) = (resolve(local)?, resolve(peer)?);
         let mux = Mux::bind(local, &options)?;
+        options.hooks().after_bind();
         UdtStream::open(mux, peer, options, true)
     }
 
-    /// Open a connection on an existing multiplexer and wait for the handshake.
+    /// Open a connection on a multiplexer and wait for the handshake. Takes over a handle the
+    /// caller counted on `mux` (the one [`Mux::bind`] returns with, or one it added).
     pub(crate) fn open(
         mux: Arc<Mux>,
         peer: SocketAddr,
@@ -93,14 +96,14 @@ impl UdtStream {
         Ok(stream)
     }
 
-    /// Start a connection on an existing multiplexer without waiting for the handshake.
+    /// Start a connection on a multiplexer without waiting for the handshake; takes over a
+    /// handle the caller counted on `mux`, which is given back if the start fails.
     pub(crate) fn start(
         mux: Arc<Mux>,
         peer: SocketAddr,
         options: &Options,
         rendezvous: bool,
     ) -> io::Result<UdtStream> {
-        mux.add_handle();
         match mux.open(options.config.clone(), peer, rendezvous) {
             Ok(shared) => Ok(UdtStream::wrap(shared, mux, options)),
             Err(e) => {
@@ -297,5 +300,56 @@ impl Drop for UdtStream {
             self.shared.touch(&conn);
         }
         self.mux.drop_handle();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listener::UdtListener;
+    use std::sync::mpsc;
+
+    /// Options whose binding caller is delayed past the I/O thread's idle linger (50 ms), as on
+    /// a loaded machine.
+    fn delayed() -> Options {
+        let mut o = Options::default();
+        o.hooks.after_bind = Duration::from_millis(300);
+        o
+    }
+
+    /// Run `f` on a thread and wait at most 20 s for its answer: a hang fails the test instead
+    /// of hanging it.
+    fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("{what} hung"))
+    }
+
+    #[test]
+    fn a_connect_delayed_after_binding_still_connects() {
+        let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
+        let client = within("connect", move || UdtStream::connect_with(addr, delayed()));
+        let mut client = client.expect("connect");
+        let mut server = server.join().unwrap().expect("accept");
+        client.write_all(b"ping").unwrap();
+        let mut buf = [0u8; 4];
+        server.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"ping");
+    }
+
+    #[test]
+    fn a_listener_delayed_after_binding_still_accepts() {
+        let mut listener = within("bind", || UdtListener::bind_with("127.0.0.1:0", delayed())).unwrap();
+        listener.set_accept_timeout(Some(Duration::from_secs(15)));
+        let addr = listener.local_addr().unwrap();
+        let client = std::thread::spawn(move || UdtStream::connect(addr));
+        let accepted = within("accept", move || listener.accept().map(|(s, _)| s));
+        // Kept until the client has connected (dropping it would close the connection).
+        let _server = accepted.expect("accept");
+        client.join().unwrap().expect("connect");
     }
 }
