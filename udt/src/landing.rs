@@ -281,7 +281,7 @@ mod tests {
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let seg = 1200;
         let sent = datagrams(seg, 10, 700);
-        let iov: Vec<libc::iovec> = sent.iter().map(|d| sys::iovec(d)).collect();
+        let iov: Vec<io::IoSlice<'_>> = sent.iter().map(|d| io::IoSlice::new(d)).collect();
         let dest = socket2::SockAddr::from(rx.local_addr().unwrap());
         if sys::send_iov(tx.as_raw_fd(), &iov, Some(seg as u16), &dest).is_err() {
             for d in &sent {

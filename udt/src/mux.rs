@@ -14,6 +14,12 @@
 //! (`view.rs`), and an application call wakes the thread only when it brought the connection's
 //! next deadline nearer.
 //!
+//! A full kernel send buffer (`EWOULDBLOCK`) loses nothing: the datagrams the kernel refused,
+//! which the core has already counted as sent, are copied to a backlog; no connection
+//! transmits again until the backlog has left, oldest first, and meanwhile the thread also
+//! waits for the socket to be writable. Only a datagram the kernel rejects with another error is
+//! lost (counted), as the network may lose any.
+//!
 //! Received data is copied once between the kernel and the application: the kernel writes each
 //! datagram into a buffer of its own ([`crate::landing`]), the connection's receive buffer keeps
 //! that buffer, and the application's read copies the payload out. Sent data likewise: the
@@ -27,7 +33,7 @@
 //! before the caller has made its listener or stream, however long the caller is delayed.
 
 use std::collections::{HashMap, VecDeque};
-use std::io;
+use std::io::{self, IoSlice};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -46,11 +52,15 @@ use crate::landing::{Landing, Layout};
 use crate::options::Options;
 use crate::pace::{self, Wait};
 use crate::sys::{self, EventFd};
-use crate::tx_batch::{Entry, Flush, TxBatch};
+use crate::tx_batch::{Entry, Flush, TxBatch, GSO_MAX_SEGMENTS};
 use crate::view::{self, View};
 
 /// At most this many datagrams are received per round, so transmission is not starved.
 const RECV_BATCH: usize = 256;
+
+/// While the kernel's send buffer is full, rounds whose deadline has passed wait at least this
+/// long for it to have room (the socket becoming writable ends the wait at once).
+const BLOCKED_WAIT: Duration = Duration::from_millis(1);
 
 /// Largest UDP datagram we handle.
 const MAX_DATAGRAM: usize = 65_536;
@@ -195,8 +205,25 @@ struct MuxState {
     conns: HashMap<SocketId, Arc<ConnShared>>,
     /// Accepted connections not yet taken by `accept`, when listening.
     accept_queue: Option<VecDeque<Arc<ConnShared>>>,
-    /// Datagrams dropped because the kernel's send buffer was full.
-    send_drops: u64,
+    out: Outbox,
+}
+
+/// What the kernel has not taken yet, and what it rejected.
+#[derive(Default)]
+struct Outbox {
+    /// Datagrams refused for a full send buffer, to send before anything else.
+    backlog: VecDeque<Deferred>,
+    /// Datagrams refused for a full send buffer so far (each sent later, from the backlog).
+    deferred: u64,
+    /// Datagrams the kernel rejected with another error (lost, as on the network).
+    drops: u64,
+}
+
+/// A datagram the kernel refused for a full send buffer: its bytes, copied out of the
+/// connection's buffers, and its destination.
+struct Deferred {
+    dest: socket2::SockAddr,
+    bytes: Vec<u8>,
 }
 
 /// One bound UDP port and its I/O thread.
@@ -214,6 +241,12 @@ pub(crate) struct Mux {
     gso: AtomicBool,
     /// How long datagrams may gather while data keeps arriving (`Options::receive_gather`).
     gather: Duration,
+    /// Faults the crate's unit tests inject.
+    #[cfg(test)]
+    hooks: crate::options::TestHooks,
+    /// `sendmsg` calls so far, for `hooks.refuse_sends`.
+    #[cfg(test)]
+    sends: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for Mux {
@@ -250,7 +283,7 @@ impl Mux {
                 endpoint,
                 conns: HashMap::new(),
                 accept_queue: None,
-                send_drops: 0,
+                out: Outbox::default(),
             }),
             accept_ready: Condvar::new(),
             accept_wakers: Mutex::new(Vec::new()),
@@ -259,6 +292,10 @@ impl Mux {
             rx_segment: (options.config.mss as usize).saturating_sub(udt_proto::packet::IP_UDP_OVERHEAD),
             gso: AtomicBool::new(true),
             gather: options.receive_gather,
+            #[cfg(test)]
+            hooks: options.hooks(),
+            #[cfg(test)]
+            sends: std::sync::atomic::AtomicU32::new(0),
         });
         let thread_mux = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -380,9 +417,16 @@ impl Mux {
         self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    /// Datagrams the kernel refused to take (send buffer full); the protocol retransmits them.
+    /// Datagrams the kernel rejected with an error other than a full send buffer (lost, as on
+    /// the network; the protocol retransmits them).
     pub fn send_drops(&self) -> u64 {
-        self.lock_state().send_drops
+        self.lock_state().out.drops
+    }
+
+    /// Datagrams the kernel first refused for a full send buffer (each sent later, when it had
+    /// room: none is lost).
+    pub fn send_deferred(&self) -> u64 {
+        self.lock_state().out.deferred
     }
 
     /// The I/O thread.
@@ -402,6 +446,7 @@ impl Mux {
         loop {
             let round_start = clock::now();
             let gather;
+            let blocked;
             let next = {
                 let mut st = self.lock_state();
                 let data = if readable {
@@ -412,8 +457,9 @@ impl Mux {
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch);
                 gather = gathering.after_round(round_start, data);
+                blocked = !st.out.backlog.is_empty();
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
-                if alone && st.conns.is_empty() {
+                if alone && st.conns.is_empty() && !blocked {
                     // Nothing refers to us and nothing is closing: linger briefly for stray
                     // handshakes, then stop.
                     let since = *idle_since_empty.get_or_insert_with(std::time::Instant::now);
@@ -426,7 +472,11 @@ impl Mux {
                     next
                 }
             };
-            readable = self.sleep_until(next, round_start, gather);
+            readable = if blocked {
+                self.sleep_until_writable(next)
+            } else {
+                self.sleep_until(next, round_start, gather)
+            };
         }
     }
 
@@ -543,13 +593,18 @@ impl Mux {
     ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut finished = Vec::new();
-        let MuxState { conns, send_drops, .. } = st;
+        let MuxState { conns, out, .. } = st;
+        // What the kernel refused before leaves first; until it has, nothing new is sent (the
+        // connections keep it: their packets are due, not lost).
+        let mut writable = self.flush_backlog(out);
         for (id, shared) in conns.iter() {
             let mut conn = shared.lock();
             if conn.poll_timeout().is_some_and(|t| t <= now) {
                 conn.handle_timeout(now);
             }
-            self.transmit(&mut conn, now, outbuf, batch, send_drops);
+            if writable {
+                writable = self.transmit(&mut conn, now, outbuf, batch, out);
+            }
             let deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
                 finished.push(*id);
@@ -592,7 +647,23 @@ impl Mux {
             Wait::Sleep(timeout) => (self.socket.as_raw_fd(), timeout),
             Wait::Gather(timeout) => (-1, Some(timeout)),
         };
-        match sys::wait(socket, self.wake.raw(), timeout) {
+        self.wait(socket, timeout, false)
+    }
+
+    /// Wait while the kernel's send buffer is full (the backlog is not empty): until the socket
+    /// is writable or readable, a wake-up, or `deadline`, but at least [`BLOCKED_WAIT`] when the
+    /// deadline has passed (packets are due, but cannot leave before the buffer has room).
+    /// Returns whether the socket may hold datagrams.
+    fn sleep_until_writable(&self, deadline: Option<Instant>) -> bool {
+        let timeout = deadline.map(|d| d.saturating_since(clock::now()).max(BLOCKED_WAIT));
+        self.wait(self.socket.as_raw_fd(), timeout, true)
+    }
+
+    /// [`sys::wait`] on `socket` (negative: not watched) and the wake-up eventfd, for
+    /// writability too when `writable`; drains the eventfd. Returns whether the socket may
+    /// hold datagrams.
+    fn wait(&self, socket: std::os::fd::RawFd, timeout: Option<Duration>, writable: bool) -> bool {
+        match sys::wait(socket, self.wake.raw(), timeout, writable) {
             Ok(ready) => {
                 if ready.wake {
                     self.wake.drain();
@@ -611,22 +682,23 @@ impl Mux {
     /// equal sizes to one peer, the last possibly shorter (at most 64 segments and 64 KB).
     /// Data payloads are not copied: each datagram is its header (written into `outbuf`) plus
     /// its payload's range of the connection's send buffer, handed to the kernel as iovecs.
+    /// Returns false when the kernel's buffer filled up (what it refused is in the backlog).
     fn transmit(
         &self,
         conn: &mut Connection,
         now: Instant,
         outbuf: &mut [u8],
         batch: &mut TxBatch,
-        drops: &mut u64,
-    ) {
+        out: &mut Outbox,
+    ) -> bool {
         let dest = socket2::SockAddr::from(conn.peer_addr());
         batch.clear();
         loop {
             // Room for another header (or a whole control packet) in the header buffer.
             if batch.used + 2048 > outbuf.len()
-                && !self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops)
+                && !self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, out)
             {
-                return;
+                return false;
             }
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
             let entry = Entry { header: batch.used..batch.used + t.len, payload: t.payload };
@@ -636,16 +708,18 @@ impl Mux {
                 Flush::All => batch.entries.len(),
                 Flush::AllButLast => batch.entries.len() - 1,
             };
-            if !self.flush_run(conn, outbuf, batch, n, &dest, drops) {
-                return;
+            if !self.flush_run(conn, outbuf, batch, n, &dest, out) {
+                return false;
             }
         }
-        self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, drops);
+        self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, out)
     }
 
     /// Send the first `n` entries of `batch` as one run (one GSO call, or one call each when
     /// GSO is off or refused), keeping any later entries. Returns false when the kernel's buffer
-    /// is full: what was not sent is lost like any datagram, and the protocol retransmits it.
+    /// is full: then the entries not sent, the run's and any later ones, are copied to the
+    /// backlog (the core counted them as sent) and the batch is emptied. A datagram the kernel
+    /// rejects with another error is lost like on the network (counted in `out.drops`).
     fn flush_run(
         &self,
         conn: &Connection,
@@ -653,28 +727,31 @@ impl Mux {
         batch: &mut TxBatch,
         n: usize,
         dest: &socket2::SockAddr,
-        drops: &mut u64,
+        out: &mut Outbox,
     ) -> bool {
         if n == 0 {
             return true;
         }
         let storage = conn.send_storage();
-        let fd = self.socket.as_raw_fd();
-        batch.iov.clear();
+        // Header and payload of each datagram, borrowed for this call only.
+        let mut iov = [IoSlice::new(&[]); 2 * (GSO_MAX_SEGMENTS + 1)];
+        let mut k = 0;
         for e in &batch.entries[..n] {
-            batch.iov.push(sys::iovec(&outbuf[e.header.clone()]));
+            iov[k] = IoSlice::new(&outbuf[e.header.clone()]);
+            k += 1;
             if let Some(r) = &e.payload {
-                batch.iov.push(sys::iovec(&storage[r.clone()]));
+                iov[k] = IoSlice::new(&storage[r.clone()]);
+                k += 1;
             }
         }
-        let mut ok = true;
+        // The first entry the kernel refused for a full buffer (`n`: none).
+        let mut refused = n;
         let mut sent_as_run = false;
         if n > 1 && self.gso.load(Ordering::Relaxed) {
-            match sys::send_iov(fd, &batch.iov, Some(batch.segment as u16), dest) {
+            match self.send(&iov[..k], Some(batch.segment as u16), dest) {
                 Ok(_) => sent_as_run = true,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    *drops += n as u64;
-                    ok = false;
+                    refused = 0;
                     sent_as_run = true;
                 }
                 Err(e) => {
@@ -687,24 +764,62 @@ impl Mux {
             let mut at = 0;
             for (i, e) in batch.entries[..n].iter().enumerate() {
                 let parts = 1 + usize::from(e.payload.is_some());
-                match sys::send_iov(fd, &batch.iov[at..at + parts], None, dest) {
+                match self.send(&iov[at..at + parts], None, dest) {
                     Ok(_) => {}
                     Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                        *drops += (n - i) as u64;
-                        ok = false;
+                        refused = i;
                         break;
                     }
                     Err(err) => {
                         tracing::debug!(error = %err, "sendmsg");
-                        ok = false;
-                        break;
+                        out.drops += 1;
                     }
                 }
                 at += parts;
             }
         }
+        if refused < n {
+            for e in &batch.entries[refused..] {
+                let payload = e.payload.clone().map_or(&[][..], |r| &storage[r]);
+                let bytes = [&outbuf[e.header.clone()], payload].concat();
+                out.backlog.push_back(Deferred { dest: dest.clone(), bytes });
+            }
+            out.deferred += (batch.entries.len() - refused) as u64;
+            batch.sent(batch.entries.len());
+            return false;
+        }
         batch.sent(n);
-        ok
+        true
+    }
+
+    /// Send the backlog, oldest first; returns whether it is empty now (false: the kernel's
+    /// buffer is full again).
+    fn flush_backlog(&self, out: &mut Outbox) -> bool {
+        while let Some(d) = out.backlog.front() {
+            match self.send(&[IoSlice::new(&d.bytes)], None, &d.dest) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(e) => {
+                    tracing::debug!(error = %e, "sendmsg");
+                    out.drops += 1;
+                }
+            }
+            out.backlog.pop_front();
+        }
+        true
+    }
+
+    /// One `sendmsg` on the socket (see [`sys::send_iov`]). The crate's unit tests may have it
+    /// refuse some sends as a full buffer would ([`crate::options::TestHooks`]).
+    fn send(&self, iov: &[IoSlice<'_>], segment: Option<u16>, dest: &socket2::SockAddr) -> io::Result<usize> {
+        #[cfg(test)]
+        {
+            let every = self.hooks.refuse_sends;
+            if every > 0 && self.sends.fetch_add(1, Ordering::Relaxed) % every == every - 1 {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+        sys::send_iov(self.socket.as_raw_fd(), iov, segment, dest)
     }
 }
 
@@ -736,5 +851,40 @@ mod tests {
         assert_eq!(mux.accept_waker_count(), 2);
         mux.stop_listening();
         mux.drop_handle();
+    }
+
+    #[test]
+    fn a_full_kernel_send_buffer_loses_nothing_the_core_sent() {
+        use crate::listener::UdtListener;
+        use crate::stream::UdtStream;
+        use std::io::{Read, Write};
+
+        let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        // The client's kernel refuses every 5th send as if its buffer were full: GSO runs,
+        // single datagrams, ACKs and the backlog's own retries alike.
+        let mut options = Options::default();
+        options.hooks.refuse_sends = 5;
+        let data: Vec<u8> = (0..4_000_000u32).map(|i| (i * 7 + i / 1000) as u8).collect();
+        let expected = data.clone();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            s.read_to_end(&mut got).unwrap();
+            got
+        });
+        let mut client = UdtStream::connect_with(addr, options).unwrap();
+        client.write_all(&data).unwrap();
+        client.flush_acknowledged().unwrap();
+        let deferred = client.udp_send_deferred();
+        let drops = client.udp_send_drops();
+        let stats = client.stats(false);
+        client.close().unwrap();
+        let got = server.join().unwrap();
+        assert!(got == expected, "received {} of {} bytes, or other bytes", got.len(), expected.len());
+        assert!(deferred > 0, "the hook refused no send");
+        // Every datagram the core counted as sent reached the kernel.
+        assert_eq!(drops, 0, "datagrams dropped by the runtime");
+        eprintln!("deferred {deferred}, retransmitted {}", stats.total.retransmits);
     }
 }

@@ -55,6 +55,10 @@ pub(crate) struct TestHooks {
     /// the multiplexer: a loaded machine's delay.
     #[cfg(test)]
     pub after_bind: Duration,
+    /// The multiplexer finds every `refuse_sends`-th `sendmsg` refused with `WouldBlock` (a
+    /// full kernel send buffer) without sending; 0: never.
+    #[cfg(test)]
+    pub refuse_sends: u32,
 }
 
 impl TestHooks {

@@ -149,9 +149,17 @@ impl UdtStream {
         self.shared.lock().cc_name()
     }
 
-    /// Datagrams this socket's UDP port could not hand to the kernel (send buffer full).
+    /// Datagrams this socket's UDP port lost because the kernel rejected them with an error
+    /// (as the network may lose any; the protocol retransmits them). A full kernel send buffer
+    /// loses none: see [`udp_send_deferred`](Self::udp_send_deferred).
     pub fn udp_send_drops(&self) -> u64 {
         self.mux.send_drops()
+    }
+
+    /// Datagrams this socket's UDP port found the kernel's send buffer full for, and sent later
+    /// when it had room.
+    pub fn udp_send_deferred(&self) -> u64 {
+        self.mux.send_deferred()
     }
 
     /// Send one message (message sockets): whole or not at all, dropped by the sender if not

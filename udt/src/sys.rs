@@ -69,12 +69,13 @@ impl Default for Ready {
     }
 }
 
-/// Sleep until `socket` or `wake` is readable or `timeout` passes (`None`: no timeout). A
-/// negative `socket` is not watched (`poll` ignores negative descriptors): only `wake` or the
-/// timeout end the sleep.
-pub fn wait(socket: RawFd, wake: RawFd, timeout: Option<Duration>) -> io::Result<Ready> {
+/// Sleep until `socket` or `wake` is readable, `socket` is writable (when `writable`), or
+/// `timeout` passes (`None`: no timeout). A negative `socket` is not watched (`poll` ignores
+/// negative descriptors): only `wake` or the timeout end the sleep.
+pub fn wait(socket: RawFd, wake: RawFd, timeout: Option<Duration>, writable: bool) -> io::Result<Ready> {
+    let events = if writable { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
     let mut fds = [
-        libc::pollfd { fd: socket, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: socket, events, revents: 0 },
         libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
     ];
     let ts = timeout.map(|d| libc::timespec {
@@ -92,7 +93,8 @@ pub fn wait(socket: RawFd, wake: RawFd, timeout: Option<Duration>) -> io::Result
         }
         return Err(err);
     }
-    Ok(Ready { wake: fds[1].revents != 0, socket: socket < 0 || fds[0].revents != 0 })
+    let readable = fds[0].revents & !libc::POLLOUT != 0;
+    Ok(Ready { wake: fds[1].revents != 0, socket: socket < 0 || readable })
 }
 
 /// Ask the kernel to wake this thread within `slack` of its timers (default is 50 us), so
@@ -137,9 +139,11 @@ const UDP_GRO: libc::c_int = 104;
 /// Send the concatenation of `iov` to `dest` in one `sendmsg`: as one datagram, or with
 /// `segment` as datagrams of that many bytes each (the last may be shorter), with UDP GSO.
 /// Errors such as `EINVAL` or `EIO` on a segmented send mean the kernel or device cannot do GSO.
+/// The buffers are borrowed for the call only (`IoSlice`), so none can be freed while the
+/// kernel reads it.
 pub fn send_iov(
     fd: RawFd,
-    iov: &[libc::iovec],
+    iov: &[io::IoSlice<'_>],
     segment: Option<u16>,
     dest: &socket2::SockAddr,
 ) -> io::Result<usize> {
@@ -149,7 +153,9 @@ pub fn send_iov(
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_name = dest.as_ptr() as *mut libc::c_void;
     msg.msg_namelen = dest.len();
-    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    // `IoSlice` is guaranteed ABI-compatible with `iovec` on Unix (std documentation); the
+    // kernel only reads through it.
+    msg.msg_iov = iov.as_ptr().cast_mut().cast::<libc::iovec>();
     msg.msg_iovlen = iov.len();
     if let Some(segment) = segment {
         // SAFETY: CMSG_SPACE is a pure size computation.
@@ -167,18 +173,14 @@ pub fn send_iov(
             std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), segment);
         }
     }
-    // SAFETY: every pointer in `msg` refers to live memory of the stated length: the iovecs
-    // were built from live slices by the caller, which keeps them borrowed during this call.
+    // SAFETY: every pointer in `msg` refers to live memory of the stated length: `dest` and
+    // `control` are borrowed or owned here, and each `IoSlice` borrows its buffer for at least
+    // this call.
     let n = unsafe { libc::sendmsg(fd, &msg, 0) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(n as usize)
-}
-
-/// An iovec over `bytes` (the kernel only reads through it in `send_iov`).
-pub fn iovec(bytes: &[u8]) -> libc::iovec {
-    libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() }
 }
 
 /// Ask the kernel to coalesce received datagrams (UDP GRO). Returns whether it accepted.
@@ -267,20 +269,54 @@ mod tests {
         let wake = EventFd::new().unwrap();
         let short = Some(Duration::from_millis(1));
         // Nothing arrived: the timeout ends the wait and the socket is known empty.
-        let ready = wait(socket.as_raw_fd(), wake.raw(), short).unwrap();
+        let ready = wait(socket.as_raw_fd(), wake.raw(), short, false).unwrap();
         assert!(!ready.wake && !ready.socket);
         // A wake-up alone says nothing of the socket.
         wake.notify();
-        let ready = wait(socket.as_raw_fd(), wake.raw(), short).unwrap();
+        let ready = wait(socket.as_raw_fd(), wake.raw(), short, false).unwrap();
         assert!(ready.wake && !ready.socket);
         wake.drain();
         // A datagram makes it readable.
         let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         peer.send_to(b"x", socket.local_addr().unwrap()).unwrap();
-        let ready = wait(socket.as_raw_fd(), wake.raw(), Some(Duration::from_secs(5))).unwrap();
+        let ready = wait(socket.as_raw_fd(), wake.raw(), Some(Duration::from_secs(5)), false).unwrap();
         assert!(ready.socket);
         // An unwatched socket may always hold datagrams.
-        let ready = wait(-1, wake.raw(), short).unwrap();
+        let ready = wait(-1, wake.raw(), short, false).unwrap();
         assert!(ready.socket);
+        // Waiting for room to send: an idle socket has it at once, which is no datagram.
+        let _ = socket.recv_from(&mut [0u8; 16]);
+        let ready = wait(socket.as_raw_fd(), wake.raw(), Some(Duration::from_secs(5)), true).unwrap();
+        assert!(!ready.wake && !ready.socket);
+    }
+
+    #[test]
+    fn send_iov_sends_borrowed_slices_as_one_datagram_or_as_segments() {
+        use std::io::IoSlice;
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let dest = socket2::SockAddr::from(rx.local_addr().unwrap());
+        let (header, payload) = (vec![1u8, 2, 3, 4], vec![9u8; 96]);
+        // A header and a payload from two buffers: one datagram, their concatenation.
+        let n =
+            send_iov(tx.as_raw_fd(), &[IoSlice::new(&header), IoSlice::new(&payload)], None, &dest).unwrap();
+        assert_eq!(n, 100);
+        let mut buf = [0u8; 2048];
+        let (got, _) = rx.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..4], &header[..]);
+        assert_eq!(&buf[4..got], &payload[..]);
+        assert_eq!(got, 100);
+        // Two datagrams of 50 bytes with GSO (where the kernel offers it).
+        match send_iov(tx.as_raw_fd(), &[IoSlice::new(&header), IoSlice::new(&payload)], Some(50), &dest) {
+            Ok(n) => {
+                assert_eq!(n, 100);
+                let (a, _) = rx.recv_from(&mut buf).unwrap();
+                assert_eq!((a, &buf[..4]), (50, &header[..]));
+                let (b, _) = rx.recv_from(&mut buf).unwrap();
+                assert_eq!((b, &buf[..b]), (50, &payload[46..]));
+            }
+            Err(e) => eprintln!("no UDP GSO here ({e}): segmented send not checked"),
+        }
     }
 }

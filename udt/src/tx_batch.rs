@@ -43,12 +43,11 @@ pub(crate) enum Flush {
     AllButLast,
 }
 
-/// Datagrams gathered for one peer. Its iovecs point into buffers borrowed for one send and
-/// are rebuilt each time.
+/// Datagrams gathered for one peer, as ranges: the buffers they lie in are borrowed only for
+/// each send (as `IoSlice`s built then), never kept across calls.
 #[derive(Debug, Default)]
 pub(crate) struct TxBatch {
     pub entries: Vec<Entry>,
-    pub iov: Vec<libc::iovec>,
     /// Bytes of the header buffer in use.
     pub used: usize,
     /// Datagram size of the run (the first entry's).
