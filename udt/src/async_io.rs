@@ -99,7 +99,8 @@ impl AsyncUdtStream {
     pub async fn close(self) -> io::Result<()> {
         {
             let mut conn = self.inner.shared.lock();
-            conn.close(clock::now());
+            let now = clock::now_for(&conn);
+            conn.close(now);
             self.inner.shared.touch(&conn);
         }
         self.inner.mux.wake();
@@ -180,7 +181,8 @@ impl AsyncWrite for AsyncUdtStream {
         {
             let mut conn = this.inner.shared.lock();
             if conn.state() == State::Connected {
-                conn.close(clock::now());
+                let now = clock::now_for(&conn);
+                conn.close(now);
                 this.inner.shared.touch(&conn);
                 drop(conn);
                 this.inner.mux.wake();

@@ -1,11 +1,17 @@
 //! The runtime's clock: `udt_proto::Instant` counted from the first use in this process.
-//! This is the one place the runtime reads the system clock for the core.
+//! This is the one place the runtime reads the system clock for the core, and the one place it
+//! makes the times it hands a connection monotonic ([`at`]).
 //!
 //! Kernel receive timestamps ([`arrival`]) are `CLOCK_REALTIME`; they are carried over to this
-//! clock through the current offset between the two, and never put later than now.
+//! clock through the current offset between the two, and never put later than now. They can be
+//! earlier than a time the connection was already given (a datagram received during the last
+//! round, handled after it; an application call in between): the core requires monotonic time,
+//! so every time passed to a connection goes through [`at`] (or [`now_for`]), which clamps it
+//! to the connection's latest one, under the connection's lock.
 
 use std::sync::OnceLock;
 
+use udt_proto::connection::Connection;
 use udt_proto::Instant;
 
 static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
@@ -14,6 +20,17 @@ static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
 pub fn now() -> Instant {
     let epoch = EPOCH.get_or_init(std::time::Instant::now);
     Instant::from_nanos(u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// `t` as a time to give `conn`: no earlier than the latest time it was given (the core's rule
+/// of monotonic time). Call with the connection locked, right before handing it the result.
+pub fn at(conn: &Connection, t: Instant) -> Instant {
+    t.max(conn.latest_now())
+}
+
+/// Now, as a time to give `conn` ([`at`]).
+pub fn now_for(conn: &Connection) -> Instant {
+    at(conn, now())
 }
 
 /// The arrival time, on this clock, of a datagram the kernel stamped `stamp` (`CLOCK_REALTIME`
@@ -48,6 +65,34 @@ mod tests {
         assert_eq!(carried_over(now, real, real + Duration::from_millis(3)), now);
         // An age beyond the process's clock saturates at its start.
         assert_eq!(carried_over(now, real, real - Duration::from_secs(60)), Instant::ZERO);
+    }
+
+    #[test]
+    fn times_given_to_a_connection_never_go_back() {
+        use udt_proto::connection::Config;
+        use udt_proto::rng::SplitMix64;
+        let peer = "127.0.0.1:9".parse().unwrap();
+        let start = Instant::from_micros(10_000);
+        let mut conn = Connection::connect(
+            Config::default(),
+            udt_proto::SocketId(3),
+            peer,
+            start,
+            Box::new(SplitMix64::new(1)),
+        )
+        .unwrap();
+        // A round at 20 ms, then a datagram the kernel stamped at 15 ms (received during the
+        // round): it is handed over at 20 ms, and the core (debug build) does not object.
+        conn.handle_timeout(at(&conn, Instant::from_micros(20_000)));
+        let stamped = Instant::from_micros(15_000);
+        assert_eq!(at(&conn, stamped), Instant::from_micros(20_000));
+        conn.handle_datagram(at(&conn, stamped), &[0u8; 4]);
+        assert_eq!(conn.latest_now(), Instant::from_micros(20_000));
+        // Later times pass unchanged.
+        assert_eq!(at(&conn, Instant::from_micros(20_001)), Instant::from_micros(20_001));
+        // Now for a connection given a time ahead of this clock is that time.
+        conn.handle_timeout(Instant::from_micros(u64::MAX / 2));
+        assert_eq!(now_for(&conn), Instant::from_micros(u64::MAX / 2));
     }
 
     #[test]

@@ -346,6 +346,7 @@ impl Mux {
             let now = clock::now();
             for c in queue {
                 let mut conn = c.lock();
+                let now = clock::at(&conn, now);
                 conn.close(now);
                 c.touch(&conn);
             }
@@ -436,7 +437,6 @@ impl Mux {
         let mut outbuf = vec![0u8; MAX_DATAGRAM];
         let mut batch = TxBatch::default();
         let mut idle_since_empty: Option<std::time::Instant> = None;
-        let mut last_arrival = Instant::ZERO;
         let mut gathering = pace::Gathering::new(self.gather, clock::now());
         // Whether the socket may hold datagrams: false only after a wait in which `poll`
         // watched it and saw none, so that a round woken by a deadline does not spend a read on
@@ -449,11 +449,7 @@ impl Mux {
             let blocked;
             let next = {
                 let mut st = self.lock_state();
-                let data = if readable {
-                    self.receive(&mut st, &mut landing, &mut last_arrival, &mut outbuf)
-                } else {
-                    0
-                };
+                let data = if readable { self.receive(&mut st, &mut landing, &mut outbuf) } else { 0 };
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch);
                 gather = gathering.after_round(round_start, data);
@@ -489,14 +485,10 @@ impl Mux {
     /// measure. (The round's start time for all, as before, biased them: a long round's many
     /// packets all took its early start, and the arrival rate read 12,100 packets/s on a link
     /// delivering 8,300. The time each read returned instead made queued packets read back to
-    /// back look microseconds apart.) Without timestamps, the time the read returned.
-    fn receive(
-        &self,
-        st: &mut MuxState,
-        landing: &mut Landing,
-        last_arrival: &mut Instant,
-        outbuf: &mut [u8],
-    ) -> usize {
+    /// back look microseconds apart.) Without timestamps, the time the read returned. A
+    /// connection gets that time clamped to the latest it was given (`clock::at`): a stamp can
+    /// be earlier than the last round's `now`.
+    fn receive(&self, st: &mut MuxState, landing: &mut Landing, outbuf: &mut [u8]) -> usize {
         let mut data = 0;
         for _ in 0..RECV_BATCH {
             let (from, layout) = match landing.receive(self.socket.as_raw_fd()) {
@@ -510,8 +502,8 @@ impl Mux {
                     continue;
                 }
             };
-            let now = clock::arrival(landing.stamp()).max(*last_arrival);
-            *last_arrival = now;
+            // Handed to a connection through `clock::at`: no earlier than what it saw before.
+            let now = clock::arrival(landing.stamp());
             match layout {
                 Layout::Aligned(count) => {
                     let mut k = 0;
@@ -522,7 +514,8 @@ impl Mux {
                         let Some(c) = self.route(st, now, from, datagram.bytes(), outbuf) else { continue };
                         let dst = Packet::peek_destination(datagram.bytes()).filter(|&d| d != SocketId(0));
                         let mut conn = c.lock();
-                        conn.handle_datagram_buf(now, datagram);
+                        let at = clock::at(&conn, now);
+                        conn.handle_datagram_buf(at, datagram);
                         // The rest of the batch for the same socket id, under the same lock: same
                         // sender, same id, so the endpoint would route them alike.
                         while k < count && dst.is_some() {
@@ -531,7 +524,8 @@ impl Mux {
                                 break;
                             }
                             data += usize::from(Packet::peek_is_data(next.bytes()));
-                            conn.handle_datagram_buf(now, next);
+                            let at = clock::at(&conn, now);
+                            conn.handle_datagram_buf(at, next);
                             k += 1;
                         }
                     }
@@ -540,7 +534,9 @@ impl Mux {
                     for datagram in landing.gathered()[..len].chunks(segment) {
                         data += usize::from(Packet::peek_is_data(datagram));
                         if let Some(c) = self.route(st, now, from, datagram, outbuf) {
-                            c.lock().handle_datagram(now, datagram);
+                            let mut conn = c.lock();
+                            let at = clock::at(&conn, now);
+                            conn.handle_datagram(at, datagram);
                         }
                     }
                 }
@@ -599,6 +595,8 @@ impl Mux {
         let mut writable = self.flush_backlog(out);
         for (id, shared) in conns.iter() {
             let mut conn = shared.lock();
+            // An application call may have given the connection a later time since `now` was read.
+            let now = clock::at(&conn, now);
             if conn.poll_timeout().is_some_and(|t| t <= now) {
                 conn.handle_timeout(now);
             }

@@ -141,7 +141,9 @@ impl UdtStream {
 
     /// Performance counters (UDT4 `perfmon`); `clear` starts a new interval.
     pub fn stats(&self, clear: bool) -> Snapshot {
-        self.shared.lock().stats(clock::now(), clear)
+        let mut conn = self.shared.lock();
+        let now = clock::now_for(&conn);
+        conn.stats(now, clear)
     }
 
     /// The congestion control's name.
@@ -167,7 +169,8 @@ impl UdtStream {
     /// the send buffer is full.
     pub fn send_msg(&self, data: &[u8], ttl: Option<Duration>, in_order: bool) -> io::Result<()> {
         self.blocking(self.write_timeout, "send_msg", |conn| {
-            conn.send_msg(clock::now(), data, ttl, in_order)
+            let now = clock::now_for(conn);
+            conn.send_msg(now, data, ttl, in_order)
         })?;
         Ok(())
     }
@@ -196,7 +199,8 @@ impl UdtStream {
     pub fn close(self) -> io::Result<()> {
         {
             let mut conn = self.shared.lock();
-            conn.close(clock::now());
+            let now = clock::now_for(&conn);
+            conn.close(now);
             self.shared.touch(&conn);
         }
         self.mux.wake();
@@ -304,7 +308,8 @@ impl Drop for UdtStream {
     fn drop(&mut self) {
         {
             let mut conn = self.shared.lock();
-            conn.close(clock::now());
+            let now = clock::now_for(&conn);
+            conn.close(now);
             self.shared.touch(&conn);
         }
         self.mux.drop_handle();

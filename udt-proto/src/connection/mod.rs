@@ -24,6 +24,11 @@
 //! detection, ACK/NAK generation, estimates), `transmit.rs` the encoding of queued control
 //! packets, `timers.rs`, `rtt.rs`, `rate_sampling.rs` and `stats.rs` the pieces they share.
 //!
+//! Time never goes back: every `now` a driver passes (to `handle_datagram`, `handle_timeout`,
+//! `poll_transmit`, `send_msg`, `close`, `stats`) is at least the latest one before it
+//! ([`Connection::latest_now`]; checked in debug builds). A driver whose clock sources may
+//! disagree (kernel receive timestamps and the clock, say) clamps to it.
+//!
 //! Invariants: `link` is `Some` exactly from establishment on; the send buffer's head is the
 //! peer's last acknowledged sequence (`last_ack`); every sequence in the sender's loss list was
 //! sent and is not acknowledged; every sequence in the receiver's loss list lies between its read
@@ -210,6 +215,8 @@ pub struct Connection {
     /// Peer's flow window from the handshake.
     peer_flow_window: u32,
     start: Instant,
+    /// The latest `now` a driver passed in: time given later must not be earlier.
+    latest_now: Instant,
     rng: Box<dyn RngCore + Send>,
     hs: handshake::HandshakeState,
     timers: TimerTable,
@@ -299,6 +306,7 @@ impl Connection {
             local_isn: isn,
             peer_isn: isn,
             start: now,
+            latest_now: now,
             rng,
             hs: handshake::HandshakeState::default(),
             timers: TimerTable::default(),
@@ -317,6 +325,24 @@ impl Connection {
             ranges: Vec::new(),
             ack_report: None,
         })
+    }
+
+    /// The latest time a driver passed in (at first, the creation time). Every later `now`
+    /// must be at least this: a driver clamps times from other sources to it.
+    pub fn latest_now(&self) -> Instant {
+        self.latest_now
+    }
+
+    /// Note `now`, given by the driver to an entry point: time is monotonic (a debug build
+    /// panics at an earlier `now`, which would otherwise pass unseen through saturating
+    /// arithmetic).
+    fn advance(&mut self, now: Instant) {
+        debug_assert!(
+            now >= self.latest_now,
+            "time went back: now {now:?} is earlier than the {:?} given before",
+            self.latest_now
+        );
+        self.latest_now = self.latest_now.max(now);
     }
 
     /// Our socket id.
@@ -381,6 +407,7 @@ impl Connection {
     }
 
     fn handle_incoming(&mut self, now: Instant, incoming: Incoming<'_>) {
+        self.advance(now);
         let packet = match Packet::parse(incoming.bytes()) {
             Ok(p) => p,
             Err(e) => {
@@ -443,6 +470,7 @@ impl Connection {
 
     /// A deadline from `poll_timeout` passed.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.advance(now);
         let due: Vec<Timer> = self.timers.due(now).collect();
         for timer in due {
             if matches!(self.state, State::Closed(_)) {
@@ -469,6 +497,7 @@ impl Connection {
     /// The next datagram to send at `now`, written into `buf` (at least
     /// [`max_datagram_size`](Self::max_datagram_size) bytes); returns its length.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        self.advance(now);
         if let Some(n) = self.transmit_control(now, buf) {
             return Some(n);
         }
@@ -484,6 +513,7 @@ impl Connection {
     /// followed by that payload (e.g. two iovecs). The ranges stay valid until the connection is
     /// used mutably for anything but further `poll_transmit_ref` calls.
     pub fn poll_transmit_ref(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.advance(now);
         if let Some(len) = self.transmit_control(now, buf) {
             return Some(Transmit { len, payload: None });
         }
@@ -536,6 +566,7 @@ impl Connection {
         ttl: Option<Duration>,
         in_order: bool,
     ) -> Result<MsgNo, ConnError> {
+        self.advance(now);
         self.check_writable(Mode::Message)?;
         // A message must fit the peer's receive buffer whole, or it can never be delivered.
         let payload = Config::payload_size(self.mss);
@@ -612,6 +643,7 @@ impl Connection {
     /// Close: linger until the send buffer is acknowledged (at most `config.linger`), then send
     /// a shutdown. Unsent data is dropped when linger is off.
     pub fn close(&mut self, now: Instant) {
+        self.advance(now);
         match self.state {
             State::Closed(_) => {}
             State::Connecting => self.finish(CloseReason::Local),
@@ -630,6 +662,7 @@ impl Connection {
 
     /// Perfmon reading (UDT4 `perfmon`); `clear` starts a new interval.
     pub fn stats(&mut self, now: Instant, clear: bool) -> Snapshot {
+        self.advance(now);
         let payload = Config::payload_size(self.mss) as u64;
         let mut values = InstantValues {
             send_period_us: self.cc.send_period().as_secs_f64() * 1e6,
