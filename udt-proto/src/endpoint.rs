@@ -105,11 +105,15 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint created at `now`, drawing its 128-bit cookie key, ids and connection RNGs
-    /// from `rng`.
+    /// An endpoint created at `now`, drawing its cookie key, ids and connection RNGs from `rng`.
+    /// The key takes one 64-bit draw (spread over the 128 key bits), as the endpoint always drew,
+    /// so a seeded simulation replays the same ids and sequence numbers; a runtime that wants a
+    /// full 128-bit key passes its own to [`Endpoint::with_cookie_key`].
     pub fn new(now: Instant, mut rng: Box<dyn RngCore + Send>) -> Self {
+        let draw = rng.next_u64();
         let mut key = [0u8; 16];
-        rng.fill_bytes(&mut key);
+        key[..8].copy_from_slice(&draw.to_le_bytes());
+        key[8..].copy_from_slice(&draw.rotate_left(32).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes());
         Endpoint::with_cookie_key(now, rng, key)
     }
 
