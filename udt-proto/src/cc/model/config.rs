@@ -62,11 +62,13 @@ pub struct ModelConfig {
     /// capacity (additive: the same step for every flow sharing the link, whatever its rate
     /// or RTT; a bound at 0.7 of a lone flow's rate is regained in 5 cycles).
     pub cap_increase: f64,
-    /// Drain ends once the RTT is within this fraction of the minimum (the Startup queue is gone)
-    /// or after [`ModelConfig::drain_max_rounds`].
+    /// Drain (and ProbeBW Down after its first round) ends once the RTT is within this fraction
+    /// of the minimum (the queue is gone), once a BDP or less is in flight, or after
+    /// [`ModelConfig::drain_max_rounds`].
     pub drain_target: f64,
-    /// Longest Drain, rounds: `ln(startup queue) / ln(startup_gain)` for any queue Startup can
-    /// build within its window.
+    /// Longest Drain and longest ProbeBW Down, rounds: `ln(startup queue) / ln(startup_gain)`
+    /// for any queue Startup can build within its window; a queue that outlasts it is another
+    /// flow's.
     pub drain_max_rounds: u32,
     /// Packets sent before the first bandwidth sample, per initial RTT (UDT4's 16).
     pub initial_window: f64,

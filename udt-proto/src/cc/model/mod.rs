@@ -24,7 +24,8 @@
 //! * **Drain** (gain `1 / startup_gain`): until the RTT is within `drain_target` of `min_rtt`, the
 //!   packets in flight are at most one BDP, or `drain_max_rounds`; then
 //! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods) -> Up
-//!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, one round) -> Cruise. Congestion
+//!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, one round and on until drained as
+//!   Drain is, at most `drain_max_rounds`) -> Cruise. Congestion
 //!   during Up or Down, or within two rounds after the probe, was caused by the probe: the probe
 //!   ends and the bound becomes the rate delivered (at least `loss_beta` of the estimate).
 //!   Congestion while cruising means another flow took more: the bound becomes `loss_beta`
@@ -266,7 +267,7 @@ impl ModelCc {
             }
             State::ProbeBw(Phase::Down) => {
                 self.probe_end_round = Some(self.round);
-                1
+                self.config.drain_max_rounds
             }
             State::Startup | State::ProbeRtt => 0,
         };
@@ -356,7 +357,16 @@ impl ModelCc {
             State::Drain | State::ProbeBw(_) => {
                 self.rounds_left = self.rounds_left.saturating_sub(1);
                 let cruising = self.state == State::ProbeBw(Phase::Cruise) && ctx.now < self.cruise_until;
-                if self.rounds_left == 0 && !cruising {
+                // Down lasts one round, and on until the probe's queue is gone: at gain
+                // 1/probe_up_gain a round drains less than the probe's round queued whenever the
+                // round is longer than the RTT, and cruising at the estimate never drains the rest.
+                let draining =
+                    self.state == State::ProbeBw(Phase::Down) && self.rounds_left > 0 && !self.drained(ctx);
+                let done = match self.state {
+                    State::ProbeBw(Phase::Down) => !draining,
+                    _ => self.rounds_left == 0 && !cruising,
+                };
+                if done {
                     let next = match self.state {
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
@@ -389,18 +399,21 @@ impl ModelCc {
     }
 
     fn check_drained(&mut self, ctx: &mut CcContext<'_>) {
-        if self.state != State::Drain {
-            return;
+        if self.state == State::Drain && self.drained(ctx) {
+            self.enter(ctx, State::ProbeBw(Phase::Cruise));
         }
+    }
+
+    /// The queue is gone: the RTT is within `drain_target` of the minimum, or the packets in
+    /// flight at an ACK are at most one BDP.
+    fn drained(&self, ctx: &CcContext<'_>) -> bool {
         let queue_gone = match (self.last_rtt, self.min_rtt.get()) {
             (Some(rtt), Some(min)) => {
                 rtt.as_secs_f64() <= min.as_secs_f64() * (1.0 + self.config.drain_target)
             }
             _ => false,
         };
-        if queue_gone || f64::from(ctx.flight) <= self.bdp() {
-            self.enter(ctx, State::ProbeBw(Phase::Cruise));
-        }
+        queue_gone || f64::from(ctx.flight) <= self.bdp()
     }
 
     /// Close the loss window when it is long enough, and judge it. A window spans

@@ -136,6 +136,39 @@ fn probe_bw_cycles_cruise_up_down() {
 }
 
 #[test]
+fn probe_down_lasts_until_the_probes_queue_is_gone() {
+    let mut d = Driver::new();
+    d.reach_cruise();
+    // The probe queued: more than a BDP (1000 packets) in flight and the RTT 30% up.
+    d.flight = 1500;
+    for _ in 0..300 {
+        if d.cc.state() == State::ProbeBw(Phase::Down) {
+            break;
+        }
+        d.ack(ms(10), ms(130), 10_000);
+    }
+    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Down));
+    // Two rounds on, the queue is still there: still draining.
+    d.steady(ms(200), ms(130), 10_000);
+    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Down));
+    // Drained (a BDP in flight at an ACK): cruising from the next round's end.
+    d.flight = 900;
+    d.steady(ms(110), ms(130), 10_000);
+    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Cruise));
+    // A queue that never drains (someone else's) ends Down after `drain_max_rounds` anyway.
+    d.flight = 1500;
+    for _ in 0..300 {
+        if d.cc.state() == State::ProbeBw(Phase::Down) {
+            break;
+        }
+        d.ack(ms(10), ms(130), 10_000);
+    }
+    let rounds = ModelConfig::default().drain_max_rounds;
+    d.steady(ms(100) * (rounds + 1), ms(130), 10_000);
+    assert_ne!(d.cc.state(), State::ProbeBw(Phase::Down));
+}
+
+#[test]
 fn a_loss_below_the_threshold_changes_nothing() {
     let mut d = Driver::new();
     d.reach_cruise();
