@@ -19,9 +19,8 @@ use udt_proto::connection::{CloseReason, ConnError, Snapshot, State};
 use crate::clock;
 use crate::error;
 use crate::listener::UdtListener;
-use crate::mux::Mux;
 use crate::options::Options;
-use crate::stream::{any_for, resolve, UdtStream};
+use crate::stream::{resolve, UdtStream};
 
 /// A listening UDT socket for async programs.
 #[derive(Debug)]
@@ -58,11 +57,12 @@ pub struct AsyncUdtStream {
 }
 
 impl AsyncUdtStream {
-    /// Connect to a UDT listener from a new ephemeral UDP port.
+    /// Connect to a UDT listener from this process's shared client port (as
+    /// [`UdtStream::connect_with`]; the blocking and async connections share it).
     pub async fn connect_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<Self> {
         let peer = resolve(addr)?;
         // The multiplexer comes with the stream's handle counted.
-        let mux = Mux::bind(any_for(peer), &options)?;
+        let mux = crate::shared::client_mux(peer, &options)?;
         let stream = AsyncUdtStream { inner: UdtStream::start(mux, peer, &options, false)? };
         std::future::poll_fn(|cx| stream.poll_connected(cx)).await?;
         Ok(stream)

@@ -4,7 +4,9 @@
 //! [`UdtListener`] accepts connections, [`UdtStream`] is one connection (`Read`/`Write` for
 //! stream sockets, `send_msg`/`recv_msg` for message sockets, `send_file`/`recv_file`,
 //! `stats`). Each bound UDP port has one I/O thread (the multiplexer) serving every connection
-//! on it; see `mux.rs` for how it paces and wakes.
+//! on it; see `mux.rs` for how it paces and wakes. Outgoing connections share one port and
+//! thread per address family and socket-level options (`shared.rs`); a listener, and every
+//! connection it accepts or opens, share its port.
 //!
 //! ```no_run
 //! use std::io::{Read, Write};
@@ -33,6 +35,7 @@ mod listener;
 mod mux;
 mod options;
 mod pace;
+mod shared;
 mod stream;
 mod sys;
 mod tx_batch;

@@ -30,7 +30,11 @@
 //! Invariant: the thread runs while a handle (listener or stream) is alive or a connection is
 //! still closing; a connection is forgotten once closed and drained. [`Mux::bind`] counts the
 //! binder's handle before the thread starts, so the thread cannot find itself alone (and stop)
-//! before the caller has made its listener or stream, however long the caller is delayed.
+//! before the caller has made its listener or stream, however long the caller is delayed. The
+//! thread stops by swapping a handle count of 0 for `STOPPED`: a caller that finds the
+//! multiplexer without holding a handle (the shared client registry, [`crate::shared`]) adds
+//! one with [`Mux::try_add_handle`], which either counts before the thread could stop or is
+//! refused because it has.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, IoSlice};
@@ -64,6 +68,12 @@ const BLOCKED_WAIT: Duration = Duration::from_millis(1);
 
 /// Largest UDP datagram we handle.
 const MAX_DATAGRAM: usize = 65_536;
+
+/// How long the I/O thread lingers with no handle and no connection before it stops.
+const IDLE_LINGER: Duration = Duration::from_millis(50);
+
+/// The handle count of a multiplexer whose I/O thread has stopped: no handle can be added.
+const STOPPED: usize = usize::MAX;
 
 /// A connection shared between the I/O thread and the application.
 #[derive(Debug)]
@@ -314,9 +324,21 @@ impl Mux {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// An application handle now refers to this multiplexer.
+    /// An application handle now refers to this multiplexer. Only for a caller that holds a
+    /// handle already (a listener, or a stream being accepted from it): the thread cannot have
+    /// stopped. Anyone else uses [`try_add_handle`](Self::try_add_handle).
     pub fn add_handle(&self) {
         self.handles.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Count a new handle unless the I/O thread has stopped (it stops only with no handles, and
+    /// marks that in the count itself, so a handle is either counted before the thread could
+    /// see itself alone or refused). For a caller that found the multiplexer without holding a
+    /// handle: the shared client registry ([`crate::shared`]).
+    pub fn try_add_handle(&self) -> bool {
+        self.handles
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n != STOPPED).then_some(n + 1))
+            .is_ok()
     }
 
     /// An application handle went away.
@@ -459,7 +481,13 @@ impl Mux {
                     // Nothing refers to us and nothing is closing: linger briefly for stray
                     // handshakes, then stop.
                     let since = *idle_since_empty.get_or_insert_with(std::time::Instant::now);
-                    if since.elapsed() > Duration::from_millis(50) {
+                    // Stop only if no handle came meanwhile: from now on none can be added.
+                    if since.elapsed() > IDLE_LINGER
+                        && self
+                            .handles
+                            .compare_exchange(0, STOPPED, Ordering::SeqCst, Ordering::SeqCst)
+                            .is_ok()
+                    {
                         return;
                     }
                     Some(now + Duration::from_millis(10))

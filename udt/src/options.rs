@@ -49,7 +49,7 @@ pub struct Options {
 
 /// Faults and delays injected by the crate's unit tests, to make races and rare kernel answers
 /// happen on demand. Outside the crate's unit tests it has no fields and every hook is a no-op.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct TestHooks {
     /// The binding caller (listener or stream) sleeps this long between `Mux::bind` and using
     /// the multiplexer: a loaded machine's delay.

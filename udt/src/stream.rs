@@ -54,10 +54,16 @@ impl UdtStream {
         UdtStream::connect_with(addr, Options::default())
     }
 
-    /// Connect to a UDT listener from a new ephemeral UDP port.
+    /// Connect to a UDT listener from this process's shared client port: outgoing connections
+    /// share one ephemeral UDP port and one I/O thread per address family and per set of
+    /// socket-level options (UDP buffer sizes, `reuse_address`, `receive_gather`, MSS); options
+    /// that differ there get a port of their own. UDT tells connections apart by socket id, so
+    /// any number may run from one port, to one peer or many. The port and its thread go away
+    /// once its last connection has closed. [`UdtListener::connect`](crate::UdtListener::connect)
+    /// connects from a listener's port instead.
     pub fn connect_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtStream> {
         let peer = resolve(addr)?;
-        let mux = Mux::bind(any_for(peer), &options)?;
+        let mux = crate::shared::client_mux(peer, &options)?;
         options.hooks().after_bind();
         UdtStream::open(mux, peer, options, false)
     }
@@ -124,7 +130,8 @@ impl UdtStream {
         Ok(self.shared.peer_addr())
     }
 
-    /// The local UDP address.
+    /// The local UDP address (shared with the other connections of its multiplexer: see
+    /// [`connect_with`](Self::connect_with)).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         Ok(self.mux.local_addr())
     }
