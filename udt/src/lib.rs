@@ -45,7 +45,7 @@ mod view;
 #[cfg(feature = "tokio")]
 pub use async_io::{AsyncUdtListener, AsyncUdtStream};
 pub use listener::UdtListener;
-pub use options::{Config, Mode, Options};
+pub use options::{Config, Mode, Options, DEFAULT_MAX_ACCEPTED};
 pub use stream::UdtStream;
 pub use udt_proto::connection::{Counters, InstantValues, Snapshot};
 pub use udt_proto::{self as proto};

@@ -24,12 +24,13 @@ impl UdtListener {
         UdtListener::bind_with(addr, Options::default())
     }
 
-    /// Listen on `addr`; accepted connections get `options`.
+    /// Listen on `addr`; accepted connections get `options`, and at most
+    /// `options.max_accepted` are alive at once.
     pub fn bind_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtListener> {
         // The multiplexer comes with this listener's handle counted.
         let mux = Mux::bind(resolve(addr)?, &options)?;
         options.hooks().after_bind();
-        if let Err(e) = mux.listen(options.config.clone()) {
+        if let Err(e) = mux.listen(options.config.clone(), options.max_accepted) {
             mux.drop_handle();
             return Err(e);
         }

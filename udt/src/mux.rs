@@ -352,10 +352,11 @@ impl Mux {
         self.wake.notify();
     }
 
-    /// Start accepting connections with `config`.
-    pub fn listen(&self, config: Config) -> io::Result<()> {
+    /// Start accepting connections with `config`, at most `max_accepted` alive at once.
+    pub fn listen(&self, config: Config, max_accepted: usize) -> io::Result<()> {
         let mut st = self.lock_state();
         st.endpoint.listen(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        st.endpoint.set_max_accepted(max_accepted);
         st.accept_queue.get_or_insert_with(VecDeque::new);
         Ok(())
     }
@@ -863,7 +864,7 @@ mod tests {
     fn a_task_polling_accept_again_and_again_is_one_waker() {
         let options = Options::default();
         let mux = Mux::bind("127.0.0.1:0".parse().unwrap(), &options).unwrap();
-        mux.listen(options.config.clone()).unwrap();
+        mux.listen(options.config.clone(), options.max_accepted).unwrap();
         let task = Waker::from(Arc::new(Task));
         for _ in 0..1000 {
             // Each poll gets the task's waker anew, as an executor hands it (a clone).

@@ -7,6 +7,9 @@ use std::time::Duration;
 use udt_proto::cc::{CcFactory, CcSpecError};
 pub use udt_proto::connection::{Config, Mode};
 
+/// The default of [`Options::max_accepted`].
+pub const DEFAULT_MAX_ACCEPTED: usize = 16_384;
+
 /// Options of a UDT socket.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -42,6 +45,14 @@ pub struct Options {
     /// well under any delay a controller reads as queue. The first socket bound to a port
     /// decides for every connection multiplexed on it.
     pub receive_gather: Duration,
+    /// Most connections a listener keeps accepted at once, taken by `accept` or not, counted
+    /// until each has closed (UDT4 bounds its queue with the `listen` backlog). A request
+    /// beyond it is dropped (counted by the endpoint as `over_limit`), and the client's
+    /// connect fails when its `config.connect_timeout` (3 s) runs out. Default 16,384: an idle
+    /// connection costs about 11 kB (buffers are committed as data needs them), so the default
+    /// bounds what a flood of handshakes can take to about 180 MB; raise it for more
+    /// connections, lower it to bound memory tighter. Read when the listener binds.
+    pub max_accepted: usize,
     /// Faults and delays the crate's own unit tests inject (absent from every other build).
     #[cfg(test)]
     pub(crate) hooks: TestHooks,
@@ -89,6 +100,7 @@ impl Default for Options {
             write_timeout: None,
             reuse_address: false,
             receive_gather: Duration::from_micros(250),
+            max_accepted: DEFAULT_MAX_ACCEPTED,
             #[cfg(test)]
             hooks: TestHooks::default(),
         }
