@@ -103,8 +103,8 @@ pub struct TestOpts {
     /// Seconds to send.
     #[arg(short, long, value_name = "SECS", default_value = "10", value_parser = parse_positive_secs)]
     pub time: Duration,
-    /// Parallel connections.
-    #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    /// Parallel connections (at most 4096; they share one UDP port and one I/O thread).
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_PARALLEL as i64))]
     pub parallel: u32,
     /// Seconds between interval lines.
     #[arg(short, long, value_name = "SECS", default_value = "1", value_parser = parse_positive_secs)]
@@ -235,6 +235,11 @@ fn print_json(value: &impl Serialize) -> Result<()> {
     out.flush().context("writing standard output")
 }
 
+/// Most parallel streams of one test: what `-P` takes and what a server accepts in a header.
+/// The client's connections share one UDP port and I/O thread (each has its writer thread);
+/// the server's listener keeps up to `udt::DEFAULT_MAX_ACCEPTED` (16,384) connections.
+pub const MAX_PARALLEL: u32 = 4096;
+
 /// How long a client waits for the server's greeting, and a server for a client's header.
 pub const GREETING_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -294,7 +299,7 @@ impl TestHeader {
             count: u32_at(20),
             duration_ms: u32_at(24),
         };
-        if h.count == 0 || h.count > 1024 || h.index == 0 || h.index > h.count {
+        if h.count == 0 || h.count > MAX_PARALLEL || h.index == 0 || h.index > h.count {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "udt perf header: bad stream index"));
         }
         Ok(h)
