@@ -632,9 +632,15 @@ impl Mux {
             if writable {
                 writable = self.transmit(&mut conn, now, outbuf, batch, out);
             }
-            let deadline = conn.poll_timeout();
+            let mut deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
-                finished.push(*id);
+                if conn.is_drained() {
+                    finished.push(*id);
+                } else {
+                    // Its shutdown has yet to leave (the kernel's buffer was full this round):
+                    // kept, and served again as soon as there is room.
+                    deadline = Some(now);
+                }
             }
             if let Some(d) = deadline {
                 next = Some(next.map_or(d, |x: Instant| x.min(d)));
