@@ -18,7 +18,9 @@
 //! which the core has already counted as sent, are copied to a backlog; no connection
 //! transmits again until the backlog has left, oldest first, and meanwhile the thread also
 //! waits for the socket to be writable. Only a datagram the kernel rejects with another error is
-//! lost (counted), as the network may lose any.
+//! lost (counted), as the network may lose any. Connections are served in turn, each round
+//! starting past the one the full buffer stopped, so that on a shared port none starves; a
+//! closed connection is forgotten only once its shutdown has left.
 //!
 //! Received data is copied once between the kernel and the application: the kernel writes each
 //! datagram into a buffer of its own ([`crate::landing`]), the connection's receive buffer keeps
@@ -216,6 +218,8 @@ struct MuxState {
     /// Accepted connections not yet taken by `accept`, when listening.
     accept_queue: Option<VecDeque<Arc<ConnShared>>>,
     out: Outbox,
+    /// Where in `conns`' order the next round starts serving (see `service`).
+    first: usize,
 }
 
 /// What the kernel has not taken yet, and what it rejected.
@@ -294,6 +298,7 @@ impl Mux {
                 conns: HashMap::new(),
                 accept_queue: None,
                 out: Outbox::default(),
+                first: 0,
             }),
             accept_ready: Condvar::new(),
             accept_wakers: Mutex::new(Vec::new()),
@@ -618,11 +623,18 @@ impl Mux {
     ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut finished = Vec::new();
-        let MuxState { conns, out, .. } = st;
+        let MuxState { conns, out, first, .. } = st;
         // What the kernel refused before leaves first; until it has, nothing new is sent (the
         // connections keep it: their packets are due, not lost).
         let mut writable = self.flush_backlog(out);
-        for (id, shared) in conns.iter() {
+        // Connections are served in turn from `first`, which moves on each round: past the one
+        // the kernel's full buffer stopped, else by one. (Always from the same place, the
+        // connections served first would fill the buffer round after round, and those after
+        // them would starve.)
+        let start = if conns.is_empty() { 0 } else { *first % conns.len() };
+        let mut advance = 1;
+        let in_turn = conns.iter().skip(start).chain(conns.iter().take(start));
+        for (i, (id, shared)) in in_turn.enumerate() {
             let mut conn = shared.lock();
             // An application call may have given the connection a later time since `now` was read.
             let now = clock::at(&conn, now);
@@ -631,6 +643,9 @@ impl Mux {
             }
             if writable {
                 writable = self.transmit(&mut conn, now, outbuf, batch, out);
+                if !writable {
+                    advance = i + 1;
+                }
             }
             let mut deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
@@ -651,6 +666,7 @@ impl Mux {
                 shared.notify();
             }
         }
+        *first = start.wrapping_add(advance);
         for id in finished {
             st.conns.remove(&id);
             st.endpoint.forget(id);
@@ -884,6 +900,68 @@ mod tests {
         assert_eq!(mux.accept_waker_count(), 2);
         mux.stop_listening();
         mux.drop_handle();
+    }
+
+    /// Connections sharing a port whose kernel send buffer keeps filling up take turns: the
+    /// one served first in a round is not served first in the next, so neither starves.
+    #[test]
+    fn connections_sharing_a_full_send_buffer_take_turns() {
+        use crate::listener::UdtListener;
+        use crate::stream::UdtStream;
+        use std::io::{Read, Write};
+        use std::sync::atomic::AtomicU64;
+
+        const BYTES: usize = 8_000_000;
+        let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Every 3rd send is refused as by a full buffer: each round's sending ends early.
+        let mut options = Options::default();
+        options.hooks.refuse_sends = 3;
+        options.write_timeout = Some(Duration::from_secs(30));
+        options.read_timeout = Some(Duration::from_secs(30));
+        let mut clients = Vec::new();
+        let mut received = Vec::new();
+        for _ in 0..2 {
+            clients.push(UdtStream::connect_with(addr, options.clone()).unwrap());
+            let (mut server, _) = listener.accept().unwrap();
+            let count = Arc::new(AtomicU64::new(0));
+            received.push(Arc::clone(&count));
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 64 * 1024];
+                while let Ok(n @ 1..) = server.read(&mut buf) {
+                    count.fetch_add(n as u64, Ordering::SeqCst);
+                }
+            });
+        }
+        assert_eq!(clients[0].local_addr().unwrap(), clients[1].local_addr().unwrap());
+        let data: Arc<[u8]> = vec![7u8; BYTES].into();
+        let writers: Vec<_> = clients
+            .into_iter()
+            .map(|mut c| {
+                let data = Arc::clone(&data);
+                std::thread::spawn(move || {
+                    c.write_all(&data).unwrap();
+                    c.close().unwrap();
+                })
+            })
+            .collect();
+        // When the first has delivered everything, the other has had its turns too.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let other = loop {
+            let got: Vec<u64> = received.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+            if got[0] == BYTES as u64 {
+                break got[1];
+            }
+            if got[1] == BYTES as u64 {
+                break got[0];
+            }
+            assert!(std::time::Instant::now() < deadline, "no transfer finished: {got:?}");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert!(other >= BYTES as u64 / 4, "one connection starved: {other} of {BYTES} bytes");
     }
 
     #[test]
