@@ -97,9 +97,7 @@ mod tests {
 
     /// Options no other test uses, so their shared multiplexer is this test's alone.
     fn private(gather_us: u64) -> Options {
-        let mut o = Options::default();
-        o.receive_gather = Duration::from_micros(gather_us);
-        o
+        Options { receive_gather: Duration::from_micros(gather_us), ..Options::default() }
     }
 
     #[test]

@@ -22,7 +22,7 @@ fn options() -> Options {
 fn the_default_is_above_the_cores_1024_and_can_be_set() {
     assert_eq!(DEFAULT_MAX_ACCEPTED, 16_384);
     assert_eq!(Options::default().max_accepted, DEFAULT_MAX_ACCEPTED);
-    assert!(DEFAULT_MAX_ACCEPTED > udt::proto::endpoint::DEFAULT_MAX_ACCEPTED);
+    const { assert!(DEFAULT_MAX_ACCEPTED > udt::proto::endpoint::DEFAULT_MAX_ACCEPTED) };
     let options = Options { max_accepted: 3, ..Options::default() };
     assert_eq!(options.max_accepted, 3);
 }
