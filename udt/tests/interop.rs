@@ -133,6 +133,47 @@ fn our_client_streams_to_the_reference_server() {
     server.finish();
 }
 
+/// Several of our connections from one UDP port (the process's shared client port) to one
+/// reference listener: UDT4 tells them apart by socket id, as we do, and each carries its own
+/// bytes.
+#[test]
+fn several_of_our_connections_from_one_port_to_the_reference_server() {
+    const N: usize = 3;
+    let mut server = Peer::spawn("udt4_stream_server", &["--port", "0", "--count", &N.to_string()]);
+    let port = server.ready_port();
+    // All connected before the reference server accepts the second: its listener completes the
+    // handshakes on its own, each with our socket id.
+    let clients: Vec<UdtStream> =
+        (0..N).map(|_| UdtStream::connect_with(local(port), options()).unwrap()).collect();
+    let ours = clients[0].local_addr().unwrap();
+    assert!(clients.iter().all(|c| c.local_addr().unwrap() == ours), "not one shared port");
+    // Each sends its own bytes (fitting the reference's receive buffer, so all can finish
+    // before it reads them); it reads them one after another in an order of its own (by its
+    // socket ids), so the hashes are compared as a set.
+    let mut expected: Vec<String> = Vec::new();
+    std::thread::scope(|scope| {
+        for (i, mut c) in clients.into_iter().enumerate() {
+            let data = generate(1 << 20, 20 + i as u64);
+            expected.push(fnv1a64(&data));
+            scope.spawn(move || {
+                c.write_all(&data).unwrap();
+                c.close().unwrap();
+            });
+        }
+    });
+    let mut got: Vec<String> = (0..N)
+        .map(|_| {
+            let done = server.line("DONE");
+            assert_eq!(done["bytes"], (1 << 20).to_string());
+            done["fnv1a64"].clone()
+        })
+        .collect();
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected, "the reference received other bytes");
+    server.finish();
+}
+
 #[test]
 fn the_reference_client_streams_to_our_server() {
     let listener = UdtListener::bind_with("127.0.0.1:0", options()).unwrap();
