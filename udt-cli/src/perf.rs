@@ -609,6 +609,13 @@ mod tests {
     }
 
     #[test]
+    fn a_server_takes_tests_of_up_to_max_parallel_streams() {
+        let h = |count| TestHeader { test_id: 1, index: count, count, duration_ms: 1000 };
+        assert!(TestHeader::decode(&h(MAX_PARALLEL).encode()).is_ok());
+        assert!(TestHeader::decode(&h(MAX_PARALLEL + 1).encode()).is_err());
+    }
+
+    #[test]
     fn lines_line_up() {
         let s = Sample { id: 1, start: 0.0, end: 1.0, bytes: 118 << 20, ..Sample::default() };
         assert_eq!(send_title().len(), send_line(&s).len());
