@@ -342,7 +342,7 @@ impl Mux {
     /// handle: the shared client registry ([`crate::shared`]).
     pub fn try_add_handle(&self) -> bool {
         self.handles
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n != STOPPED).then_some(n + 1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n != STOPPED).then(|| n + 1))
             .is_ok()
     }
 
