@@ -54,7 +54,12 @@ pub fn run(target: &str, opts: &TestOpts, output: Output) -> Result<TestReport> 
         let mut stream = net::connect(target, options.clone())?;
         let header = TestHeader { test_id, index, count: opts.parallel, duration_ms };
         write_patiently(&mut stream, &header.encode()).context("sending the test header")?;
-        greet(&mut stream, target)?;
+        if let Err(e) = greet(&mut stream, target) {
+            // Deliver the header and the shutdown, so the peer says at once what it got (it
+            // would otherwise hear nothing until its peer timeout once this process exits).
+            link::close_within(stream, Duration::from_millis(500));
+            return Err(e);
+        }
         streams.push(Arc::new(stream));
     }
     // The name the controller gives itself, with the parameters as typed when --cc had any.
