@@ -16,7 +16,8 @@
 //! cookie on every build and platform (std's `DefaultHasher` promises neither); the current
 //! and previous minute are accepted. One cookie therefore admits one connection, not a flood of
 //! requests with fresh socket ids. At most `max_accepted` accepted connections are alive at once
-//! (UDT4 bounds this with the listen backlog); further requests are dropped and counted. Socket ids:
+//! (UDT4 bounds this with the listen backlog); a further request with a valid cookie gets a
+//! rejection (1002), as from UDT4, and is counted. Socket ids:
 //! the first random in [1, 2^30], then each new one the previous minus 1 (UDT4), skipping ids in
 //! use.
 
@@ -294,8 +295,13 @@ impl Endpoint {
                     return DatagramEvent::Route(id);
                 }
                 if self.accepted_by_peer.len() >= self.max_accepted {
+                    // As UDT4 answers a full backlog: a rejection (1002), so the client fails
+                    // at once instead of after its connect timeout. Sent only to a request that
+                    // proved its address with the cookie.
                     self.stats.over_limit += 1;
-                    return self.drop();
+                    let mut reject = *hs;
+                    reject.request_type = RequestType::Rejected;
+                    return self.respond(reject, hs.socket_id, buf);
                 }
                 let config = config.clone();
                 let id = self.allocate_id();

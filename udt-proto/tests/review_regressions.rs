@@ -227,16 +227,23 @@ fn one_cookie_admits_one_connection_and_the_listener_is_bounded() {
         else {
             panic!()
         };
-        if matches!(
-            pair.server_ep.handle_datagram(
-                now,
-                client,
-                &request(id, r.cookie, RequestType::Response),
-                &mut out
-            ),
-            DatagramEvent::Accepted(_)
+        match pair.server_ep.handle_datagram(
+            now,
+            client,
+            &request(id, r.cookie, RequestType::Response),
+            &mut out,
         ) {
-            admitted += 1;
+            DatagramEvent::Accepted(_) => admitted += 1,
+            DatagramEvent::Respond(n) => {
+                // Over the bound: UDT4's rejection, so the client fails at once.
+                let Ok(Packet::Control(ControlPacket { body: Control::Handshake(r), .. })) =
+                    Packet::parse(&out[..n])
+                else {
+                    panic!("not a handshake")
+                };
+                assert_eq!(r.request_type, RequestType::Rejected);
+            }
+            other => panic!("neither accepted nor rejected: {other:?}"),
         }
     }
     assert_eq!(admitted, 3);

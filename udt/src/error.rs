@@ -9,7 +9,7 @@ pub fn closed(reason: CloseReason) -> io::Error {
     match reason {
         CloseReason::Refused => io::Error::new(
             io::ErrorKind::ConnectionRefused,
-            "connection refused by the peer (version or socket type)",
+            "connection refused by the peer (version, socket type, or its connection limit)",
         ),
         CloseReason::ConnectTimedOut => io::Error::new(io::ErrorKind::TimedOut, "no answer from the peer"),
         CloseReason::ConnectionLost => {

@@ -47,8 +47,8 @@ pub struct Options {
     pub receive_gather: Duration,
     /// Most connections a listener keeps accepted at once, taken by `accept` or not, counted
     /// until each has closed (UDT4 bounds its queue with the `listen` backlog). A request
-    /// beyond it is dropped (counted by the endpoint as `over_limit`), and the client's
-    /// connect fails when its `config.connect_timeout` (3 s) runs out. Default 16,384: an idle
+    /// beyond it is refused with UDT4's rejection (1002) once its cookie checks out (counted by
+    /// the endpoint as `over_limit`), so the client's connect fails at once. Default 16,384: an idle
     /// connection costs about 11 kB (buffers are committed as data needs them), so the default
     /// bounds what a flood of handshakes can take to about 180 MB; raise it for more
     /// connections, lower it to bound memory tighter. Read when the listener binds.
