@@ -236,9 +236,7 @@ pub fn read_record(r: &mut impl Read, left: u64) -> io::Result<Record> {
             1 => AbortScope::Session,
             other => return Err(invalid(format!("unknown abort scope {other}"))),
         };
-        let mut msg = vec![0u8; usize::from(u16::from_le_bytes([head[1], head[2]]))];
-        r.read_exact(&mut msg)?;
-        let msg = String::from_utf8_lossy(&msg).into_owned();
+        let msg = read_message(r, u16::from_le_bytes([head[1], head[2]]))?;
         return Ok(Record::Abort(scope, if msg.is_empty() { "no reason given".into() } else { msg }));
     }
     if len == 0 || len as usize > CHUNK || u64::from(len) > left {
@@ -281,9 +279,7 @@ impl Status {
     pub fn read(r: &mut impl Read) -> io::Result<Status> {
         let mut head = [0u8; 3];
         r.read_exact(&mut head)?;
-        let mut msg = vec![0u8; usize::from(u16::from_le_bytes([head[1], head[2]]))];
-        r.read_exact(&mut msg)?;
-        let msg = String::from_utf8_lossy(&msg).into_owned();
+        let msg = read_message(r, u16::from_le_bytes([head[1], head[2]]))?;
         let or_unspecified = |m: String| if m.is_empty() { "unspecified error".to_string() } else { m };
         match head[0] {
             0 => Ok(Status::Ok),
@@ -293,6 +289,18 @@ impl Status {
             other => Err(invalid(format!("unknown status code {other}"))),
         }
     }
+}
+
+/// A status or abort message of `len` bytes: at most [`MAX_MESSAGE_LEN`], else the peer broke
+/// the protocol (and nothing after it can be trusted to be in step).
+fn read_message(r: &mut impl Read, len: u16) -> io::Result<String> {
+    let len = usize::from(len);
+    if len > MAX_MESSAGE_LEN {
+        return Err(invalid(format!("a message of {len} bytes (at most {MAX_MESSAGE_LEN})")));
+    }
+    let mut msg = vec![0u8; len];
+    r.read_exact(&mut msg)?;
+    Ok(String::from_utf8_lossy(&msg).into_owned())
 }
 
 /// Bidirectional-text controls: embeddings, overrides, isolates and marks. They can make a
@@ -343,6 +351,13 @@ pub fn check_name(raw: &[u8]) -> Result<&str, String> {
         return Err(format!(
             "file name {shown} contains the bidirectional-text control {}, which can disguise a name",
             c.escape_unicode()
+        ));
+    }
+    let temp_of = name.strip_prefix('.').and_then(|n| n.strip_suffix(".udt-partial"));
+    if temp_of.is_some_and(|n| !n.is_empty()) || name.starts_with(".udt-partial-") {
+        return Err(format!(
+            "file name {shown} has the form of the receiver's temporary files (.NAME.udt-partial), \
+             which it would take for a stale one"
         ));
     }
     // Belt and braces: the path must be exactly one normal component.
@@ -438,6 +453,27 @@ mod tests {
         Status::Error("é".repeat(1000)).write(&mut b).unwrap();
         assert_eq!(b.len(), 3 + MAX_MESSAGE_LEN);
         assert!(Status::read(&mut &[9u8, 0, 0][..]).is_err());
+        // A message over the limit is a protocol violation, not a truncation that desyncs.
+        let mut long = vec![1u8];
+        long.extend_from_slice(&1025u16.to_le_bytes());
+        long.extend(std::iter::repeat_n(b'x', 1025));
+        assert!(Status::read(&mut &long[..]).is_err());
+        let mut abort = ABORT_MARK.to_le_bytes().to_vec();
+        abort.push(0);
+        abort.extend_from_slice(&2000u16.to_le_bytes());
+        abort.extend(std::iter::repeat_n(b'x', 2000));
+        assert!(read_record(&mut &abort[..], 5).is_err());
+    }
+
+    #[test]
+    fn names_of_temporary_files_are_reserved() {
+        for reserved in [".c.txt.udt-partial", ".a.udt-partial", ".udt-partial-0123456789abcdef"] {
+            let e = check_name(reserved.as_bytes()).unwrap_err();
+            assert!(e.contains("temporary files"), "{reserved}: {e}");
+        }
+        for fine in ["c.txt.udt-partial", ".udt-partial", "..udt-partial", "udt-partial-1"] {
+            assert_eq!(check_name(fine.as_bytes()), Ok(fine), "{fine}");
+        }
     }
 
     #[test]
