@@ -1,7 +1,8 @@
-//! Ctrl-C (SIGINT), SIGTERM and SIGHUP for `send`, `recv`, `cat` and `perf`: the first sets a
+//! Ctrl-C (SIGINT), SIGTERM and SIGHUP for every command: the first sets a
 //! flag that every wait of theirs polls, so the command can tell its peer why it stops, remove
 //! what it must, and exit with status 130; a second one exits at once, and so does a watchdog
-//! if the command has not finished within [`GRACE`] of the first.
+//! if the command has not finished within [`GRACE`] of the first (`send`, `recv`, `cat`,
+//! `perf`; `udt bench` registers without it, [`register`]).
 //!
 //! Invariant: the handlers are registered at most once per process and stay for its life.
 
@@ -24,17 +25,7 @@ pub fn install() -> Result<()> {
     if FLAG.get().is_some() {
         return Ok(());
     }
-    let flag = Arc::new(AtomicBool::new(false));
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        // Order matters: the conditional exit sees the flag as it was before this signal.
-        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_STATUS), Arc::clone(&flag))
-            .context("cannot install a signal handler")?;
-        signal_hook::flag::register(sig, Arc::clone(&flag)).context("cannot install a signal handler")?;
-    }
-    if FLAG.set(Arc::clone(&flag)).is_err() {
-        return Ok(());
-    }
+    let flag = register()?;
     std::thread::Builder::new()
         .name("interrupt-watchdog".into())
         .spawn(move || {
@@ -47,6 +38,24 @@ pub fn install() -> Result<()> {
         })
         .context("cannot start the interrupt watchdog")?;
     Ok(())
+}
+
+/// Register the handlers without a watchdog (once; later calls return the same flag): for a
+/// command whose clean-up may take longer than [`GRACE`] (`udt bench` stops an emulator).
+pub fn register() -> Result<Arc<AtomicBool>> {
+    if let Some(flag) = FLAG.get() {
+        return Ok(Arc::clone(flag));
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // Order matters: the conditional exit sees the flag as it was before this signal.
+        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_STATUS), Arc::clone(&flag))
+            .context("cannot install a signal handler")?;
+        signal_hook::flag::register(sig, Arc::clone(&flag)).context("cannot install a signal handler")?;
+    }
+    // A concurrent registration set its own flag first; that one is the one polled.
+    Ok(Arc::clone(FLAG.get_or_init(|| flag)))
 }
 
 /// Whether a stop was asked for.

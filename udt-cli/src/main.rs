@@ -124,6 +124,7 @@ fn main() -> ExitCode {
             Command::Send(_) => "send",
             Command::Recv(_) => "recv",
             Command::Cat(_) => "cat",
+            Command::Bench(_) => "bench",
             _ => "perf",
         };
         eprintln!("udt {name}: interrupted");

@@ -1,37 +1,18 @@
 //! Ctrl-C, SIGTERM and SIGHUP during a benchmark: the first sets a flag that every wait in
 //! the benchmark polls (children are then killed and the emulator stopped by their guards);
-//! a second one exits at once with status 130.
-//!
-//! Invariant: the handlers are registered at most once per process and stay for its life.
+//! a second one exits at once with status 130 (the handlers are [`crate::interrupt`]'s).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use anyhow::{bail, Result};
 
-use anyhow::{bail, Context, Result};
-
-static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-
-/// Registers the handlers (once); later calls do nothing.
+/// Registers the handlers (once; the process-wide ones of [`crate::interrupt`], without its
+/// watchdog: the benchmark's guards need their time).
 pub fn install() -> Result<()> {
-    if FLAG.get().is_some() {
-        return Ok(());
-    }
-    let flag = Arc::new(AtomicBool::new(false));
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        // Order matters: the conditional exit sees the flag as it was before this signal.
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))
-            .context("cannot install a signal handler")?;
-        signal_hook::flag::register(sig, Arc::clone(&flag)).context("cannot install a signal handler")?;
-    }
-    // A concurrent install would have registered its own flag; keeping the first is fine.
-    let _ = FLAG.set(flag);
-    Ok(())
+    crate::interrupt::register().map(|_| ())
 }
 
 /// Whether a stop was asked for.
 pub fn requested() -> bool {
-    FLAG.get().is_some_and(|f| f.load(Ordering::Relaxed))
+    crate::interrupt::requested()
 }
 
 /// An error if a stop was asked for.
