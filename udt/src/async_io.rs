@@ -103,7 +103,7 @@ impl AsyncUdtStream {
             conn.close(now);
             self.inner.shared.touch(&conn);
         }
-        self.inner.mux.wake();
+        self.inner.mux.wake(&self.inner.shared);
         std::future::poll_fn(|cx| self.poll_closed(cx)).await
     }
 
@@ -134,7 +134,7 @@ impl AsyncRead for AsyncUdtStream {
                 let wake = this.inner.shared.changed_by_app(&mut conn, before);
                 drop(conn);
                 if wake {
-                    this.inner.mux.wake();
+                    this.inner.mux.wake(&this.inner.shared);
                 }
                 Poll::Ready(Ok(()))
             }
@@ -158,7 +158,7 @@ impl AsyncWrite for AsyncUdtStream {
                 let wake = this.inner.shared.changed_by_app(&mut conn, before);
                 drop(conn);
                 if wake {
-                    this.inner.mux.wake();
+                    this.inner.mux.wake(&this.inner.shared);
                 }
                 Poll::Ready(Ok(n))
             }
@@ -185,7 +185,7 @@ impl AsyncWrite for AsyncUdtStream {
                 conn.close(now);
                 this.inner.shared.touch(&conn);
                 drop(conn);
-                this.inner.mux.wake();
+                this.inner.mux.wake(&this.inner.shared);
             }
         }
         this.poll_closed(cx)

@@ -38,6 +38,7 @@ mod pace;
 mod shared;
 mod stream;
 mod sys;
+mod timers;
 mod tx_batch;
 mod udp;
 mod view;

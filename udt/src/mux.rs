@@ -2,12 +2,28 @@
 //!
 //! The I/O thread owns the socket and the protocol [`Endpoint`]; connections live in
 //! [`ConnShared`] (a mutex and a condvar) shared with the application's handles. Each round the
-//! thread receives what the socket holds, routes it, runs due timers, transmits what every
-//! connection has to send, and sleeps until the earliest deadline, a datagram, or a wake-up from
-//! an application call (an eventfd). Sleeps end within microseconds of the deadline (1 µs timer
+//! thread receives what the socket holds, routes it, serves the connections with work (runs
+//! their due timers, transmits what they have to send), and sleeps until the earliest deadline,
+//! a datagram, or a wake-up from an application call (an eventfd). Sleeps end within microseconds of the deadline (1 µs timer
 //! slack, the last few microseconds spun), but no sooner than `pace::MIN_GAP` after the round
 //! began: at shorter packet periods each round sends the packets due since the last one as one
 //! burst, and the core's pacing keeps the average rate exact (see `pace.rs`).
+//!
+//! A round costs O(connections with work), not O(connections): idle connections are not looked
+//! at. A connection has work in a round when
+//! - it received a datagram (`receive`), or was just accepted;
+//! - an application call queued it ([`Mux::wake`]: a call that brought its next deadline nearer,
+//!   a close, a new connection), in the ready queue that has a lock of its own;
+//! - its deadline, armed in the timer heap ([`crate::timers`]) when it was last served, has come;
+//! - the kernel's full send buffer kept it from transmitting last round (`MuxState::carry`).
+//!
+//! Invariant (no connection misses a timer or a wake-up): every connection the thread keeps is,
+//! at any time, either queued or in this round's work, or armed in the heap at or before its
+//! `poll_timeout()` (`None`: not armed). Serving a connection re-arms it at its new
+//! `poll_timeout()`; datagrams reach a connection only in `receive`, which puts it in the work;
+//! an application call that leaves the deadline where it was or later needs nothing (the armed
+//! entry comes first; a round that finds nothing due re-arms it), and one that brings it nearer
+//! queues the connection. The round's sleep deadline is the heap's earliest.
 //!
 //! Wake-ups cost more than the work of a paced packet, so there are as few as possible: the
 //! thread signals a connection's blocked callers only when what they wait for changed
@@ -18,17 +34,19 @@
 //! which the core has already counted as sent, are copied to a backlog; no connection
 //! transmits again until the backlog has left, oldest first, and meanwhile the thread also
 //! waits for the socket to be writable. Only a datagram the kernel rejects with another error is
-//! lost (counted), as the network may lose any. Connections are served in turn, each round
-//! starting past the one the full buffer stopped, so that on a shared port none starves; a
-//! closed connection is forgotten only once its shutdown has left.
+//! lost (counted), as the network may lose any. Connections take turns: those the full buffer
+//! kept from transmitting are served first next round, in order, then the one it cut short, so
+//! that on a shared port none starves; a closed connection is forgotten only once its shutdown
+//! has left.
 //!
 //! Received data is copied once between the kernel and the application: the kernel writes each
 //! datagram into a buffer of its own ([`crate::landing`]), the connection's receive buffer keeps
 //! that buffer, and the application's read copies the payload out. Sent data likewise: the
 //! kernel reads payloads straight from the send buffer (GSO iovecs, [`TxBatch`]).
 //!
-//! Lock order: the multiplexer's state, then a connection. Application calls take only their
-//! connection's lock (and the multiplexer's, without a connection lock, to register or accept).
+//! Lock order: the multiplexer's state, then a connection, then the ready queue (taken alone
+//! too). Application calls take only their connection's lock, then (released) the ready
+//! queue's, and the multiplexer's, without a connection lock, to register or accept.
 //! Invariant: the thread runs while a handle (listener or stream) is alive or a connection is
 //! still closing; a connection is forgotten once closed and drained. [`Mux::bind`] counts the
 //! binder's handle before the thread starts, so the thread cannot find itself alone (and stop)
@@ -58,6 +76,7 @@ use crate::landing::{Landing, Layout};
 use crate::options::Options;
 use crate::pace::{self, Wait};
 use crate::sys::{self, EventFd};
+use crate::timers::Timers;
 use crate::tx_batch::{Entry, Flush, TxBatch, GSO_MAX_SEGMENTS};
 use crate::view::{self, View};
 
@@ -80,6 +99,11 @@ const STOPPED: usize = usize::MAX;
 /// A connection shared between the I/O thread and the application.
 #[derive(Debug)]
 pub(crate) struct ConnShared {
+    /// The connection's (local) socket id: its key in the multiplexer.
+    id: SocketId,
+    /// In the multiplexer's ready queue (see [`Mux::wake`]): set by whoever queues it, cleared
+    /// by the I/O thread before it serves the connection.
+    queued: AtomicBool,
     /// The protocol state machine.
     pub conn: Mutex<Connection>,
     /// Signalled when the I/O thread changed what blocked callers wait for (see [`View`]).
@@ -97,6 +121,8 @@ pub(crate) struct ConnShared {
 impl ConnShared {
     fn new(conn: Connection) -> Arc<Self> {
         Arc::new(ConnShared {
+            id: conn.local_id(),
+            queued: AtomicBool::new(false),
             conn: Mutex::new(conn),
             changed: Condvar::new(),
             wakers: Mutex::new(Vec::new()),
@@ -214,12 +240,52 @@ pub(crate) fn in_family_of(local: SocketAddr, peer: SocketAddr) -> io::Result<So
 
 struct MuxState {
     endpoint: Endpoint,
-    conns: HashMap<SocketId, Arc<ConnShared>>,
+    conns: HashMap<SocketId, Slot>,
     /// Accepted connections not yet taken by `accept`, when listening.
     accept_queue: Option<VecDeque<Arc<ConnShared>>>,
     out: Outbox,
-    /// Where in `conns`' order the next round starts serving (see `service`).
-    first: usize,
+    /// Each connection's next deadline (`poll_timeout`), as of the last time it was served.
+    timers: Timers,
+    /// The connections this round serves, in order (each once: see [`Slot::round`]).
+    work: Vec<SocketId>,
+    /// Connections the kernel's full send buffer kept from transmitting, in the order they are
+    /// served first next round: those it skipped, then the one it cut short (see `service`).
+    carry: Vec<SocketId>,
+    /// The current round's number.
+    round: u64,
+    /// The ready queue's spare allocation (swapped with [`Mux::ready`] each round).
+    ready_spare: Vec<SocketId>,
+}
+
+/// A connection as the I/O thread keeps it.
+struct Slot {
+    shared: Arc<ConnShared>,
+    /// The last round that put the connection in `work`.
+    round: u64,
+}
+
+impl MuxState {
+    /// Put connection `id` in this round's work (once); its shared state, unless it is gone.
+    fn enlist(&mut self, id: SocketId) -> Option<&ConnShared> {
+        let slot = self.conns.get_mut(&id)?;
+        if slot.round != self.round {
+            slot.round = self.round;
+            self.work.push(id);
+        }
+        Some(&slot.shared)
+    }
+
+    /// Start a round: a new number, and the work carried over from the last one first.
+    fn begin_round(&mut self) {
+        self.round += 1;
+        self.work.clear();
+        let mut carry = std::mem::take(&mut self.carry);
+        for &id in &carry {
+            self.enlist(id);
+        }
+        carry.clear();
+        self.carry = carry;
+    }
 }
 
 /// What the kernel has not taken yet, and what it rejected.
@@ -245,6 +311,9 @@ pub(crate) struct Mux {
     socket: UdpSocket,
     wake: EventFd,
     state: Mutex<MuxState>,
+    /// Connections application calls queued for the I/O thread ([`Mux::wake`]): a lock of its
+    /// own, taken for a push or a swap, never while waiting for the multiplexer's state.
+    ready: Mutex<Vec<SocketId>>,
     accept_ready: Condvar,
     accept_wakers: Mutex<Vec<std::task::Waker>>,
     local_addr: SocketAddr,
@@ -261,6 +330,9 @@ pub(crate) struct Mux {
     /// `sendmsg` calls so far, for `hooks.refuse_sends`.
     #[cfg(test)]
     sends: std::sync::atomic::AtomicU32,
+    /// Rounds so far, and connections served in them (one count per connection per round).
+    #[cfg(test)]
+    served: (std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64),
 }
 
 impl std::fmt::Debug for Mux {
@@ -298,8 +370,13 @@ impl Mux {
                 conns: HashMap::new(),
                 accept_queue: None,
                 out: Outbox::default(),
-                first: 0,
+                timers: Timers::default(),
+                work: Vec::new(),
+                carry: Vec::new(),
+                round: 0,
+                ready_spare: Vec::new(),
             }),
+            ready: Mutex::new(Vec::new()),
             accept_ready: Condvar::new(),
             accept_wakers: Mutex::new(Vec::new()),
             local_addr,
@@ -311,6 +388,8 @@ impl Mux {
             hooks: options.hooks(),
             #[cfg(test)]
             sends: std::sync::atomic::AtomicU32::new(0),
+            #[cfg(test)]
+            served: Default::default(),
         });
         let thread_mux = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -352,9 +431,25 @@ impl Mux {
         self.wake.notify();
     }
 
-    /// Wake the I/O thread (new data to send, a close, a read that freed buffer space).
-    pub fn wake(&self) {
-        self.wake.notify();
+    /// Have the I/O thread serve `conn` in its next round (new data to send, a close, a read
+    /// that freed buffer space), waking it. Call after changing the connection, with its lock
+    /// released. Queues the connection once however often it is called before that round: the
+    /// thread clears `queued` before it locks the connection, so a change made before this call
+    /// is either seen by a round that has yet to lock it, or queues it anew.
+    pub fn wake(&self, conn: &ConnShared) {
+        if self.enqueue(conn) {
+            self.wake.notify();
+        }
+    }
+
+    /// Put `conn` in the ready queue unless it is there already; whether it was put there (then
+    /// the caller wakes the thread).
+    fn enqueue(&self, conn: &ConnShared) -> bool {
+        if conn.queued.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        self.ready.lock().unwrap_or_else(|e| e.into_inner()).push(conn.id);
+        true
     }
 
     /// Start accepting connections with `config`, at most `max_accepted` alive at once.
@@ -377,6 +472,8 @@ impl Mux {
                 let now = clock::at(&conn, now);
                 conn.close(now);
                 c.touch(&conn);
+                drop(conn);
+                self.enqueue(&c);
             }
         }
         drop(st);
@@ -395,10 +492,9 @@ impl Mux {
         }
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let shared = ConnShared::new(conn);
-        let id = shared.lock().local_id();
-        st.conns.insert(id, Arc::clone(&shared));
+        st.conns.insert(shared.id, Slot { shared: Arc::clone(&shared), round: 0 });
         drop(st);
-        self.wake.notify();
+        self.wake(&shared);
         Ok(shared)
     }
 
@@ -446,6 +542,12 @@ impl Mux {
         self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
+    /// Rounds the I/O thread has run, and connections it served in them.
+    #[cfg(test)]
+    fn served(&self) -> (u64, u64) {
+        (self.served.0.load(Ordering::Relaxed), self.served.1.load(Ordering::Relaxed))
+    }
+
     /// Datagrams the kernel rejected with an error other than a full send buffer (lost, as on
     /// the network; the protocol retransmits them).
     pub fn send_drops(&self) -> u64 {
@@ -477,6 +579,7 @@ impl Mux {
             let blocked;
             let next = {
                 let mut st = self.lock_state();
+                st.begin_round();
                 let data = if readable { self.receive(&mut st, &mut landing, &mut outbuf) } else { 0 };
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch);
@@ -545,7 +648,8 @@ impl Mux {
                         let datagram = landing.datagram_mut(k);
                         k += 1;
                         data += usize::from(Packet::peek_is_data(datagram.bytes()));
-                        let Some(c) = self.route(st, now, from, datagram.bytes(), outbuf) else { continue };
+                        let Some(id) = self.route(st, now, from, datagram.bytes(), outbuf) else { continue };
+                        let Some(c) = st.enlist(id) else { continue };
                         let dst = Packet::peek_destination(datagram.bytes()).filter(|&d| d != SocketId(0));
                         let mut conn = c.lock();
                         let at = clock::at(&conn, now);
@@ -567,7 +671,8 @@ impl Mux {
                 Layout::Gathered { len, segment } => {
                     for datagram in landing.gathered()[..len].chunks(segment) {
                         data += usize::from(Packet::peek_is_data(datagram));
-                        if let Some(c) = self.route(st, now, from, datagram, outbuf) {
+                        let id = self.route(st, now, from, datagram, outbuf);
+                        if let Some(c) = id.and_then(|id| st.enlist(id)) {
                             let mut conn = c.lock();
                             let at = clock::at(&conn, now);
                             conn.handle_datagram(at, datagram);
@@ -579,22 +684,24 @@ impl Mux {
         data
     }
 
-    /// Route one datagram: the connection it is for, or `None` when the endpoint handled it
-    /// (a handshake for the listener) or dropped it.
-    fn route<'s>(
+    /// Route one datagram: the id of the connection it is for (which may be gone), or `None`
+    /// when the endpoint handled it (a handshake for the listener) or dropped it. A connection
+    /// it accepts is in this round's work.
+    fn route(
         &self,
-        st: &'s mut MuxState,
+        st: &mut MuxState,
         now: Instant,
         from: SocketAddr,
         bytes: &[u8],
         outbuf: &mut [u8],
-    ) -> Option<&'s ConnShared> {
+    ) -> Option<SocketId> {
         match st.endpoint.handle_datagram(now, from, bytes, outbuf) {
-            DatagramEvent::Route(id) => return st.conns.get(&id).map(|c| &**c),
+            DatagramEvent::Route(id) => return Some(id),
             DatagramEvent::Accepted(conn) => {
-                let id = conn.local_id();
                 let shared = ConnShared::new(*conn);
-                st.conns.insert(id, Arc::clone(&shared));
+                let id = shared.id;
+                st.conns.insert(id, Slot { shared: Arc::clone(&shared), round: 0 });
+                st.enlist(id);
                 if let Some(q) = st.accept_queue.as_mut() {
                     q.push_back(shared);
                     self.accept_ready.notify_all();
@@ -613,7 +720,14 @@ impl Mux {
         None
     }
 
-    /// Run timers, transmit, signal the application; returns the earliest deadline.
+    /// Serve the connections with work: run their due timers, transmit, signal the
+    /// application, re-arm their deadlines. Returns the earliest deadline of all.
+    ///
+    /// A connection has work this round when it is in `st.work` already (carried over from the
+    /// last round, or it received a datagram), an application call queued it ([`Mux::wake`]),
+    /// or its deadline has come. The others are not touched: their deadline is armed in
+    /// `st.timers`, at or before what `poll_timeout` says (only application calls change an
+    /// unserved connection, and one that brings its deadline nearer queues it).
     fn service(
         &self,
         st: &mut MuxState,
@@ -621,20 +735,36 @@ impl Mux {
         outbuf: &mut [u8],
         batch: &mut TxBatch,
     ) -> Option<Instant> {
-        let mut next: Option<Instant> = None;
+        // The connections application calls queued; each unmarked before it is locked below.
+        let mut ready = std::mem::take(&mut st.ready_spare);
+        std::mem::swap(&mut ready, &mut *self.ready.lock().unwrap_or_else(|e| e.into_inner()));
+        for id in ready.drain(..) {
+            if let Some(slot) = st.conns.get(&id) {
+                slot.shared.queued.store(false, Ordering::SeqCst);
+            }
+            st.enlist(id);
+        }
+        st.ready_spare = ready;
+        while let Some(id) = st.timers.pop_due(now) {
+            st.enlist(id);
+        }
+        #[cfg(test)]
+        {
+            self.served.0.fetch_add(1, Ordering::Relaxed);
+            self.served.1.fetch_add(st.work.len() as u64, Ordering::Relaxed);
+        }
         let mut finished = Vec::new();
-        let MuxState { conns, out, first, .. } = st;
+        let MuxState { conns, out, timers, work, carry, .. } = st;
         // What the kernel refused before leaves first; until it has, nothing new is sent (the
         // connections keep it: their packets are due, not lost).
         let mut writable = self.flush_backlog(out);
-        // Connections are served in turn from `first`, which moves on each round: past the one
-        // the kernel's full buffer stopped, else by one. (Always from the same place, the
-        // connections served first would fill the buffer round after round, and those after
-        // them would starve.)
-        let start = if conns.is_empty() { 0 } else { *first % conns.len() };
-        let mut advance = 1;
-        let in_turn = conns.iter().skip(start).chain(conns.iter().take(start));
-        for (i, (id, shared)) in in_turn.enumerate() {
+        // While the kernel's buffer is full, connections take turns: those it kept from
+        // transmitting are served first next round, in order, and the one it cut short after
+        // them. (Always in the same order, the connections served first would fill the buffer
+        // round after round, and those after them would starve.)
+        let mut cut = None;
+        for &id in work.iter() {
+            let Some(Slot { shared, .. }) = conns.get(&id) else { continue };
             let mut conn = shared.lock();
             // An application call may have given the connection a later time since `now` was read.
             let now = clock::at(&conn, now);
@@ -644,34 +774,41 @@ impl Mux {
             if writable {
                 writable = self.transmit(&mut conn, now, outbuf, batch, out);
                 if !writable {
-                    advance = i + 1;
+                    cut = Some(id);
                 }
+            } else {
+                carry.push(id);
             }
             let mut deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
                 if conn.is_drained() {
-                    finished.push(*id);
+                    finished.push(id);
                 } else {
                     // Its shutdown has yet to leave (the kernel's buffer was full this round):
                     // kept, and served again as soon as there is room.
                     deadline = Some(now);
                 }
             }
-            if let Some(d) = deadline {
-                next = Some(next.map_or(d, |x: Instant| x.min(d)));
-            }
+            timers.arm(id, deadline);
             let signal = shared.needs_signal(&conn);
             drop(conn);
             if signal {
                 shared.notify();
             }
         }
-        *first = start.wrapping_add(advance);
+        carry.extend(cut);
         for id in finished {
-            st.conns.remove(&id);
+            conns.remove(&id);
+            timers.disarm(id);
             st.endpoint.forget(id);
         }
-        next
+        let next = st.timers.next();
+        if st.carry.is_empty() {
+            next
+        } else {
+            // Connections wait for room in the kernel's buffer: serve them as soon as it has.
+            Some(next.map_or(now, |n| n.min(now)))
+        }
     }
 
     /// Wait for the next round (see `pace.rs`): until `deadline` but no sooner than the minimum
@@ -962,6 +1099,58 @@ mod tests {
             w.join().unwrap();
         }
         assert!(other >= BYTES as u64 / 4, "one connection starved: {other} of {BYTES} bytes");
+    }
+
+    /// With many idle connections on a port and one busy, a round serves the connections with
+    /// work (the busy one, and the few idle ones whose timer came), not every connection.
+    #[test]
+    fn a_round_serves_the_connections_with_work_not_every_connection() {
+        use crate::listener::UdtListener;
+        use std::io::{Read, Write};
+
+        const IDLE: usize = 200;
+        let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        // The clients share one port (and one I/O thread) of their own.
+        let clients = UdtListener::bind("127.0.0.1:0").unwrap();
+        let mut idle = Vec::new();
+        for _ in 0..IDLE {
+            let client = clients.connect(addr).unwrap();
+            let (server, _) = listener.accept().unwrap();
+            idle.push((client, server));
+        }
+        let mut busy = clients.connect(addr).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut total = 0;
+            while let Ok(n @ 1..) = server.read(&mut buf) {
+                total += n;
+            }
+            total
+        });
+        let (muxes, before): (Vec<_>, Vec<_>) =
+            [&listener.mux, &clients.mux].into_iter().map(|m| (Arc::clone(m), m.served())).unzip();
+        // Data in small writes, so that both ends keep having work for many rounds.
+        let chunk = [5u8; 4096];
+        let started = std::time::Instant::now();
+        let mut sent = 0;
+        while started.elapsed() < Duration::from_millis(500) {
+            busy.write_all(&chunk).unwrap();
+            sent += chunk.len();
+        }
+        busy.close().unwrap();
+        assert_eq!(reader.join().unwrap(), sent);
+        for (mux, (rounds0, served0)) in muxes.iter().zip(before) {
+            let (rounds, served) = mux.served();
+            let (rounds, served) = (rounds - rounds0, served - served0);
+            let per_round = served as f64 / rounds as f64;
+            eprintln!("{rounds} rounds served {served} connections ({per_round:.2} a round)");
+            assert!(rounds > 20, "only {rounds} rounds");
+            // Every connection in every round would be more than IDLE a round.
+            assert!(per_round < 10.0, "{per_round:.1} connections served a round, of {} alive", IDLE + 1);
+        }
+        drop(idle);
     }
 
     #[test]

@@ -210,7 +210,7 @@ impl UdtStream {
             conn.close(now);
             self.shared.touch(&conn);
         }
-        self.mux.wake();
+        self.mux.wake(&self.shared);
         let linger = self.shared.lock().config().linger.unwrap_or_default();
         let deadline = std::time::Instant::now() + linger + Duration::from_secs(1);
         let mut conn = self.shared.lock();
@@ -250,7 +250,7 @@ impl UdtStream {
                     let wake = self.shared.changed_by_app(&mut conn, before);
                     drop(conn);
                     if wake {
-                        self.mux.wake();
+                        self.mux.wake(&self.shared);
                     }
                     return Ok(v);
                 }
@@ -319,6 +319,7 @@ impl Drop for UdtStream {
             conn.close(now);
             self.shared.touch(&conn);
         }
+        self.mux.wake(&self.shared);
         self.mux.drop_handle();
     }
 }
