@@ -1153,6 +1153,52 @@ mod tests {
         drop(idle);
     }
 
+    /// Idle connections that an application call gives work to are served at once, not at
+    /// their next timer (a keep-alive some hundreds of milliseconds away): each exchange of a
+    /// byte each way, on one idle connection among many, takes a few round trips of the I/O
+    /// threads, not an EXP interval.
+    #[test]
+    fn an_idle_connection_given_work_is_served_at_once() {
+        use crate::listener::UdtListener;
+        use std::io::{Read, Write};
+
+        const CONNECTIONS: usize = 50;
+        let options = Options {
+            read_timeout: Some(Duration::from_secs(10)),
+            write_timeout: Some(Duration::from_secs(10)),
+            ..Options::default()
+        };
+        let listener = UdtListener::bind_with("127.0.0.1:0", options.clone()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let clients = UdtListener::bind_with("127.0.0.1:0", options).unwrap();
+        let mut pairs = Vec::new();
+        for _ in 0..CONNECTIONS {
+            let client = clients.connect(addr).unwrap();
+            let (server, _) = listener.accept().unwrap();
+            pairs.push((client, server));
+        }
+        let mut times = Vec::new();
+        for pass in 0..3u8 {
+            // Idle long enough for every timer but the keep-alives to have stopped.
+            std::thread::sleep(Duration::from_millis(300));
+            for (client, server) in &mut pairs {
+                let started = std::time::Instant::now();
+                let mut b = [0u8; 1];
+                client.write_all(&[pass]).unwrap();
+                server.read_exact(&mut b).unwrap();
+                assert_eq!(b[0], pass);
+                server.write_all(&[pass + 100]).unwrap();
+                client.read_exact(&mut b).unwrap();
+                assert_eq!(b[0], pass + 100);
+                times.push(started.elapsed());
+            }
+        }
+        times.sort();
+        let median = times[times.len() / 2];
+        eprintln!("exchanges: median {median:?}, slowest {:?}", times[times.len() - 1]);
+        assert!(median < Duration::from_millis(50), "median exchange {median:?}");
+    }
+
     #[test]
     fn a_full_kernel_send_buffer_loses_nothing_the_core_sent() {
         use crate::listener::UdtListener;
