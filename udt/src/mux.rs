@@ -4,10 +4,11 @@
 //! [`ConnShared`] (a mutex and a condvar) shared with the application's handles. Each round the
 //! thread receives what the socket holds, routes it, serves the connections with work (runs
 //! their due timers, transmits what they have to send), and sleeps until the earliest deadline,
-//! a datagram, or a wake-up from an application call (an eventfd). Sleeps end within microseconds of the deadline (1 µs timer
-//! slack, the last few microseconds spun), but no sooner than `pace::MIN_GAP` after the round
-//! began: at shorter packet periods each round sends the packets due since the last one as one
-//! burst, and the core's pacing keeps the average rate exact (see `pace.rs`).
+//! a datagram, or a wake-up from an application call (an eventfd). Sleeps end within
+//! microseconds of the deadline (1 µs timer slack, the last few microseconds spun), but no
+//! sooner than `pace::MIN_GAP` after the round began: at shorter packet periods each round sends
+//! the packets due since the last one as one burst, and the core's pacing keeps the average rate
+//! exact (see `pace.rs`).
 //!
 //! A round costs O(connections with work), not O(connections): idle connections are not looked
 //! at. A connection has work in a round when
