@@ -95,6 +95,10 @@ pub enum WriteMsgError {
 /// stay far inside the 2^30 sequence comparison window).
 pub const MAX_CAPACITY_PKTS: usize = 1 << 28;
 
+/// Stream writes may always leave this many packets unsent (when the unsent limit is at least
+/// this), however few are in flight (see `SendBuffer::stream_room`).
+pub const UNSENT_FLOOR_PKTS: usize = 64;
+
 /// Metadata of one packet slot.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
@@ -237,10 +241,11 @@ impl SendBuffer {
         }
         let id = self.slots.len();
         self.slots.push(Slot::EMPTY);
+        // Zero-filled (committed) up to the new slot only: the allocation's capacity doubles
+        // (`Vec`'s amortized growth), but pages beyond the length are not touched.
         let need = (id + 1) * self.payload_size;
         if self.data.len() < need {
-            let grown = need.max(2 * self.data.len()).min(self.cap * self.payload_size);
-            self.data.resize(grown, 0);
+            self.data.resize(need, 0);
         }
         Some(id as u32)
     }
@@ -269,7 +274,7 @@ impl SendBuffer {
         }
         let data = &data[..data.len().min(self.stream_room())];
         let taken = self.copy_stream(data);
-        self.refill_closed = self.unsent_limit > 0 && self.unsent_packets() >= self.unsent_limit;
+        self.refill_closed = self.unsent_limit > 0 && self.unsent_packets() >= self.unsent_cap();
         taken
     }
 
@@ -369,18 +374,29 @@ impl SendBuffer {
     /// one, up to the limit of packets written and not yet sent; and once a write has reached
     /// the limit, nothing until half of it has been sent (a low-water mark, so a blocked
     /// writer is woken once per half limit, not once per packet, and then fills the buffer to
-    /// the limit in one go). Sending only lowers the unsent count and acknowledgements only
-    /// free slots, so neither ever lowers this figure.
+    /// the limit in one go). The limit in force follows the packets in flight (`unsent_cap`):
+    /// sending raises it and lowers the unsent count, so a blocked writer is woken by sends;
+    /// acknowledgements may lower it (never below the floor), which only ever delays a write.
     pub fn stream_room(&self) -> usize {
         let free = self.free_bytes();
         if self.unsent_limit == 0 {
             return free;
         }
+        let limit = self.unsent_cap();
         let unsent = self.unsent_packets();
-        if self.refill_closed && unsent > self.unsent_limit / 2 {
+        if self.refill_closed && unsent > limit / 2 {
             return 0;
         }
-        free.min(self.unsent_limit.saturating_sub(unsent) * self.payload_size)
+        free.min(limit.saturating_sub(unsent) * self.payload_size)
+    }
+
+    /// The unsent limit in force (with one set): the configured limit, but no more than twice
+    /// the packets in flight, and no less than [`UNSENT_FLOOR_PKTS`]. A flow's unsent data
+    /// thus follows what its path keeps in flight: a fast flow keeps the whole limit queued,
+    /// one of many sharing a link (each with a few packets in flight) a few dozen packets, not
+    /// megabytes it would take seconds to send.
+    fn unsent_cap(&self) -> usize {
+        self.unsent_limit.min(UNSENT_FLOOR_PKTS.max(2 * self.sent))
     }
 
     /// Packets sent and not acknowledged.
@@ -812,5 +828,46 @@ mod tests {
         assert_eq!(b.committed_packets(), 10, "freed slots are used before new ones");
         let (_, p) = b.take_new(Instant::ZERO).unwrap();
         assert_eq!(p.payload, &[8; 1000][..]);
+    }
+
+    #[test]
+    fn storage_grows_to_the_packets_held_not_to_the_next_power_of_two() {
+        let mut b = SendBuffer::new(65_536, 1000, s(0));
+        assert_eq!(b.write_stream(&[7; 1_025_000]), 1_025_000);
+        assert_eq!(b.committed_packets(), 1025);
+        // The bytes committed (zero-filled) are those of the slots made, not of 2048 slots.
+        assert_eq!(b.storage().len(), 1_025_000);
+    }
+
+    #[test]
+    fn the_unsent_limit_follows_the_packets_in_flight() {
+        let mut b = SendBuffer::new(65_536, 10, s(0)).with_unsent_limit(2048);
+        // Nothing in flight: the floor.
+        assert_eq!(b.write_stream(&[1; 100_000]), UNSENT_FLOOR_PKTS * 10);
+        assert_eq!(b.stream_room(), 0);
+        // Sent, not acknowledged: the limit grows with the packets in flight.
+        for _ in 0..UNSENT_FLOOR_PKTS {
+            b.take_new(T0).unwrap();
+        }
+        assert_eq!(b.unacked_packets(), UNSENT_FLOOR_PKTS);
+        assert_eq!(b.stream_room(), 2 * UNSENT_FLOOR_PKTS * 10);
+        assert_eq!(b.write_stream(&[1; 100_000]), 2 * UNSENT_FLOOR_PKTS * 10);
+        // Never above the configured limit, however much is in flight.
+        while b.take_new(T0).is_some() {}
+        assert_eq!(b.unacked_packets(), 3 * UNSENT_FLOOR_PKTS);
+        let mut sent = b.unacked_packets();
+        while sent < 4096 {
+            b.write_stream(&[1; 100_000]);
+            while b.take_new(T0).is_some() {
+                sent += 1;
+            }
+        }
+        assert_eq!(b.write_stream(&[1; 100_000]), 2048 * 10);
+        // All acknowledged: back to the floor, and the memory committed stays what was used.
+        while b.take_new(T0).is_some() {}
+        let end = b.next_seq();
+        b.acknowledge(end);
+        assert_eq!(b.unacked_packets(), 0);
+        assert_eq!(b.write_stream(&[1; 100_000]), UNSENT_FLOOR_PKTS * 10);
     }
 }

@@ -40,6 +40,8 @@ pub struct Config {
     /// `TCP_NOTSENT_LOWAT`; not in UDT4); 0 for no limit. Message mode has none. The send
     /// buffer still holds every packet until it is acknowledged, but a blocked writer no longer
     /// wakes for every few packets of freed space (docs/deviations.md R6). Default 2048 packets.
+    /// The limit in force is at most twice the packets in flight (and at least 64), so a slow
+    /// flow queues little and commits little memory.
     pub unsent_limit_pkts: u32,
     /// Receive buffer in packets, at most (UDT4 default 8192; ours [`DEFAULT_BUFFER_PKTS`]):
     /// the window of sequence numbers the receiver accepts and advertises. Memory is committed
