@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use udt::{Options, UdtListener, UdtStream};
+use udt::{Options, UdtListener};
 
 const CONNECTIONS: usize = 128;
 const BYTES: usize = 384 * 1024;

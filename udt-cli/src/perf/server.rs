@@ -20,8 +20,19 @@ use crate::cpu::CpuTime;
 use crate::protocol::{self, describe_magic};
 use crate::{interrupt, link, net, units};
 
-/// Read size.
+/// Read size of a test's only stream; tests of many streams read less at a time (see
+/// [`read_size`]).
 const BUFFER: usize = 1 << 20;
+/// What a test's read buffers may add up to, at most, before each is cut to [`MIN_BUFFER`].
+const BUFFERS_TOTAL: usize = 64 << 20;
+/// The smallest read size.
+const MIN_BUFFER: usize = 64 << 10;
+
+/// Read size of each of `streams` streams: 1 MiB, but no more than their share of 64 MiB (and
+/// no less than 64 KiB), so that `-P 1000` does not commit a gigabyte of read buffers.
+fn read_size(streams: u32) -> usize {
+    (BUFFERS_TOTAL / streams.max(1) as usize).clamp(MIN_BUFFER, BUFFER)
+}
 /// How long accept waits before checking whether a one-off test has finished.
 const ACCEPT_POLL: Duration = Duration::from_millis(100);
 /// How long after the announced duration a test with missing streams is given up.
@@ -168,7 +179,7 @@ fn handle(
         test.streams.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(&member));
     }
 
-    let mut buf = vec![0u8; BUFFER];
+    let mut buf = vec![0u8; read_size(header.count)];
     let mut r = &*member.stream;
     let mut last_data = None;
     let error = loop {
@@ -332,4 +343,18 @@ fn sample(test: &Test, start: f64, end: f64) -> Interval<Sample> {
     samples.sort_by_key(|s| s.id);
     let sum = Sample::sum(&samples, start, end);
     Interval { start, end, streams: samples, sum }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_buffers_of_many_streams_add_up_to_little() {
+        assert_eq!(read_size(1), BUFFER);
+        assert_eq!(read_size(64), BUFFER);
+        assert_eq!(read_size(128), 512 << 10);
+        assert!(read_size(1000) * 1000 <= BUFFERS_TOTAL);
+        assert_eq!(read_size(4096), MIN_BUFFER);
+    }
 }
