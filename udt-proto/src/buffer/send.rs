@@ -99,6 +99,36 @@ pub const MAX_CAPACITY_PKTS: usize = 1 << 28;
 /// this), however few are in flight (see `SendBuffer::stream_room`).
 pub const UNSENT_FLOOR_PKTS: usize = 64;
 
+/// The window over which the send buffer counts the packets it hands out (its recent rate).
+pub const RATE_WINDOW: Duration = Duration::from_millis(2);
+
+/// Packets handed out for sending in the current and the last [`RATE_WINDOW`].
+#[derive(Clone, Copy, Debug, Default)]
+struct SendRate {
+    start: Option<Instant>,
+    current: usize,
+    last: usize,
+}
+
+impl SendRate {
+    /// One packet sent at `now`.
+    fn count(&mut self, now: Instant) {
+        let start = *self.start.get_or_insert(now);
+        if now >= start + RATE_WINDOW {
+            // The window before this one, or none if a whole window passed without a packet.
+            self.last = if now < start + 2 * RATE_WINDOW { self.current } else { 0 };
+            self.current = 0;
+            self.start = Some(now);
+        }
+        self.current += 1;
+    }
+
+    /// Packets sent in about the last window.
+    fn recent(&self) -> usize {
+        self.last.max(self.current)
+    }
+}
+
 /// Metadata of one packet slot.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
@@ -160,6 +190,8 @@ pub struct SendBuffer {
     unsent_limit: usize,
     /// A stream write reached the unsent limit: no more until half of it has been sent.
     refill_closed: bool,
+    /// Packets sent recently (for the unsent limit in force).
+    pace: SendRate,
 }
 
 impl fmt::Debug for SendBuffer {
@@ -199,6 +231,7 @@ impl SendBuffer {
             expired_unsent: 0,
             unsent_limit: 0,
             refill_closed: false,
+            pace: SendRate::default(),
         }
     }
 
@@ -391,12 +424,14 @@ impl SendBuffer {
     }
 
     /// The unsent limit in force (with one set): the configured limit, but no more than twice
-    /// the packets in flight, and no less than [`UNSENT_FLOOR_PKTS`]. A flow's unsent data
-    /// thus follows what its path keeps in flight: a fast flow keeps the whole limit queued,
-    /// one of many sharing a link (each with a few packets in flight) a few dozen packets, not
-    /// megabytes it would take seconds to send.
+    /// the packets in flight or twice those sent in a [`RATE_WINDOW`] (whichever is more), and
+    /// no less than [`UNSENT_FLOOR_PKTS`]. A flow's unsent data thus follows what its path
+    /// takes: a fast flow keeps the whole limit queued (its writer has milliseconds to refill
+    /// it), one of many sharing a link (each with a few packets in flight) a few dozen
+    /// packets, not megabytes it would take seconds to send.
     fn unsent_cap(&self) -> usize {
-        self.unsent_limit.min(UNSENT_FLOOR_PKTS.max(2 * self.sent))
+        let need = (2 * self.sent).max(2 * self.pace.recent());
+        self.unsent_limit.min(UNSENT_FLOOR_PKTS.max(need))
     }
 
     /// Packets sent and not acknowledged.
@@ -459,6 +494,7 @@ impl SendBuffer {
         }
         let id = *self.order.get(pos)? as usize;
         self.sent += 1;
+        self.pace.count(now);
         Some((self.head_seq.add(pos as i32), self.out_packet(id)))
     }
 
@@ -868,6 +904,16 @@ mod tests {
         let end = b.next_seq();
         b.acknowledge(end);
         assert_eq!(b.unacked_packets(), 0);
+        // Nothing in flight, but 4096 packets sent within the last window: the limit.
+        assert_eq!(b.write_stream(&[1; 100_000]), 2048 * 10);
+        // A window later (with a packet sent), the rate counted is that packet's window.
+        while b.take_new(T0).is_some() {}
+        let end = b.next_seq();
+        b.acknowledge(end);
+        let later = T0 + 3 * RATE_WINDOW;
+        assert_eq!(b.write_stream(&[1; 10]), 10);
+        b.take_new(later).unwrap();
+        b.acknowledge(b.next_seq());
         assert_eq!(b.write_stream(&[1; 100_000]), UNSENT_FLOOR_PKTS * 10);
     }
 }
