@@ -376,8 +376,14 @@ fn close_flushes_then_the_peer_reads_to_end_of_stream() {
 #[test]
 fn a_close_lingers_at_most_the_linger_time_while_the_peer_reads_nothing() {
     // The server never reads and its buffer holds 64 packets: most of what the client wrote
-    // can never leave. Close keeps trying for the linger time (2 s), then gives up.
-    let config = Config { linger: Some(Duration::from_secs(2)), recv_buffer_pkts: 64, ..Config::default() };
+    // can never leave. Close keeps trying for the linger time (2 s), then gives up. (No unsent
+    // limit, so that one write queues more than the server's buffer.)
+    let config = Config {
+        linger: Some(Duration::from_secs(2)),
+        recv_buffer_pkts: 64,
+        unsent_limit_pkts: 0,
+        ..Config::default()
+    };
     let mut pair = connected_pair(71, LinkModel::default(), config);
     let data = test_data(1_000_000, 7);
     let c = pair.client.as_mut().unwrap();
@@ -458,7 +464,10 @@ fn hostile_input_is_dropped_and_counted_and_the_transfer_still_completes() {
     let client_id = pair.client.as_ref().unwrap().local_id();
     let server_addr = pair.server_addr;
     let client_addr = pair.client_addr;
-    pair.client.as_mut().unwrap().write(&test_data(100_000, 1)).unwrap();
+    // More than a fresh connection's send buffer takes at once (it takes more as its packets
+    // leave): the rest is written as the transfer goes.
+    let data = test_data(100_000, 1);
+    let mut written = pair.client.as_mut().unwrap().write(&data).unwrap();
     pair.run_until(Duration::from_millis(5), |_| false);
     // The hostile datagrams arrive now (time given to a connection never goes back).
     let now = pair.now;
@@ -535,10 +544,10 @@ fn hostile_input_is_dropped_and_counted_and_the_transfer_still_completes() {
     let _ = server_addr;
 
     // And the data still arrives intact.
-    let data = test_data(100_000, 1);
     let mut got = Vec::new();
     let mut chunk = vec![0u8; 65536];
     assert!(pair.run_until(Duration::from_secs(30), |p| {
+        written += p.client.as_mut().unwrap().write(&data[written..]).unwrap_or(0);
         while let Ok(n) = p.server.as_mut().unwrap().read(&mut chunk) {
             got.extend_from_slice(&chunk[..n]);
         }
