@@ -564,7 +564,16 @@ inline UDTSOCKET connect_to(const Addr& peer, int type, const Common& c) {
 
 inline void close_socket(UDTSOCKET u) {
     Watchdog::kick("UDT::close (linger: waiting for the peer to acknowledge all data)");
-    if (UDT::close(u) == UDT::ERROR) udt_fail("UDT::close");
+    if (UDT::close(u) == UDT::ERROR) {
+        // After the peer closed, UDT4's garbage collector (once a second) reclaims a broken
+        // socket that holds no unread data; a close after that finds no socket. The data was
+        // all read by then (the tests compare it byte for byte), so this is not a failure.
+        if (UDT::getlasterror().getErrorCode() == CUDTException::EINVSOCK) {
+            fprintf(stderr, "%s: socket already reclaimed after the peer closed\n", prog_name());
+        } else {
+            udt_fail("UDT::close");
+        }
+    }
     Watchdog::kick("closed");
 }
 
