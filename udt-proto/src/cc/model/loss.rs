@@ -66,7 +66,7 @@ impl ModelCc {
 
     /// The smallest delay above `min_rtt`, seconds, that is a queue: `standing_queue` of
     /// `min_rtt` and `queue_noise_gaps` gaps between our packets (infinite before estimates).
-    fn queue_threshold(&self) -> f64 {
+    pub(super) fn queue_threshold(&self) -> f64 {
         let bw = self.bandwidth();
         match self.min_rtt.get() {
             Some(min) if bw > 0.0 => {

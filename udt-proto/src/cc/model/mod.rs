@@ -37,7 +37,8 @@
 //!   `cap_increase` of the link's capacity (the packet-pair estimate): the same additive step
 //!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
 //!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
-//!   its increase a function of the link, not of the flow, for the same reason).
+//!   its increase a function of the link, not of the flow, for the same reason); if the probe
+//!   queued nothing it found spare capacity, and the bound takes the probe's rate if higher.
 //! * **ProbeRTT** (from any state, when `min_rtt` was not refreshed for `min_rtt_window`
 //!   ProbeRTT durations): gain `probe_rtt_gain` for one round plus the RTT report's settling
 //!   time (8 ACK periods: the receiver's RTT is a 1/8 moving average); the minimum seen
@@ -119,6 +120,8 @@ pub struct ModelCc {
     probe_congested: bool,
     /// A decrease while cruising answered an overflow since the probe began.
     overflow_answered: bool,
+    /// The largest queue (seconds) the own samples showed since the probe began, if any came.
+    probe_queue: Option<f64>,
     round_rate_sum: f64,
     round_rate_time: f64,
     round_rate_samples: u32,
@@ -179,6 +182,7 @@ impl ModelCc {
             cruise_until: Instant::ZERO,
             probe_congested: false,
             overflow_answered: false,
+            probe_queue: None,
             round_rate_sum: 0.0,
             round_rate_time: 0.0,
             round_rate_samples: 0,
@@ -269,7 +273,13 @@ impl ModelCc {
                     self.probe_end_round = Some(self.round);
                 }
                 if self.state == State::ProbeBw(Phase::Down) && !self.probe_congested {
-                    self.bw_cap += self.config.cap_increase * self.link_capacity(ctx);
+                    let step = self.bw_cap + self.config.cap_increase * self.link_capacity(ctx);
+                    // A probe above the bound that queued nothing found spare capacity: the
+                    // bound takes the probe's rate (a lone flow regains its link in a few
+                    // cycles). One that queued shares a full link: the additive step only.
+                    let spare = self.probe_queue.is_some_and(|q| q < self.queue_threshold());
+                    let probed = if spare { self.bw_cap * self.config.probe_up_gain } else { 0.0 };
+                    self.bw_cap = step.max(probed);
                     if self.bw_cap >= self.bw.get() {
                         self.bw_cap = f64::INFINITY;
                     }
@@ -283,6 +293,7 @@ impl ModelCc {
             State::ProbeBw(Phase::Up) => {
                 self.probe_congested = false;
                 self.overflow_answered = false;
+                self.probe_queue = None;
                 self.cycle += 1;
                 self.bw.advance(self.cycle);
                 self.queue_max.advance(self.cycle);
@@ -345,7 +356,11 @@ impl ModelCc {
         self.rtt_sample = Some((floor, now));
         self.window_rtt_min = Some(self.window_rtt_min.map_or(floor, |m| m.min(floor)));
         if let Some(min) = self.min_rtt.get() {
-            self.queue_max.update(self.cycle, floor.saturating_sub(min).as_secs_f64());
+            let queue = floor.saturating_sub(min).as_secs_f64();
+            self.queue_max.update(self.cycle, queue);
+            if matches!(self.state, State::ProbeBw(Phase::Up | Phase::Down)) {
+                self.probe_queue = Some(self.probe_queue.map_or(queue, |q| q.max(queue)));
+            }
         }
     }
 
