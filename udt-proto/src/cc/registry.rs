@@ -88,14 +88,6 @@ fn build_model(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
         cwnd_gain: p.f64("cwnd_gain", d.cwnd_gain, 1.0, 10.0)?,
         loss_threshold: fraction(p, "udt", "loss", d.loss_threshold)?,
         loss_beta: fraction(p, "udt", "beta", d.loss_beta)?,
-        overflow_queue: fraction(p, "udt", "overflow", d.overflow_queue)?,
-        cap_increase: fraction(p, "udt", "inc", d.cap_increase)?,
-        cruise_syn: {
-            let lo = p.u64("cruise", u64::from(d.cruise_syn.0), 1, 100_000)? as u32;
-            (lo, lo * 2)
-        },
-        queue_noise_gaps: p.f64("noise", d.queue_noise_gaps, 0.0, 1e6)?,
-        standing_queue: fraction(p, "udt", "standing", d.standing_queue)?,
         initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
         ..d
     };
@@ -291,27 +283,6 @@ static CATALOG: &[CcInfo] = &[
                 key: "beta",
                 default: "0.7",
                 doc: "rate kept per congested loss window while cruising",
-            },
-            ParamInfo {
-                key: "overflow",
-                default: "0.5",
-                doc: "any loss at a queue this full (x the largest recent queue) is congestion",
-            },
-            ParamInfo {
-                key: "inc",
-                default: "0.0625",
-                doc: "loss bound's rise per congestion-free probe cycle, x link capacity",
-            },
-            ParamInfo {
-                key: "cruise",
-                default: "32",
-                doc: "ACK periods a cruise lasts at least (at most twice)",
-            },
-            ParamInfo { key: "noise", default: "4", doc: "a standing queue exceeds this many packet gaps" },
-            ParamInfo {
-                key: "standing",
-                default: "0.05",
-                doc: "a standing queue exceeds this fraction of min RTT",
             },
             ParamInfo {
                 key: "iw",

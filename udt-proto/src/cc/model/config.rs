@@ -51,17 +51,6 @@ pub struct ModelConfig {
     /// Random loss on paths worth using stays under a few percent, while a queue overflowing
     /// under a 1.25 probe loses about 20% of what it sends meanwhile.
     pub loss_threshold: f64,
-    /// A loss window whose losses met a queue at this fraction of the largest queue of the last
-    /// probe cycles or more is congestion whatever its loss rate: a drop-tail queue drops only
-    /// when full, so a loss at a standing, near-full queue is an overflow (a loss-based flow
-    /// such as TCP keeps one), while link errors strike at any queue level.
-    pub overflow_queue: f64,
-    /// The queue must also exceed this fraction of `min_rtt`: half of the shallowest buffer worth
-    /// having (0.1 BDP), above the jitter of pacing and ACK timing.
-    pub standing_queue: f64,
-    /// The queue must also exceed this many gaps between our own packets (at the estimated
-    /// bandwidth): a round-trip sample overstates the round trip by up to one gap.
-    pub queue_noise_gaps: f64,
     /// A loss window spans at least one round and at least `loss_sample / loss_threshold`
     /// packets sent: at 2% random loss a 5% threshold is then crossed by chance in under 1% of
     /// windows (Poisson tail), whatever the BDP.
@@ -102,9 +91,6 @@ impl Default for ModelConfig {
             probe_rtt_gain: 0.5,
             loss_threshold: 0.05,
             loss_sample: 10.0,
-            overflow_queue: 0.5,
-            standing_queue: 0.05,
-            queue_noise_gaps: 4.0,
             loss_beta: 0.7,
             cap_increase: 1.0 / 16.0,
             drain_target: 0.25,
@@ -125,7 +111,6 @@ impl ModelConfig {
             ("cwnd_gain", self.cwnd_gain),
             ("probe_rtt_gain", self.probe_rtt_gain),
             ("loss_sample", self.loss_sample),
-            ("queue_noise_gaps", self.queue_noise_gaps),
             ("initial_window", self.initial_window),
         ];
         for (name, v) in positive {
@@ -139,8 +124,6 @@ impl ModelConfig {
         for (name, v) in [
             ("loss_threshold", self.loss_threshold),
             ("loss_beta", self.loss_beta),
-            ("overflow_queue", self.overflow_queue),
-            ("standing_queue", self.standing_queue),
             ("cap_increase", self.cap_increase),
             ("drain_target", self.drain_target),
         ] {

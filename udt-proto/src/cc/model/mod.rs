@@ -4,19 +4,15 @@
 //! the state diagram.
 //!
 //! The model: the bottleneck bandwidth `bw` is the windowed maximum, over the last
-//! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the
-//! mean of the packet arrival rates the receiver reported in the round's full ACKs (thesis
-//! §3.4); the propagation RTT `min_rtt` is the windowed minimum ([`filters::MinFilter`]) of the
-//! receiver's ACK/ACK2 RTT, reported in every full ACK, and of the sender's own samples
-//! (`send_times.rs`); `BDP = bw x min_rtt`; the queue is the sender's latest sample's lower bound
-//! less `min_rtt` (the receiver's report, a moving average that trails the queue by eight ACK
-//! periods, while holes hide the samples). A round is one `min_rtt`, or two ACK periods (SYN) if
-//! longer, since no rate report comes faster, or the time to deliver 50 packets if longer still
-//! (a rate counted over fewer is too coarse). A loss window spans two ACK periods (the same time
-//! scale for every flow, whatever its RTT) and enough packets to tell a loss rate; its
-//! loss-event rate (runs of consecutive NAKed packets sent after the last decrease, over packets
-//! sent) above `loss_threshold` is congestion, and so is any loss at a standing, near-full queue
-//! (`ModelCc::overflowed`); other losses are link errors, which change nothing.
+//! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the mean of the packet arrival
+//! rates the receiver reported in the round's full ACKs (thesis §3.4); the propagation RTT `min_rtt` is the windowed minimum of the
+//! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
+//! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
+//! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
+//! too coarse). A loss window spans two ACK periods (the same time scale for every flow, whatever
+//! its RTT) and enough packets to tell a loss rate; its loss-event rate (runs of consecutive
+//! NAKed packets sent after the last decrease, over packets sent) above `loss_threshold` is
+//! congestion, below it link errors, which change nothing.
 //!
 //! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
 //! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
@@ -37,8 +33,7 @@
 //!   `cap_increase` of the link's capacity (the packet-pair estimate): the same additive step
 //!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
 //!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
-//!   its increase a function of the link, not of the flow, for the same reason); if the probe
-//!   queued nothing it found spare capacity, and the bound takes the probe's rate if higher.
+//!   its increase a function of the link, not of the flow, for the same reason).
 //! * **ProbeRTT** (from any state, when `min_rtt` was not refreshed for `min_rtt_window`
 //!   ProbeRTT durations): gain `probe_rtt_gain` for one round plus the RTT report's settling
 //!   time (8 ACK periods: the receiver's RTT is a 1/8 moving average); the minimum seen
@@ -51,14 +46,12 @@
 
 mod config;
 mod filters;
-mod loss;
-mod send_times;
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use config::ModelConfig;
 pub use filters::{MaxFilter, MinFilter};
-use send_times::{Sample, SendTimes};
 
 use super::{AckReport, CcContext, CcFactory, CongestionControl};
 use crate::seq::SeqNo;
@@ -74,6 +67,9 @@ const PAIR_FACTOR: f64 = 16.0 / 15.0;
 const RATE_REPORT_ACKS: u32 = 2;
 /// Packets a round spans at least: a rate counted over n packets is off by up to 1/n.
 const ROUND_MIN_PACKETS: f64 = 50.0;
+/// Spacing of the send-time checkpoints the window's hole allowance reads (an eighth of UDT's
+/// ACK period: finer than any feedback).
+const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
 /// The smallest window, packets: a packet pair and its ACK clock.
 const MIN_WINDOW: f64 = 4.0;
 /// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
@@ -110,18 +106,12 @@ pub struct ModelCc {
     state: State,
     round: u64,
     round_start: Instant,
-    /// When the previous round began.
-    prev_round_start: Instant,
     rounds_left: u32,
     bw: MaxFilter,
     cycle: u64,
     cruise_until: Instant,
     /// Congestion was seen since the last probe began.
     probe_congested: bool,
-    /// A decrease while cruising answered an overflow since the probe began.
-    overflow_answered: bool,
-    /// The largest queue (seconds) the own samples showed since the probe began, if any came.
-    probe_queue: Option<f64>,
     round_rate_sum: f64,
     round_rate_time: f64,
     round_rate_samples: u32,
@@ -132,15 +122,6 @@ pub struct ModelCc {
     first_rtt: Option<Duration>,
     rtt_trusted: bool,
     last_rtt: Option<Duration>,
-    /// The sender's latest own round-trip sample ([`SendTimes::sample`]) and when it came.
-    rtt_sample: Option<(Duration, Instant)>,
-    /// The smallest own sample of the current loss window: the queue that stood throughout it.
-    window_rtt_min: Option<Duration>,
-    /// The previous loss window's smallest own sample.
-    prev_window_rtt: Option<Duration>,
-    /// The largest queue (seconds of delay above `min_rtt`) the own samples showed, per probe
-    /// cycle, over the bandwidth filter's window.
-    queue_max: MaxFilter,
     init_rtt: Duration,
     first_sent: Option<Instant>,
     full_bw: f64,
@@ -159,8 +140,9 @@ pub struct ModelCc {
     probe_rtt_until: Option<Instant>,
     probe_rtt_min: Option<Duration>,
     last_ack: SeqNo,
-    /// When each packet of new data left, from the ACK point on.
-    sent: SendTimes,
+    /// (first sequence sent, time) checkpoints of new data, oldest first, one per
+    /// [`CHECKPOINT_EVERY`], from the one at or before the ACK point on.
+    sent_at: VecDeque<(SeqNo, Instant)>,
     timed_out: bool,
     period: Duration,
     window: f64,
@@ -175,14 +157,11 @@ impl ModelCc {
             state: State::Startup,
             round: 0,
             round_start: Instant::ZERO,
-            prev_round_start: Instant::ZERO,
             rounds_left: 0,
             bw: MaxFilter::new(config.bw_window_cycles),
             cycle: 0,
             cruise_until: Instant::ZERO,
             probe_congested: false,
-            overflow_answered: false,
-            probe_queue: None,
             round_rate_sum: 0.0,
             round_rate_time: 0.0,
             round_rate_samples: 0,
@@ -193,10 +172,6 @@ impl ModelCc {
             first_rtt: None,
             rtt_trusted: false,
             last_rtt: None,
-            rtt_sample: None,
-            window_rtt_min: None,
-            prev_window_rtt: None,
-            queue_max: MaxFilter::new(config.bw_window_cycles),
             init_rtt: Duration::from_millis(100),
             first_sent: None,
             full_bw: 0.0,
@@ -210,7 +185,7 @@ impl ModelCc {
             probe_rtt_until: None,
             probe_rtt_min: None,
             last_ack: SeqNo::new(0),
-            sent: SendTimes::default(),
+            sent_at: VecDeque::new(),
             timed_out: false,
             period: Duration::from_millis(1),
             window: config.initial_window.max(MIN_WINDOW),
@@ -273,13 +248,7 @@ impl ModelCc {
                     self.probe_end_round = Some(self.round);
                 }
                 if self.state == State::ProbeBw(Phase::Down) && !self.probe_congested {
-                    let step = self.bw_cap + self.config.cap_increase * self.link_capacity(ctx);
-                    // A probe above the bound that queued nothing found spare capacity: the
-                    // bound takes the probe's rate (a lone flow regains its link in a few
-                    // cycles). One that queued shares a full link: the additive step only.
-                    let spare = self.probe_queue.is_some_and(|q| q < self.queue_threshold());
-                    let probed = if spare { self.bw_cap * self.config.probe_up_gain } else { 0.0 };
-                    self.bw_cap = step.max(probed);
+                    self.bw_cap += self.config.cap_increase * self.link_capacity(ctx);
                     if self.bw_cap >= self.bw.get() {
                         self.bw_cap = f64::INFINITY;
                     }
@@ -292,11 +261,8 @@ impl ModelCc {
             }
             State::ProbeBw(Phase::Up) => {
                 self.probe_congested = false;
-                self.overflow_answered = false;
-                self.probe_queue = None;
                 self.cycle += 1;
                 self.bw.advance(self.cycle);
-                self.queue_max.advance(self.cycle);
                 1
             }
             State::ProbeBw(Phase::Down) => {
@@ -340,39 +306,6 @@ impl ModelCc {
         }
     }
 
-    /// The sender's own round-trip sample: its upper bound refreshes the minimum at once; its
-    /// lower bound shows the queue without the lag of the receiver's moving average (a queue
-    /// it shows is there).
-    fn handle_sample(&mut self, now: Instant, sample: Sample) {
-        let rtt = sample.rtt;
-        self.min_rtt.update(now, rtt);
-        tracing::trace!(target: "udt::cc", ?rtt, floor = ?sample.floor, "udt model: sample");
-        if self.state == State::ProbeRtt {
-            self.probe_rtt_min = Some(self.probe_rtt_min.map_or(rtt, |m| m.min(rtt)));
-        }
-        let Some(floor) = sample.floor else {
-            return;
-        };
-        self.rtt_sample = Some((floor, now));
-        self.window_rtt_min = Some(self.window_rtt_min.map_or(floor, |m| m.min(floor)));
-        if let Some(min) = self.min_rtt.get() {
-            let queue = floor.saturating_sub(min).as_secs_f64();
-            self.queue_max.update(self.cycle, queue);
-            if matches!(self.state, State::ProbeBw(Phase::Up | Phase::Down)) {
-                self.probe_queue = Some(self.probe_queue.map_or(queue, |q| q.max(queue)));
-            }
-        }
-    }
-
-    /// The latest round trip: the sender's own sample of this round or the last, else (holes hide
-    /// the sender's samples while they last) the receiver's report.
-    fn current_rtt(&self) -> Option<Duration> {
-        match self.rtt_sample {
-            Some((rtt, at)) if at >= self.prev_round_start => Some(rtt),
-            _ => self.last_rtt,
-        }
-    }
-
     /// The round's delivery rate: the mean of the arrival rates its ACKs reported, each
     /// weighted by the time since the previous report (the interval it counts). One report
     /// covers one or two ACK periods only; the round is what the flow got.
@@ -406,7 +339,6 @@ impl ModelCc {
             return;
         }
         self.round += 1;
-        self.prev_round_start = self.round_start;
         self.round_start = ctx.now;
         self.bw.update(self.cycle, self.round_bw());
         tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), n = self.round_rate_samples, rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
@@ -475,13 +407,105 @@ impl ModelCc {
     /// The queue is gone: the RTT is within `drain_target` of the minimum, or the packets in
     /// flight at an ACK are at most one BDP.
     fn drained(&self, ctx: &CcContext<'_>) -> bool {
-        let queue_gone = match (self.current_rtt(), self.min_rtt.get()) {
+        let queue_gone = match (self.last_rtt, self.min_rtt.get()) {
             (Some(rtt), Some(min)) => {
                 rtt.as_secs_f64() <= min.as_secs_f64() * (1.0 + self.config.drain_target)
             }
             _ => false,
         };
         queue_gone || f64::from(ctx.flight) <= self.bdp()
+    }
+
+    /// Close the loss window when it is long enough, and judge it. A window spans
+    /// [`RATE_REPORT_ACKS`] ACK periods and enough packets to tell a loss rate, the same time
+    /// scale for every flow whatever its RTT: flows sharing a bottleneck see its overflows
+    /// alike and answer each one, as the thesis' DAIMD answers loss events on the SYN clock.
+    /// Losses of packets sent before the last decrease do not count (the decrease answered
+    /// them), so a long RTT's late reports are not answered twice.
+    fn check_loss_window(&mut self, ctx: &mut CcContext<'_>) {
+        let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
+        let enough = self.config.loss_sample / self.config.loss_threshold;
+        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS || (sent as f64) < enough {
+            return;
+        }
+        let lost = std::mem::take(&mut self.loss_counted);
+        self.loss_sent = ctx.stats.total.pkts_sent;
+        self.loss_start = ctx.now;
+        let rate = lost as f64 / sent as f64;
+        if rate > self.config.loss_threshold {
+            self.raise_count_from(ctx.snd_curr_seq.next());
+            self.handle_congestion(ctx, rate);
+        }
+    }
+
+    /// Count the reported loss events of packets sent after the last decrease, each once (a
+    /// receiver reports a loss again while it stays unrepaired). A run of consecutive lost
+    /// packets is one event: a queue that overflows under paced senders drops the excess, one
+    /// packet here and one there, while a faulty link loses runs (Gilbert-Elliott bursts), so
+    /// counting runs keeps a burst of link errors from passing for the congestion rate.
+    fn count_losses(&mut self, lost: &[(SeqNo, SeqNo)]) {
+        for &(first, last) in lost {
+            let from = match self.count_from {
+                Some(c) if c.is_after(first) => c,
+                _ => first,
+            };
+            if !from.is_after(last) {
+                self.loss_counted += 1;
+                self.raise_count_from(last.next());
+            }
+        }
+    }
+
+    fn raise_count_from(&mut self, seq: SeqNo) {
+        if self.count_from.is_none_or(|c| seq.is_after(c)) {
+            self.count_from = Some(seq);
+        }
+    }
+
+    fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
+        let delivered = self.last_round_bw.max(self.round_bw());
+        tracing::debug!(target: "udt::cc", loss_rate, state = ?self.state, delivered, "udt model: congestion");
+        match self.state {
+            State::Startup => {
+                self.filled_pipe = true;
+                self.enter(ctx, State::Drain);
+            }
+            State::ProbeBw(phase) => {
+                self.probe_congested = true;
+                // A probe's losses are reported up to a round after they happen and judged at
+                // the next round's end: two rounds after the probe they are still its own.
+                let probe_caused =
+                    phase != Phase::Cruise || self.probe_end_round.is_some_and(|r| self.round <= r + 2);
+                let base = self.bandwidth();
+                // BBRv3's bw_lo: what was delivered, but never less than beta of the estimate (a
+                // round's delivery can be low for reasons other than the link, a stall).
+                let beta = base * self.config.loss_beta;
+                let bound = if probe_caused { delivered.max(beta).min(base) } else { beta };
+                // Never below the smallest window per round trip: a run of congested windows
+                // (or heavy random loss) must leave the flow its ACK clock, as TCP keeps one.
+                self.bw_cap = bound.max(self.min_rate(ctx));
+                if phase == Phase::Up {
+                    self.enter(ctx, State::ProbeBw(Phase::Down));
+                }
+            }
+            State::Drain | State::ProbeRtt => {}
+        }
+    }
+
+    /// The smallest rate, packets/s: [`MIN_WINDOW`] per RTT and ACK period.
+    fn min_rate(&self, ctx: &CcContext<'_>) -> f64 {
+        MIN_WINDOW / (self.rtt_estimate() + ctx.syn_interval).as_secs_f64()
+    }
+
+    /// The link's capacity, packets/s: the receiver's packet-pair estimate (thesis §3.4), or
+    /// without one (or one below the bandwidth estimate) the bandwidth estimate.
+    fn link_capacity(&self, ctx: &CcContext<'_>) -> f64 {
+        let pairs = f64::from(ctx.bandwidth);
+        if ctx.bandwidth > 0 && ctx.bandwidth < u32::MAX && pairs >= self.bw.get() {
+            pairs
+        } else {
+            self.bw.get()
+        }
     }
 
     fn check_probe_rtt(&mut self, ctx: &mut CcContext<'_>) {
@@ -494,7 +518,7 @@ impl ModelCc {
             }
             Some(until) if ctx.now >= until => {
                 self.probe_rtt_until = None;
-                let measured = self.probe_rtt_min.or(self.current_rtt()).or(self.min_rtt.get());
+                let measured = self.probe_rtt_min.or(self.last_rtt).or(self.min_rtt.get());
                 if let Some(rtt) = measured {
                     self.min_rtt.reset_to(ctx.now, rtt);
                 }
@@ -507,7 +531,7 @@ impl ModelCc {
 
     /// The queue the last RTT report shows, as a fraction of `min_rtt` (0 when unknown).
     fn queue_fraction(&self) -> f64 {
-        match (self.current_rtt(), self.min_rtt.get()) {
+        match (self.last_rtt, self.min_rtt.get()) {
             (Some(rtt), Some(min)) if !min.is_zero() => rtt.as_secs_f64() / min.as_secs_f64() - 1.0,
             _ => 0.0,
         }
@@ -538,8 +562,9 @@ impl ModelCc {
             return 0.0;
         };
         let horizon = Instant::from_nanos(horizon);
-        match self.sent.sent_by(horizon) {
-            Some(seq) if seq.is_after(self.last_ack) => f64::from(seq.diff(self.last_ack) as u32),
+        let sent_before = self.sent_at.iter().take_while(|&&(_, t)| t <= horizon).last();
+        match sent_before {
+            Some(&(seq, _)) if seq.is_after(self.last_ack) => f64::from(seq.diff(self.last_ack) as u32),
             _ => 0.0,
         }
     }
@@ -592,11 +617,10 @@ impl CongestionControl for ModelCc {
             if self.first_rtt.is_none() {
                 self.first_rtt = self.first_sent.map(|first| ctx.now - first);
             }
-            if let Some(sample) = self.sent.sample(self.last_ack, ack, ctx.now) {
-                self.handle_sample(ctx.now, sample);
-            }
             self.last_ack = ack;
-            self.sent.acknowledge(ack);
+            while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
+                self.sent_at.pop_front();
+            }
             self.timed_out = false;
         }
         if let Some(report) = ctx.ack {
@@ -611,9 +635,6 @@ impl CongestionControl for ModelCc {
     }
 
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, lost: &[(SeqNo, SeqNo)]) {
-        for &(first, last) in lost {
-            self.sent.lost(first, last);
-        }
         self.count_losses(lost);
         self.handle_round(ctx);
         self.check_loss_window(ctx);
@@ -624,14 +645,13 @@ impl CongestionControl for ModelCc {
         // The connection counted everything unacknowledged as lost before calling: not losses a
         // receiver reported, so not in the loss rate (only `on_loss` counts).
         self.timed_out = true;
-        self.sent.lost(ctx.last_ack, ctx.snd_curr_seq);
         self.update_outputs(ctx);
     }
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
         self.first_sent.get_or_insert(ctx.now);
-        if !retransmission {
-            self.sent.record(seq, ctx.now);
+        if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
+            self.sent_at.push_back((seq, ctx.now));
         }
     }
 
