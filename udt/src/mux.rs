@@ -78,7 +78,7 @@ use crate::options::Options;
 use crate::pace::{self, Wait};
 use crate::sys::{self, EventFd};
 use crate::timers::Timers;
-use crate::tx_batch::{Entry, Flush, TxBatch, GSO_MAX_SEGMENTS};
+use crate::tx_batch::{Entry, Flush, Payload, TxBatch, GSO_MAX_SEGMENTS};
 use crate::view::{self, View};
 
 /// At most this many datagrams are received per round, so transmission is not starved.
@@ -764,7 +764,8 @@ impl Mux {
         // them. (Always in the same order, the connections served first would fill the buffer
         // round after round, and those after them would starve.)
         let mut cut = None;
-        for &id in work.iter() {
+        batch.clear();
+        for (i, &id) in work.iter().enumerate() {
             let Some(Slot { shared, .. }) = conns.get(&id) else { continue };
             let mut conn = shared.lock();
             // An application call may have given the connection a later time since `now` was read.
@@ -773,7 +774,9 @@ impl Mux {
                 conn.handle_timeout(now);
             }
             if writable {
-                writable = self.transmit(&mut conn, now, outbuf, batch, out);
+                // A run left unfilled may take the next connections' datagrams (same peer).
+                let more = i + 1 < work.len();
+                writable = self.transmit(&mut conn, now, outbuf, batch, out, more);
                 if !writable {
                     cut = Some(id);
                 }
@@ -797,6 +800,12 @@ impl Mux {
                 shared.notify();
             }
         }
+        // What the last connections left in an unfilled run (staged: no connection is locked).
+        // Refused for a full buffer, they are in the backlog: no connection was cut short.
+        if writable {
+            self.flush_run(&[], outbuf, batch, batch.entries.len(), out);
+        }
+        batch.clear();
         carry.extend(cut);
         for id in finished {
             conns.remove(&id);
@@ -868,8 +877,12 @@ impl Mux {
     /// Send everything `conn` has to send now. Datagrams are gathered into runs for UDP GSO:
     /// equal sizes to one peer, the last possibly shorter (at most 64 segments and 64 KB).
     /// Data payloads are not copied: each datagram is its header (written into `outbuf`) plus
-    /// its payload's range of the connection's send buffer, handed to the kernel as iovecs.
-    /// Returns false when the kernel's buffer filled up (what it refused is in the backlog).
+    /// its payload's range of the connection's send storage, handed to the kernel as iovecs.
+    /// With `more` (other connections follow in this round), a last run not yet full is kept,
+    /// its payloads staged ([`TxBatch::stage`]), for the next connections' datagrams to the same
+    /// peer to join: many connections between two ports then share GSO sends as one flow does.
+    /// A run kept for another peer is sent first. Returns false when the kernel's buffer filled
+    /// up (what it refused is in the backlog).
     fn transmit(
         &self,
         conn: &mut Connection,
@@ -877,57 +890,66 @@ impl Mux {
         outbuf: &mut [u8],
         batch: &mut TxBatch,
         out: &mut Outbox,
+        more: bool,
     ) -> bool {
         let dest = socket2::SockAddr::from(conn.peer_addr());
-        batch.clear();
+        if batch.dest.as_ref().is_some_and(|d| *d != dest) {
+            // Another peer's run, staged: no storage of this connection's in it.
+            if !self.flush_run(&[], outbuf, batch, batch.entries.len(), out) {
+                return false;
+            }
+            batch.clear();
+        }
+        batch.dest = Some(dest);
         loop {
             // Room for another header (or a whole control packet) in the header buffer.
             if batch.used + 2048 > outbuf.len()
-                && !self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, out)
+                && !self.flush_run(conn.send_storage(), outbuf, batch, batch.entries.len(), out)
             {
                 return false;
             }
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
-            let entry = Entry { header: batch.used..batch.used + t.len, payload: t.payload };
+            let entry = Entry { header: batch.used..batch.used + t.len, payload: t.payload.map(Payload::Storage) };
             batch.used += t.len;
             let n = match batch.add(entry) {
                 Flush::Nothing => continue,
                 Flush::All => batch.entries.len(),
                 Flush::AllButLast => batch.entries.len() - 1,
             };
-            if !self.flush_run(conn, outbuf, batch, n, &dest, out) {
+            if !self.flush_run(conn.send_storage(), outbuf, batch, n, out) {
                 return false;
             }
         }
-        self.flush_run(conn, outbuf, batch, batch.entries.len(), &dest, out)
+        if more {
+            batch.stage(conn.send_storage());
+            return true;
+        }
+        self.flush_run(conn.send_storage(), outbuf, batch, batch.entries.len(), out)
     }
 
     /// Send the first `n` entries of `batch` as one run (one GSO call, or one call each when
-    /// GSO is off or refused), keeping any later entries. Returns false when the kernel's buffer
-    /// is full: then the entries not sent, the run's and any later ones, are copied to the
+    /// GSO is off or refused), keeping any later entries; `storage` is the send storage of the
+    /// connection being served (empty when none is). Returns false when the kernel's buffer is
+    /// full: then the entries not sent, the run's and any later ones, are copied to the
     /// backlog (the core counted them as sent) and the batch is emptied. A datagram the kernel
     /// rejects with another error is lost like on the network (counted in `out.drops`).
-    fn flush_run(
-        &self,
-        conn: &Connection,
-        outbuf: &[u8],
-        batch: &mut TxBatch,
-        n: usize,
-        dest: &socket2::SockAddr,
-        out: &mut Outbox,
-    ) -> bool {
+    fn flush_run(&self, storage: &[u8], outbuf: &[u8], batch: &mut TxBatch, n: usize, out: &mut Outbox) -> bool {
         if n == 0 {
             return true;
         }
-        let storage = conn.send_storage();
+        let Some(dest) = batch.dest.clone() else { return true };
+        let payload = |p: &Payload| match p {
+            Payload::Storage(r) => &storage[r.clone()],
+            Payload::Staged(r) => &batch.staged[r.clone()],
+        };
         // Header and payload of each datagram, borrowed for this call only.
         let mut iov = [IoSlice::new(&[]); 2 * (GSO_MAX_SEGMENTS + 1)];
         let mut k = 0;
         for e in &batch.entries[..n] {
             iov[k] = IoSlice::new(&outbuf[e.header.clone()]);
             k += 1;
-            if let Some(r) = &e.payload {
-                iov[k] = IoSlice::new(&storage[r.clone()]);
+            if let Some(p) = &e.payload {
+                iov[k] = IoSlice::new(payload(p));
                 k += 1;
             }
         }
@@ -935,7 +957,7 @@ impl Mux {
         let mut refused = n;
         let mut sent_as_run = false;
         if n > 1 && self.gso.load(Ordering::Relaxed) {
-            match self.send(&iov[..k], Some(batch.segment as u16), dest) {
+            match self.send(&iov[..k], Some(batch.segment as u16), &dest) {
                 Ok(_) => sent_as_run = true,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     refused = 0;
@@ -951,7 +973,7 @@ impl Mux {
             let mut at = 0;
             for (i, e) in batch.entries[..n].iter().enumerate() {
                 let parts = 1 + usize::from(e.payload.is_some());
-                match self.send(&iov[at..at + parts], None, dest) {
+                match self.send(&iov[at..at + parts], None, &dest) {
                     Ok(_) => {}
                     Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
                         refused = i;
@@ -967,12 +989,11 @@ impl Mux {
         }
         if refused < n {
             for e in &batch.entries[refused..] {
-                let payload = e.payload.clone().map_or(&[][..], |r| &storage[r]);
-                let bytes = [&outbuf[e.header.clone()], payload].concat();
+                let bytes = [&outbuf[e.header.clone()], e.payload.as_ref().map_or(&[][..], payload)].concat();
                 out.backlog.push_back(Deferred { dest: dest.clone(), bytes });
             }
             out.deferred += (batch.entries.len() - refused) as u64;
-            batch.sent(batch.entries.len());
+            batch.clear();
             return false;
         }
         batch.sent(n);

@@ -1,11 +1,19 @@
-//! `TxBatch`: the datagrams one connection is sending in a round, grouped into runs for UDP GSO.
+//! `TxBatch`: the datagrams the I/O thread is sending in a round, grouped into runs for UDP GSO.
 //!
 //! A run is what one GSO `sendmsg` carries: datagrams to one peer of equal size, the last
 //! possibly shorter, at most [`GSO_MAX_SEGMENTS`] of them and [`GSO_MAX_BYTES`] in all.
 //! [`TxBatch::add`] takes datagrams in sending order and says when a run is complete; the caller
 //! sends it and calls [`TxBatch::sent`]. Each datagram is a header in the caller's header buffer
 //! (`used` bytes of it are reserved by the datagrams in the batch) and, for data, a range of the
-//! connection's send storage.
+//! send storage of the connection being served ([`Payload::Storage`]), or of the batch's own
+//! staging buffer ([`Payload::Staged`]).
+//!
+//! A run may carry datagrams of several connections to one peer (many connections from one
+//! client port to one server port): when the I/O thread moves on to the next connection with a
+//! run not yet full, [`TxBatch::stage`] copies that run's payloads out of the connection's
+//! storage (whose lock is about to be released), and the next connection's datagrams join the
+//! run. Invariant: only the connection being served has `Storage` entries; every other entry is
+//! `Staged` (or control, with no payload), and its bytes stay in place until the batch empties.
 //!
 //! Lives in the I/O thread only and is reused across rounds: no allocation per packet.
 
@@ -16,18 +24,36 @@ pub(crate) const GSO_MAX_BYTES: usize = 65_000;
 /// Most datagrams in one GSO send.
 pub(crate) const GSO_MAX_SEGMENTS: usize = 64;
 
-/// One datagram of a batch: its header's bytes in the header buffer and, for data, its
-/// payload's range in the connection's send storage.
+/// One datagram of a batch: its header's bytes in the header buffer and, for data, where its
+/// payload lies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub header: Range<usize>,
-    pub payload: Option<Range<usize>>,
+    pub payload: Option<Payload>,
+}
+
+/// Where a datagram's payload lies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Payload {
+    /// A range of the send storage of the connection being served.
+    Storage(Range<usize>),
+    /// A range of the batch's staging buffer ([`TxBatch::staged`]).
+    Staged(Range<usize>),
+}
+
+impl Payload {
+    /// Payload size.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Storage(r) | Payload::Staged(r) => r.len(),
+        }
+    }
 }
 
 impl Entry {
     /// Datagram size.
     pub fn size(&self) -> usize {
-        self.header.len() + self.payload.as_ref().map_or(0, |r| r.len())
+        self.header.len() + self.payload.as_ref().map_or(0, Payload::len)
     }
 }
 
@@ -48,6 +74,10 @@ pub(crate) enum Flush {
 #[derive(Debug, Default)]
 pub(crate) struct TxBatch {
     pub entries: Vec<Entry>,
+    /// The peer the entries go to (`None`: no entry yet).
+    pub dest: Option<socket2::SockAddr>,
+    /// Payloads copied out of connections already served ([`Payload::Staged`] ranges).
+    pub staged: Vec<u8>,
     /// Bytes of the header buffer in use.
     pub used: usize,
     /// Datagram size of the run (the first entry's).
@@ -57,12 +87,27 @@ pub(crate) struct TxBatch {
 }
 
 impl TxBatch {
-    /// Forget everything (a new connection's round).
+    /// Forget everything.
     pub fn clear(&mut self) {
         self.entries.clear();
         self.used = 0;
         self.segment = 0;
         self.bytes = 0;
+        self.staged.clear();
+        self.dest = None;
+    }
+
+    /// Before the connection being served is released: copy the payloads its entries take from
+    /// its send `storage` into the staging buffer, so the run can go on with the next
+    /// connection's datagrams.
+    pub fn stage(&mut self, storage: &[u8]) {
+        for e in &mut self.entries {
+            if let Some(Payload::Storage(r)) = &e.payload {
+                let at = self.staged.len();
+                self.staged.extend_from_slice(&storage[r.clone()]);
+                e.payload = Some(Payload::Staged(at..self.staged.len()));
+            }
+        }
     }
 
     /// Add the next datagram to send; says which entries now form a complete run. The entry
@@ -93,6 +138,7 @@ impl TxBatch {
         self.segment = self.entries.first().map_or(0, Entry::size);
         if self.entries.is_empty() {
             self.used = 0;
+            self.staged.clear();
         }
     }
 }
@@ -103,7 +149,7 @@ mod tests {
 
     /// A data datagram: a 16-byte header at `at` in the header buffer and `payload` bytes.
     fn data(at: usize, payload: usize) -> Entry {
-        Entry { header: at..at + 16, payload: Some(1000..1000 + payload) }
+        Entry { header: at..at + 16, payload: Some(Payload::Storage(1000..1000 + payload)) }
     }
 
     /// A control datagram of `len` bytes at `at`.
@@ -205,5 +251,23 @@ mod tests {
         b.clear();
         assert!(b.entries.is_empty());
         assert_eq!((b.used, b.segment, b.bytes), (0, 0, 0));
+    }
+
+    #[test]
+    fn staging_copies_the_served_connections_payloads_and_keeps_the_run() {
+        let mut b = TxBatch::default();
+        let storage: Vec<u8> = (0..4000u32).map(|i| i as u8).collect();
+        add(&mut b, data(0, 1456));
+        add(&mut b, control(16, 44));
+        b.stage(&storage);
+        assert_eq!(b.entries[0].payload, Some(Payload::Staged(0..1456)));
+        assert_eq!(b.staged, storage[1000..2456]);
+        assert_eq!(b.entries[1].payload, None);
+        // Sizes and the run are unchanged; a staged entry is not copied again.
+        assert_eq!((b.entries.len(), b.bytes), (2, 1472 + 44));
+        b.stage(&storage);
+        assert_eq!(b.staged.len(), 1456);
+        b.sent(2);
+        assert!(b.staged.is_empty());
     }
 }
