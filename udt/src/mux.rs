@@ -113,10 +113,10 @@ pub(crate) struct ConnShared {
     pub wakers: Mutex<Vec<std::task::Waker>>,
     /// Threads blocked on `changed` (counted under the connection's lock).
     waiters: AtomicUsize,
-    /// The view blocked callers last saw: signalled by the I/O thread, or left by an
-    /// application call (which signals any other waiter itself). Used under the connection's
-    /// lock only.
-    signalled: Mutex<Option<View>>,
+    /// The view blocked callers last saw (signalled by the I/O thread, or left by an
+    /// application call, which signals any other waiter itself) and what the I/O thread needs
+    /// to pace readers' wake-ups (`view::ReadWakes`). Used under the connection's lock only.
+    signalled: Mutex<view::Signalled>,
 }
 
 impl ConnShared {
@@ -128,7 +128,7 @@ impl ConnShared {
             changed: Condvar::new(),
             wakers: Mutex::new(Vec::new()),
             waiters: AtomicUsize::new(0),
-            signalled: Mutex::new(None),
+            signalled: Mutex::new(view::Signalled::default()),
         })
     }
 
@@ -183,7 +183,7 @@ impl ConnShared {
     /// the I/O thread compares its later changes with that, and signal any other caller
     /// blocked on the connection (the change may concern it: a close, say).
     pub fn touch(&self, conn: &Connection) {
-        *self.signalled.lock().unwrap_or_else(|e| e.into_inner()) = Some(View::of(conn));
+        self.signalled.lock().unwrap_or_else(|e| e.into_inner()).view = Some(View::of(conn));
         self.notify();
     }
 
@@ -194,13 +194,10 @@ impl ConnShared {
         view::deadline_came_nearer(before, conn.poll_timeout())
     }
 
-    /// I/O thread, with `conn` locked after a round: whether blocked callers must be signalled.
-    fn needs_signal(&self, conn: &Connection) -> bool {
-        let now = Some(View::of(conn));
-        let mut signalled = self.signalled.lock().unwrap_or_else(|e| e.into_inner());
-        let changed = *signalled != now;
-        *signalled = now;
-        changed
+    /// I/O thread, with `conn` locked after a round at `now`: whether blocked callers must be
+    /// signalled (see [`view::Signalled::changed`]).
+    fn needs_signal(&self, conn: &Connection, now: Instant) -> bool {
+        self.signalled.lock().unwrap_or_else(|e| e.into_inner()).changed(conn, now)
     }
 }
 
@@ -794,7 +791,7 @@ impl Mux {
                 }
             }
             timers.arm(id, deadline);
-            let signal = shared.needs_signal(&conn);
+            let signal = shared.needs_signal(&conn, now);
             drop(conn);
             if signal {
                 shared.notify();
