@@ -181,10 +181,17 @@ impl ConnShared {
 
     /// After an application call changed `conn` (still locked): record the view it left, so
     /// the I/O thread compares its later changes with that, and signal any other caller
-    /// blocked on the connection (the change may concern it: a close, say).
+    /// blocked on the connection if the view changed (a close, say; a write that left the view
+    /// as it was concerns nobody, not the thread blocked reading the same connection).
     pub fn touch(&self, conn: &Connection) {
-        self.signalled.lock().unwrap_or_else(|e| e.into_inner()).view = Some(View::of(conn));
-        self.notify();
+        let view = Some(View::of(conn));
+        let changed = {
+            let mut signalled = self.signalled.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut signalled.view, view) != view
+        };
+        if changed {
+            self.notify();
+        }
     }
 
     /// [`touch`](Self::touch) after an application call that found the connection's next
@@ -564,6 +571,7 @@ impl Mux {
         let mut landing = Landing::new(self.rx_segment);
         let mut outbuf = vec![0u8; MAX_DATAGRAM];
         let mut batch = TxBatch::default();
+        let mut control = TxBatch::default();
         let mut idle_since_empty: Option<std::time::Instant> = None;
         let mut gathering = pace::Gathering::new(self.gather, clock::now());
         // Whether the socket may hold datagrams: false only after a wait in which `poll`
@@ -580,7 +588,7 @@ impl Mux {
                 st.begin_round();
                 let data = if readable { self.receive(&mut st, &mut landing, &mut outbuf) } else { 0 };
                 let now = clock::now();
-                let next = self.service(&mut st, now, &mut outbuf, &mut batch);
+                let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut control);
                 gather = gathering.after_round(round_start, data);
                 blocked = !st.out.backlog.is_empty();
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
@@ -732,6 +740,7 @@ impl Mux {
         now: Instant,
         outbuf: &mut [u8],
         batch: &mut TxBatch,
+        control: &mut TxBatch,
     ) -> Option<Instant> {
         // The connections application calls queued; each unmarked before it is locked below.
         let mut ready = std::mem::take(&mut st.ready_spare);
@@ -762,6 +771,7 @@ impl Mux {
         // round after round, and those after them would starve.)
         let mut cut = None;
         batch.clear();
+        control.clear();
         for (i, &id) in work.iter().enumerate() {
             let Some(Slot { shared, .. }) = conns.get(&id) else { continue };
             let mut conn = shared.lock();
@@ -773,7 +783,7 @@ impl Mux {
             if writable {
                 // A run left unfilled may take the next connections' datagrams (same peer).
                 let more = i + 1 < work.len();
-                writable = self.transmit(&mut conn, now, outbuf, batch, out, more);
+                writable = self.transmit(&mut conn, now, outbuf, batch, control, out, more);
                 if !writable {
                     cut = Some(id);
                 }
@@ -799,10 +809,11 @@ impl Mux {
         }
         // What the last connections left in an unfilled run (staged: no connection is locked).
         // Refused for a full buffer, they are in the backlog: no connection was cut short.
-        if writable {
-            self.flush_run(&[], outbuf, batch, batch.entries.len(), out);
+        if writable && self.flush_run(&[], outbuf, batch, batch.entries.len(), out) {
+            self.flush_run(&[], outbuf, control, control.entries.len(), out);
         }
         batch.clear();
+        control.clear();
         carry.extend(cut);
         for id in finished {
             conns.remove(&id);
@@ -875,29 +886,38 @@ impl Mux {
     /// equal sizes to one peer, the last possibly shorter (at most 64 segments and 64 KB).
     /// Data payloads are not copied: each datagram is its header (written into `outbuf`) plus
     /// its payload's range of the connection's send storage, handed to the kernel as iovecs.
-    /// With `more` (other connections follow in this round), a last run not yet full is kept,
-    /// its payloads staged ([`TxBatch::stage`]), for the next connections' datagrams to the same
-    /// peer to join: many connections between two ports then share GSO sends as one flow does.
-    /// A run kept for another peer is sent first. Returns false when the kernel's buffer filled
-    /// up (what it refused is in the backlog).
+    /// Control packets (ACKs, ACK2s, NAKs, keep-alives: a few dozen bytes) gather in runs of
+    /// their own (`control`, copied), so that they do not cut the data runs short.
+    ///
+    /// With `more` (other connections follow in this round), the runs not yet full are kept,
+    /// the data run's payloads staged ([`TxBatch::stage`]), for the next connections' datagrams
+    /// to the same peer to join: many connections between two ports then share GSO sends as
+    /// one flow does. Runs kept for another peer are sent first. Returns false when the
+    /// kernel's buffer filled up (what it refused is in the backlog).
+    #[allow(clippy::too_many_arguments)]
     fn transmit(
         &self,
         conn: &mut Connection,
         now: Instant,
         outbuf: &mut [u8],
         batch: &mut TxBatch,
+        control: &mut TxBatch,
         out: &mut Outbox,
         more: bool,
     ) -> bool {
         let dest = socket2::SockAddr::from(conn.peer_addr());
-        if batch.dest.as_ref().is_some_and(|d| *d != dest) {
-            // Another peer's run, staged: no storage of this connection's in it.
-            if !self.flush_run(&[], outbuf, batch, batch.entries.len(), out) {
+        if batch.dest.as_ref().is_some_and(|d| *d != dest) || control.dest.as_ref().is_some_and(|d| *d != dest) {
+            // Another peer's runs, staged: no storage of this connection's in them.
+            if !self.flush_run(&[], outbuf, batch, batch.entries.len(), out)
+                || !self.flush_run(&[], outbuf, control, control.entries.len(), out)
+            {
                 return false;
             }
             batch.clear();
+            control.clear();
         }
-        batch.dest = Some(dest);
+        batch.dest = Some(dest.clone());
+        control.dest = Some(dest);
         loop {
             // Room for another header (or a whole control packet) in the header buffer.
             if batch.used + 2048 > outbuf.len()
@@ -906,22 +926,35 @@ impl Mux {
                 return false;
             }
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
-            let entry = Entry { header: batch.used..batch.used + t.len, payload: t.payload.map(Payload::Storage) };
-            batch.used += t.len;
-            let n = match batch.add(entry) {
-                Flush::Nothing => continue,
-                Flush::All => batch.entries.len(),
-                Flush::AllButLast => batch.entries.len() - 1,
+            let (run, entry) = match t.payload {
+                Some(p) => {
+                    let header = batch.used..batch.used + t.len;
+                    batch.used += t.len;
+                    (&mut *batch, Entry { header, payload: Some(Payload::Storage(p)) })
+                }
+                None => {
+                    let at = control.staged.len();
+                    control.staged.extend_from_slice(&outbuf[batch.used..batch.used + t.len]);
+                    (&mut *control, Entry { header: 0..0, payload: Some(Payload::Staged(at..at + t.len)) })
+                }
             };
-            if !self.flush_run(conn.send_storage(), outbuf, batch, n, out) {
+            let n = match run.add(entry) {
+                Flush::Nothing => continue,
+                Flush::All => run.entries.len(),
+                Flush::AllButLast => run.entries.len() - 1,
+            };
+            if !self.flush_run(conn.send_storage(), outbuf, run, n, out) {
                 return false;
             }
         }
-        if more {
+        // A closed connection's last packets leave now: `close` returns once they have been
+        // handed to the kernel, and the process may exit then.
+        if more && !matches!(conn.state(), State::Closed(_)) {
             batch.stage(conn.send_storage());
             return true;
         }
         self.flush_run(conn.send_storage(), outbuf, batch, batch.entries.len(), out)
+            && self.flush_run(&[], outbuf, control, control.entries.len(), out)
     }
 
     /// Send the first `n` entries of `batch` as one run (one GSO call, or one call each when

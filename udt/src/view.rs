@@ -4,8 +4,8 @@
 //!
 //! The view holds readiness, not amounts: blocked callers wait for a state, for data to read
 //! (any), for room to write (any, in stream mode: a stream write takes what fits; a message
-//! needs room for all of it, so in message mode the amount), for everything acknowledged and
-//! for the control queue to drain. A change of amount that leaves readiness as it was wakes
+//! needs room for all of it, so in message mode the amount), for everything acknowledged and,
+//! once closed, for the control queue to drain. A change of amount that leaves readiness as it was wakes
 //! nobody: a thread waiting for its last data to be acknowledged is not woken by every packet
 //! the I/O thread sends or every acknowledgement that frees room.
 //!
@@ -27,6 +27,8 @@ pub(crate) struct View {
     /// Stream mode: 1 with room to write, 0 without; message mode: the bytes of room.
     writable: usize,
     flushed: bool,
+    /// Closed, and the control queue (the shutdown) has left: what `close` waits for. (Before
+    /// the close the queue empties and fills with every round; nobody waits for that.)
     drained: bool,
 }
 
@@ -42,7 +44,7 @@ impl View {
                 Mode::Stream => room.min(1),
             },
             flushed: conn.is_flushed(),
-            drained: conn.is_drained(),
+            drained: matches!(conn.state(), State::Closed(_)) && conn.is_drained(),
         }
     }
 }
