@@ -42,6 +42,8 @@ mod timers;
 mod tx_batch;
 mod udp;
 mod view;
+#[cfg(test)]
+mod wake_tests;
 
 #[cfg(feature = "tokio")]
 pub use async_io::{AsyncUdtListener, AsyncUdtStream};

@@ -117,6 +117,9 @@ pub(crate) struct ConnShared {
     /// application call, which signals any other waiter itself) and what the I/O thread needs
     /// to pace readers' wake-ups (`view::ReadWakes`). Used under the connection's lock only.
     signalled: Mutex<view::Signalled>,
+    /// Signals that found a blocked thread (tests count wake-ups with it).
+    #[cfg(test)]
+    pub signals: AtomicUsize,
 }
 
 impl ConnShared {
@@ -129,12 +132,16 @@ impl ConnShared {
             wakers: Mutex::new(Vec::new()),
             waiters: AtomicUsize::new(0),
             signalled: Mutex::new(view::Signalled::default()),
+            #[cfg(test)]
+            signals: AtomicUsize::new(0),
         })
     }
 
     /// Wake blocked threads and async tasks (no system call when nobody waits).
     pub fn notify(&self) {
         if self.waiters.load(Ordering::SeqCst) > 0 {
+            #[cfg(test)]
+            self.signals.fetch_add(1, Ordering::SeqCst);
             self.changed.notify_all();
         }
         let wakers = std::mem::take(&mut *self.wakers.lock().unwrap_or_else(|e| e.into_inner()));
@@ -332,7 +339,7 @@ pub(crate) struct Mux {
     /// Faults the crate's unit tests inject.
     #[cfg(test)]
     hooks: crate::options::TestHooks,
-    /// `sendmsg` calls so far, for `hooks.refuse_sends`.
+    /// `sendmsg` calls so far (for `hooks.refuse_sends`, and tests that count them).
     #[cfg(test)]
     sends: std::sync::atomic::AtomicU32,
     /// Rounds so far, and connections served in them (one count per connection per round).
@@ -545,6 +552,19 @@ impl Mux {
     #[cfg(test)]
     fn accept_waker_count(&self) -> usize {
         self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// `sendmsg` calls so far.
+    #[cfg(test)]
+    pub(crate) fn sendmsg_calls(&self) -> u32 {
+        self.sends.load(Ordering::Relaxed)
+    }
+
+    /// Lock the multiplexer's state: the I/O thread stops at its next round until the guard
+    /// is dropped (tests line up work for one round with it).
+    #[cfg(test)]
+    pub(crate) fn hold_rounds(&self) -> impl Drop + '_ {
+        self.lock_state()
     }
 
     /// Rounds the I/O thread has run, and connections it served in them.
@@ -906,7 +926,9 @@ impl Mux {
         more: bool,
     ) -> bool {
         let dest = socket2::SockAddr::from(conn.peer_addr());
-        if batch.dest.as_ref().is_some_and(|d| *d != dest) || control.dest.as_ref().is_some_and(|d| *d != dest) {
+        if batch.dest.as_ref().is_some_and(|d| *d != dest)
+            || control.dest.as_ref().is_some_and(|d| *d != dest)
+        {
             // Another peer's runs, staged: no storage of this connection's in them.
             if !self.flush_run(&[], outbuf, batch, batch.entries.len(), out)
                 || !self.flush_run(&[], outbuf, control, control.entries.len(), out)
@@ -963,7 +985,14 @@ impl Mux {
     /// full: then the entries not sent, the run's and any later ones, are copied to the
     /// backlog (the core counted them as sent) and the batch is emptied. A datagram the kernel
     /// rejects with another error is lost like on the network (counted in `out.drops`).
-    fn flush_run(&self, storage: &[u8], outbuf: &[u8], batch: &mut TxBatch, n: usize, out: &mut Outbox) -> bool {
+    fn flush_run(
+        &self,
+        storage: &[u8],
+        outbuf: &[u8],
+        batch: &mut TxBatch,
+        n: usize,
+        out: &mut Outbox,
+    ) -> bool {
         if n == 0 {
             return true;
         }
@@ -1053,7 +1082,8 @@ impl Mux {
         #[cfg(test)]
         {
             let every = self.hooks.refuse_sends;
-            if every > 0 && self.sends.fetch_add(1, Ordering::Relaxed) % every == every - 1 {
+            let nth = self.sends.fetch_add(1, Ordering::Relaxed);
+            if every > 0 && nth % every == every - 1 {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         }

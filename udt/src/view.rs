@@ -59,8 +59,9 @@ pub(crate) const READ_LOW_WATER: usize = 64 * 1024;
 ///
 /// Readers of a stream are woken when data to read appears, at once if it is worth it: there is
 /// [`READ_LOW_WATER`] of it, or it came after a quiet spell of an ACK interval (a request, a
-/// typed line: no more is on its way), or this end sent data since the data before it (a
-/// conversation: the reader awaits an answer), or it is a message. Otherwise (data streaming in,
+/// typed line: no more is on its way), or within an ACK interval of the first data that
+/// arrived after this end had sent some (a conversation: the reader awaits the answer to what
+/// it sent, which may span packets), or it is a message. Otherwise (data streaming in,
 /// a little at a time: hundreds of connections sharing a port each get a packet or two per
 /// round) the wake-up waits for the connection's next acknowledgement, which the receiver sends
 /// every ACK interval (`SYN`, 10 ms) or 64 packets while data arrives (protocol notes §3.3) —
@@ -76,6 +77,8 @@ pub(crate) struct Signalled {
     /// Data packets this end had sent when data last arrived, and when that was.
     sent_at_arrival: u64,
     last_arrival: Option<Instant>,
+    /// When data first arrived after this end had sent some: the peer's answer began.
+    answer_began: Option<Instant>,
 }
 
 impl Signalled {
@@ -85,19 +88,24 @@ impl Signalled {
         let view = View::of(conn);
         let c = conn.counters();
         let arrived = c.pkts_recv != self.recv_seen;
+        let quiet_before = !self.last_arrival.is_some_and(|t| now.saturating_since(t) < SYN);
+        if arrived {
+            if c.pkts_sent != self.sent_at_arrival {
+                self.answer_began = Some(now);
+            }
+            self.recv_seen = c.pkts_recv;
+            self.sent_at_arrival = c.pkts_sent;
+            self.last_arrival = Some(now);
+        }
+        let answering = self.answer_began.is_some_and(|t| now.saturating_since(t) < SYN);
         let shown_readable = self.view.is_some_and(|v| v.readable);
         let wait_for_ack = view.readable
             && !shown_readable
             && conn.config().mode == Mode::Stream
             && conn.readable_bytes() < READ_LOW_WATER
             && c.acks_sent == self.acks_seen
-            && c.pkts_sent == self.sent_at_arrival
-            && self.last_arrival.is_some_and(|t| now.saturating_since(t) < SYN);
-        if arrived {
-            self.recv_seen = c.pkts_recv;
-            self.sent_at_arrival = c.pkts_sent;
-            self.last_arrival = Some(now);
-        }
+            && !answering
+            && !quiet_before;
         self.acks_seen = c.acks_sent;
         let shown = View { readable: view.readable && !wait_for_ack, ..view };
         let changed = self.view != Some(shown);

@@ -1,0 +1,172 @@
+//! Tests of what the I/O thread costs per packet when many connections share a port: datagrams
+//! of several connections to one peer share GSO sends, and blocked application threads are
+//! woken when what they wait for changed, readers at the pace of acknowledgements while data
+//! streams in, not for every packet. Loopback only.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::sync::atomic::Ordering;
+use std::thread;
+use std::time::Duration;
+
+use crate::listener::UdtListener;
+use crate::options::Options;
+use crate::stream::UdtStream;
+
+fn options() -> Options {
+    Options {
+        read_timeout: Some(Duration::from_secs(20)),
+        write_timeout: Some(Duration::from_secs(20)),
+        ..Options::default()
+    }
+}
+
+/// `n` connected pairs: clients sharing one port (one I/O thread), servers on another.
+fn pairs(n: usize, options: Options) -> (UdtListener, UdtListener, Vec<(UdtStream, UdtStream)>) {
+    let listener = UdtListener::bind_with("127.0.0.1:0", options.clone()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let clients = UdtListener::bind_with("127.0.0.1:0", options).unwrap();
+    let pairs = (0..n)
+        .map(|_| {
+            let client = clients.connect(addr).unwrap();
+            let (server, _) = listener.accept().unwrap();
+            (client, server)
+        })
+        .collect();
+    (listener, clients, pairs)
+}
+
+/// One packet from each of 100 connections of one port to another, lined up for one round:
+/// they leave in a few GSO sends (at most 64 datagrams each), not one send each.
+#[test]
+fn connections_between_two_ports_share_gso_sends() {
+    const CONNECTIONS: usize = 100;
+    let (_listener, clients, mut pairs) = pairs(CONNECTIONS, options());
+    // Let the handshakes' own traffic settle.
+    thread::sleep(Duration::from_millis(100));
+    let before;
+    {
+        let _held = clients.mux.hold_rounds();
+        before = clients.mux.sendmsg_calls();
+        for (i, (client, _)) in pairs.iter_mut().enumerate() {
+            client.write_all(&[i as u8; 1000]).unwrap();
+        }
+    }
+    for (i, (_, server)) in pairs.iter_mut().enumerate() {
+        let mut got = [0u8; 1000];
+        server.read_exact(&mut got).unwrap();
+        assert!(got.iter().all(|&b| b == i as u8), "connection {i} got other bytes");
+    }
+    let sends = clients.mux.sendmsg_calls() - before;
+    eprintln!("{CONNECTIONS} data packets (and their ACK2s) in {sends} sendmsg calls");
+    // One call per datagram would be 100 for the data alone; two GSO runs carry it, and the
+    // ACK2s answering the server's acknowledgements gather in runs of their own.
+    assert!(sends <= CONNECTIONS as u32 / 4, "{sends} sendmsg calls");
+}
+
+/// A thread waiting for its data to be acknowledged, and another blocked reading the same
+/// connection, are not woken by every packet sent, every acknowledgement or every write: only
+/// when room to write appears, or everything is acknowledged.
+#[test]
+fn threads_blocked_on_a_connection_wake_when_what_they_wait_for_changes() {
+    let (_listener, _clients, mut pairs) = pairs(1, options());
+    let (client, mut server) = pairs.pop().unwrap();
+    let client = std::sync::Arc::new(client);
+    let drain = thread::spawn(move || {
+        let mut sink = Vec::new();
+        server.read_to_end(&mut sink).unwrap();
+        sink.len()
+    });
+    // Blocked reading the client side, to which the server never writes.
+    let reader = {
+        let client = std::sync::Arc::clone(&client);
+        thread::spawn(move || {
+            let mut b = [0u8; 1];
+            (&*client).read(&mut b).unwrap_or(0)
+        })
+    };
+    thread::sleep(Duration::from_millis(50));
+    let before = client.shared.signals.load(Ordering::SeqCst);
+    let chunk = [9u8; 1000];
+    const WRITES: usize = 3000;
+    for _ in 0..WRITES {
+        (&*client).write_all(&chunk).unwrap();
+    }
+    client.flush_acknowledged().unwrap();
+    let signals = client.shared.signals.load(Ordering::SeqCst) - before;
+    let packets = client.stats(false).total.pkts_sent;
+    eprintln!("{WRITES} writes, {packets} packets: {signals} wake-ups of blocked threads");
+    assert!((signals as u64) < packets / 4, "{signals} wake-ups for {packets} packets");
+    let client = std::sync::Arc::into_inner(client);
+    drop(client);
+    assert_eq!(drain.join().unwrap(), WRITES * chunk.len());
+    assert_eq!(reader.join().unwrap(), 0);
+}
+
+/// A reader of a stream whose data comes a packet at a time, closer together than the ACK
+/// interval, is woken at the pace of the receiver's acknowledgements, not once per packet.
+#[test]
+fn a_reader_of_streaming_data_is_woken_per_acknowledgement_not_per_packet() {
+    let mut options = options();
+    // About 860 packets a second: one every 1.2 ms, each alone in its round.
+    options.config.max_bandwidth = Some(1_250_000);
+    let (_listener, _clients, mut pairs) = pairs(1, options);
+    let (mut client, mut server) = pairs.pop().unwrap();
+    const BYTES: usize = 1_000_000;
+    let writer = thread::spawn(move || {
+        client.write_all(&vec![3u8; BYTES]).unwrap();
+        client.flush_acknowledged().unwrap();
+        client
+    });
+    let before = server.shared.signals.load(Ordering::SeqCst);
+    let mut got = 0;
+    let mut buf = vec![0u8; 1 << 20];
+    while got < BYTES {
+        let n = server.read(&mut buf).unwrap();
+        assert!(n > 0 && buf[..n].iter().all(|&b| b == 3));
+        got += n;
+    }
+    let signals = server.shared.signals.load(Ordering::SeqCst) - before;
+    let packets = server.stats(false).total.pkts_recv;
+    eprintln!("{packets} packets read after {signals} wake-ups");
+    assert!((signals as u64) < packets / 4, "{signals} wake-ups for {packets} packets");
+    drop(writer.join().unwrap());
+}
+
+/// Requests and answers back to back (a conversation) are not held for the ACK interval: each
+/// side is woken as soon as the other's message arrives. The messages fill whole packets, so no
+/// short packet calls for an immediate acknowledgement: only the rule that an end that has sent
+/// since the last data arrived awaits an answer wakes the reader at once.
+#[test]
+fn a_conversation_is_not_held_for_acknowledgements() {
+    let (_listener, _clients, mut pairs) = pairs(1, options());
+    let (mut client, mut server) = pairs.pop().unwrap();
+    let message = 2 * udt_proto::connection::Config::payload_size(client.shared.lock().config().mss);
+    let echo = thread::spawn(move || {
+        let mut b = vec![0u8; message];
+        for _ in 0..300 {
+            server.read_exact(&mut b).unwrap();
+            server.write_all(&b).unwrap();
+        }
+        server
+    });
+    let mut times = Vec::new();
+    let mut b = vec![0u8; message];
+    for i in 0..300u32 {
+        let started = std::time::Instant::now();
+        client.write_all(&vec![i as u8; message]).unwrap();
+        client.read_exact(&mut b).unwrap();
+        assert!(b.iter().all(|&x| x == i as u8));
+        times.push(started.elapsed());
+    }
+    drop(echo.join().unwrap());
+    times.sort();
+    let median = times[times.len() / 2];
+    eprintln!(
+        "round trips of {message}-byte messages: median {median:?}, slowest {:?}",
+        times[times.len() - 1]
+    );
+    // Held for the acknowledgement, each round trip would take up to two ACK intervals (10 ms).
+    assert!(median < Duration::from_millis(4), "median round trip {median:?}");
+}
