@@ -88,7 +88,7 @@ impl Signalled {
         let view = View::of(conn);
         let c = conn.counters();
         let arrived = c.pkts_recv != self.recv_seen;
-        let quiet_before = !self.last_arrival.is_some_and(|t| now.saturating_since(t) < SYN);
+        let quiet_before = self.last_arrival.is_none_or(|t| now.saturating_since(t) >= SYN);
         if arrived {
             if c.pkts_sent != self.sent_at_arrival {
                 self.answer_began = Some(now);
