@@ -554,11 +554,16 @@ inline UDTSOCKET accept_one(UDTSOCKET l, const Common& c) {
     return s;
 }
 
-inline UDTSOCKET connect_to(const Addr& peer, int type, const Common& c) {
-    UDTSOCKET u = new_socket(peer.family, type, c);
+// Connect a socket made by new_socket() (options that must precede connect set already).
+inline void connect_socket(UDTSOCKET u, const Addr& peer) {
     Watchdog::kick("UDT::connect");
     if (UDT::connect(u, peer.sa(), peer.len) == UDT::ERROR) udt_fail("UDT::connect");
     Watchdog::kick("connected");
+}
+
+inline UDTSOCKET connect_to(const Addr& peer, int type, const Common& c) {
+    UDTSOCKET u = new_socket(peer.family, type, c);
+    connect_socket(u, peer);
     return u;
 }
 

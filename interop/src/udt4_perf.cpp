@@ -9,7 +9,8 @@
 //   DONE bytes=<n> secs=<t> mbps=<x> cpu_user=<s> cpu_sys=<s>
 // mbps = bytes*8/secs/1e6. Receiver: secs from accept to the last byte
 // received. Sender: secs from connected to close() returned (so it includes
-// draining the send buffer). cpu_*: getrusage(RUSAGE_SELF) deltas (all
+// draining the send buffer). --maxbw caps the sender's rate with UDT_MAXBW
+// (bytes per second of UDT packets, set before connect). cpu_*: getrusage(RUSAGE_SELF) deltas (all
 // threads, including UDT's) over the same interval. The sender also writes a
 // one-line UDT perfmon summary to stderr ("INFO perfmon ...") before closing.
 #include "common.h"
@@ -18,13 +19,16 @@ using namespace interop;
 
 static const char* USAGE =
     "usage: udt4_perf --listen PORT [--bind ADDR] [--count N] [--timeout SECS] [--mss N]\n"
-    "       udt4_perf --connect HOST:PORT --secs T [--chunk BYTES] [--timeout SECS] [--mss N]\n"
+    "       udt4_perf --connect HOST:PORT --secs T [--chunk BYTES] [--maxbw BYTES_PER_SEC] [--timeout SECS]\n"
+    "                 [--mss N]\n"
     "  --listen PORT    receiver: UDP port (0 = any; printed as READY <port>)\n"
     "  --bind ADDR      receiver local address, default 127.0.0.1\n"
     "  --count N        receiver: connections to serve one after another, default 1\n"
     "  --connect HOST:PORT  sender: receiver address\n"
     "  --secs T         sender: seconds to send for (float)\n"
-    "  --chunk BYTES    sender: bytes per UDT::send call, default 1048576\n" INTEROP_COMMON_USAGE;
+    "  --chunk BYTES    sender: bytes per UDT::send call, default 1048576\n"
+    "  --maxbw BYTES_PER_SEC  sender: UDT_MAXBW, the most bytes per second of UDT packets\n"
+    "                   (headers and retransmissions included) it sends; default no cap\n" INTEROP_COMMON_USAGE;
 
 static void print_perf(uint64_t bytes, double secs, const CpuTimes& c0, const CpuTimes& c1) {
     double mbps = secs > 0 ? bytes * 8.0 / secs / 1e6 : 0.0;
@@ -47,7 +51,7 @@ int main(int argc, char** argv) {
     prog_name() = "udt4_perf";
     Args a(argc, argv,
            {{"listen", true}, {"bind", true}, {"count", true}, {"connect", true}, {"secs", true}, {"chunk", true},
-            INTEROP_COMMON_OPTS},
+            {"maxbw", true}, INTEROP_COMMON_OPTS},
            USAGE);
     if (a.has("listen") == a.has("connect")) a.usage_error("give exactly one of --listen PORT or --connect HOST:PORT");
 
@@ -78,8 +82,17 @@ int main(int argc, char** argv) {
         double secs = a.req_f64("secs");
         uint64_t chunk = a.u64("chunk", 1 << 20);
         if (chunk < 1 || chunk > (1u << 30)) a.usage_error("--chunk must be in [1, 2^30]");
+        bool capped = a.has("maxbw");
+        uint64_t maxbw = a.u64("maxbw", 0);
+        if (capped && (maxbw < 1 || maxbw > static_cast<uint64_t>(INT64_MAX)))
+            a.usage_error("--maxbw must be in [1, 2^63)");
         Common c = init(a);
-        UDTSOCKET u = connect_to(peer, SOCK_STREAM, c);
+        UDTSOCKET u = new_socket(peer.family, SOCK_STREAM, c);
+        if (capped) {
+            int64_t bw = static_cast<int64_t>(maxbw);
+            if (UDT::setsockopt(u, 0, UDT_MAXBW, &bw, sizeof bw) == UDT::ERROR) udt_fail("setsockopt(UDT_MAXBW)");
+        }
+        connect_socket(u, peer);
         print_ready(u);
         std::vector<uint8_t> buf(chunk);
         XorShift64 g(1);
