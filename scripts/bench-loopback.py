@@ -19,92 +19,12 @@ Needs: cargo (builds udt-cli in release), interop/setup.sh done, iperf3, GNU tim
 import argparse
 import json
 import os
-import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def timed(cmd, tmpdir, name):
-    """Start cmd under GNU time; returns (Popen, path of the time report)."""
-    report = os.path.join(tmpdir, name + ".time")
-    p = subprocess.Popen(
-        ["/usr/bin/time", "-f", "%e %U %S", "-o", report] + cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    return p, report
-
-
-def cpu_of(report):
-    with open(report) as f:
-        wall, user, sys_ = f.read().split()[-3:]
-    return float(user) + float(sys_)
-
-
-def finish(p, timeout):
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        raise RuntimeError(f"timed out: {p.args}\n{err}")
-    if p.returncode != 0:
-        raise RuntimeError(f"exit {p.returncode}: {' '.join(p.args)}\n{err}")
-    return out
-
-
-def run_udt(udt, secs, tmp):
-    port = free_port()
-    srv, srv_t = timed([udt, "perf", "server", "-1", "--json", "-l", f"127.0.0.1:{port}"], tmp, "udt-srv")
-    time.sleep(0.3)
-    cli, cli_t = timed([udt, "perf", "client", f"127.0.0.1:{port}", "-t", str(secs), "--json"], tmp, "udt-cli")
-    out = finish(cli, secs + 60)
-    finish(srv, 60)
-    summary = json.loads(out)["summary"]
-    nbytes = summary["bytes"]
-    return nbytes, summary["seconds"], cpu_of(cli_t), cpu_of(srv_t)
-
-
-def run_udt4(peer, secs, tmp):
-    srv, srv_t = timed([peer, "--listen", "0"], tmp, "udt4-srv")
-    line = srv.stdout.readline()
-    port = int(line.split()[1])
-    cli, cli_t = timed([peer, "--connect", f"127.0.0.1:{port}", "--secs", str(secs)], tmp, "udt4-cli")
-    cli_out = finish(cli, secs + 60)
-    srv_out = finish(srv, 60)
-    done = dict(kv.split("=") for kv in re.search(r"DONE (.*)", srv_out).group(1).split())
-    sent = dict(kv.split("=") for kv in re.search(r"DONE (.*)", cli_out).group(1).split())
-    return int(done["bytes"]), float(sent["secs"]), cpu_of(cli_t), cpu_of(srv_t)
-
-
-def run_iperf(secs, tmp, udp):
-    port = free_port()
-    srv, srv_t = timed(["iperf3", "-s", "-1", "-p", str(port)], tmp, "ip-srv")
-    time.sleep(0.3)
-    extra = ["-u", "-b", "0", "-l", "1472"] if udp else []
-    cli, cli_t = timed(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", str(secs), "-J"] + extra, tmp, "ip-cli")
-    out = json.loads(finish(cli, secs + 60))
-    finish(srv, 60)
-    end = out["end"]
-    if udp:
-        s = end["sum"]
-        delivered = s["bytes"] * (1 - s["lost_percent"] / 100.0)
-        return delivered, s["seconds"], cpu_of(cli_t), cpu_of(srv_t)
-    s = end["sum_received"]
-    return s["bytes"], s["seconds"], cpu_of(cli_t), cpu_of(srv_t)
+from benchlib import ROOT, UDT, UDT4_PERF, run_iperf, run_udt, run_udt4
 
 
 def main():
@@ -115,9 +35,7 @@ def main():
     a = ap.parse_args()
 
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "udt-cli"], cwd=ROOT, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    udt = os.path.join(target, "release", "udt")
-    peer = os.path.join(ROOT, "interop", "build", "udt4_perf")
+    udt, peer = UDT, UDT4_PERF
     for path, hint in [(udt, "cargo build"), (peer, "interop/setup.sh")]:
         if not os.path.exists(path):
             sys.exit(f"bench-loopback: {path} missing ({hint})")
@@ -132,12 +50,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(a.rounds):
             for name, run in systems.items():
-                nbytes, secs, cpu_send, cpu_recv = run(tmp)
-                gb = nbytes / 1e9
-                results[name].append(
-                    {"gbps": nbytes * 8 / secs / 1e9, "send_cpu_s_per_gb": cpu_send / gb, "recv_cpu_s_per_gb": cpu_recv / gb}
-                )
-                print(f"round {r + 1}: {name}: {nbytes * 8 / secs / 1e9:.2f} Gb/s", file=sys.stderr)
+                run_ = run(tmp)
+                send, recv = run_.cpu_per_gb()
+                results[name].append({"gbps": run_.gbps(), "send_cpu_s_per_gb": send, "recv_cpu_s_per_gb": recv})
+                print(f"round {r + 1}: {name}: {run_.gbps():.2f} Gb/s", file=sys.stderr)
 
     med = {
         name: {k: statistics.median(x[k] for x in runs) for k in runs[0]} for name, runs in results.items()
