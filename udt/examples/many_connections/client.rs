@@ -5,7 +5,7 @@
 //!
 //! Connection `i` of `n` sends message 0 as it connects, then message `k` at
 //! `t0 + (k - 1) * interval + i * interval / n` while that is before `t0 + seconds` (so sends are
-//! spread evenly over each interval), then its end marker.
+//! spread evenly over each interval), then (`send_ends`) its end marker.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -94,13 +94,17 @@ pub fn connect_all(clients: &UdtListener, server: SocketAddr, n: u32, threads: u
 }
 
 /// Send every share's messages on schedule from `t0` for `seconds` (`interval` zero: none,
-/// just wait), one thread per share; then every connection's end marker.
+/// just wait), one thread per share.
 pub fn send_all(shares: &mut [Vec<Conn>], n: u32, t0: Instant, interval: Duration, seconds: Duration) {
     std::thread::scope(|scope| {
         for share in shares.iter_mut() {
             scope.spawn(move || send_share(share, n, t0, interval, seconds));
         }
     });
+}
+
+/// Send every connection's end marker.
+pub fn send_ends(shares: &mut [Vec<Conn>]) {
     for conn in shares.iter_mut().flatten() {
         conn.send(true);
     }
@@ -130,4 +134,30 @@ fn send_share(share: &mut [Conn], n: u32, t0: Instant, interval: Duration, secon
             conn.send(false);
         }
     }
+}
+
+/// The client connections' transport counters, summed.
+#[derive(Debug, Default)]
+pub struct Totals {
+    /// Data packets sent, retransmissions included.
+    pub pkts_sent: u64,
+    /// Retransmitted packets.
+    pub retransmits: u64,
+    /// EXP timer expiries.
+    pub timeouts: u64,
+    /// Connections with packets not yet acknowledged.
+    pub unacknowledged: u64,
+}
+
+/// Sum the counters of every connection in `shares`.
+pub fn totals(shares: &[Vec<Conn>]) -> Totals {
+    let mut t = Totals::default();
+    for conn in shares.iter().flatten() {
+        let s = conn.stream.stats(false);
+        t.pkts_sent += s.total.pkts_sent;
+        t.retransmits += s.total.retransmits;
+        t.timeouts += s.total.timeouts;
+        t.unacknowledged += u64::from(s.now.flight > 0);
+    }
+    t
 }

@@ -155,6 +155,11 @@ fn main() {
     client::send_all(&mut connected.shares, a.connections, t0, a.interval, a.seconds);
     let window = t0.elapsed().as_secs_f64();
     let (server_cpu2, client_cpu2) = (listener.cpu(), procfs::cpu_seconds(me));
+    let sent = client::totals(&connected.shares);
+    let client_port = clients.local_addr().unwrap().port();
+    let drops = |port| procfs::udp_drops(port).map_or(f64::NAN, |d| d as f64);
+    let (server_drops, client_drops) = (drops(port), drops(client_port));
+    client::send_ends(&mut connected.shares);
     listener.tell("ended");
     let report: HashMap<String, String> = listener
         .expect("report")
@@ -198,6 +203,15 @@ fn main() {
         ("latency_max_ms", format!("{}", num("latency_max_ms"))),
         ("late_over_1s", format!("{}", num("late_1s"))),
         ("first_message_latency_max_ms", format!("{}", num("first_latency_max_ms"))),
+        ("client_data_pkts_sent", sent.pkts_sent.to_string()),
+        ("client_retransmits", sent.retransmits.to_string()),
+        ("client_exp_timeouts", sent.timeouts.to_string()),
+        ("client_connections_unacknowledged", sent.unacknowledged.to_string()),
+        ("server_data_pkts_recv", format!("{}", num("data_pkts_recv"))),
+        ("server_rcv_loss", format!("{}", num("rcv_loss"))),
+        ("server_unread_bytes", format!("{}", num("unread_bytes"))),
+        ("server_udp_drops", format!("{server_drops}")),
+        ("client_udp_drops", format!("{client_drops}")),
         ("server_rss_baseline_bytes", format!("{baseline}")),
         ("server_rss_peak_bytes", format!("{peak}")),
         ("server_rss_final_bytes", format!("{final_rss}")),
@@ -227,6 +241,19 @@ fn main() {
         return;
     }
     let mb = |b: f64| b / 1e6;
+    let transport = format!(
+        "  transport: client sent {} data packets ({} retransmitted, {} EXP expiries; {} connections with \
+         packets unacknowledged at the window's end); by the end, end markers included, the listener received {} ({} detected lost), {} bytes \
+         stored but not read at the end; the kernel dropped {server_drops} datagrams for the listener's UDP \
+         socket and {client_drops} for the client's (full receive buffers)",
+        sent.pkts_sent,
+        sent.retransmits,
+        sent.timeouts,
+        sent.unacknowledged,
+        num("data_pkts_recv"),
+        num("rcv_loss"),
+        num("unread_bytes")
+    );
     let every = if a.interval.is_zero() {
         "one message as it connects, then idle".to_string()
     } else {
@@ -263,6 +290,7 @@ fn main() {
         mb(final_rss),
         per_conn / 1e3
     );
+    println!("{transport}");
     let pct = |cpu: f64| 100.0 * cpu / window.max(1e-9);
     let (s, c) = (server_cpu2 - server_cpu1, client_cpu2 - client_cpu1);
     println!(

@@ -5,7 +5,8 @@
 //! - out `port P` once bound; in `connected K` once the client has opened all it could (the
 //!   listener then stops waiting for more than K); out `accepted A SECS`;
 //! - in `ended` once the client has sent every connection's end marker; out `report k=v ...`
-//!   once every connection has ended, or 30 s after `ended`, or at a hard deadline.
+//!   once every connection has ended, or 30 s after `ended`, or at a hard deadline (the
+//!   connections still reading are then told to stop, and counted as starved).
 
 use std::collections::HashSet;
 use std::io::BufRead;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use udt::{AsyncUdtListener, AsyncUdtStream, Options};
 
@@ -25,6 +27,8 @@ use crate::wire;
 const ACCEPT_GAP: Duration = Duration::from_secs(30);
 /// How long connections may take to end after the client said `ended`.
 const END_GRACE: Duration = Duration::from_secs(30);
+/// How long a connection told to stop may take to do so.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What one connection delivered.
 #[derive(Debug, Default)]
@@ -35,6 +39,13 @@ struct Checked {
     expected: Option<u64>,
     /// The first thing that went wrong.
     error: Option<String>,
+    /// Payload bytes the connection had stored for reading (its `bytes_recv` counter).
+    stored: u64,
+    /// Payload bytes read from it.
+    read: u64,
+    /// Data packets it received, and lost packets it detected.
+    pkts_recv: u64,
+    rcv_loss: u64,
 }
 
 /// What the parent tells the listener, as its standard input's reader thread sees it.
@@ -69,6 +80,7 @@ async fn serve(n: usize, seconds: f64, control: &Control) {
     println!("port {}", listener.local_addr().expect("local address").port());
     let latency = Arc::new(Latencies::new());
     let started = Instant::now();
+    let (stop, stopped) = watch::channel(false);
     let mut tasks: Vec<JoinHandle<(Checked, AsyncUdtStream)>> = Vec::with_capacity(n);
     let mut ports = HashSet::new();
     let mut last = Instant::now();
@@ -80,7 +92,7 @@ async fn serve(n: usize, seconds: f64, control: &Control) {
         let (stream, peer) = accepted.expect("accept");
         ports.insert(peer.port());
         last = Instant::now();
-        tasks.push(tokio::spawn(check(stream, Arc::clone(&latency))));
+        tasks.push(tokio::spawn(check(stream, Arc::clone(&latency), stopped.clone())));
     }
     println!("accepted {} {:.3}", tasks.len(), started.elapsed().as_secs_f64());
     let accepted_at = Instant::now();
@@ -102,37 +114,55 @@ async fn serve(n: usize, seconds: f64, control: &Control) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let (rss, hwm) = procfs::resident_bytes(std::process::id());
+    // Connections still reading stop now (and return their stream, for its counters).
+    let _ = stop.send(true);
+    let stop_deadline = Instant::now() + STOP_GRACE;
+    while !tasks.iter().all(JoinHandle::is_finished) && Instant::now() < stop_deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let mut results = Vec::with_capacity(tasks.len());
     let mut streams = Vec::with_capacity(tasks.len());
     for task in tasks {
-        if task.is_finished() {
-            match task.await {
-                Ok((checked, stream)) => {
-                    results.push(checked);
-                    streams.push(stream);
-                }
-                Err(e) => results.push(Checked { error: Some(format!("task: {e}")), ..Checked::default() }),
-            }
-        } else {
+        if !task.is_finished() {
             task.abort();
-            results.push(Checked { error: Some("no end marker in time".into()), ..Checked::default() });
+            results.push(Checked { error: Some("did not stop".into()), ..Checked::default() });
+            continue;
+        }
+        match task.await {
+            Ok((checked, stream)) => {
+                results.push(checked);
+                streams.push(stream);
+            }
+            Err(e) => results.push(Checked { error: Some(format!("task: {e}")), ..Checked::default() }),
         }
     }
     report(&results, &latency, ports.len(), baseline, rss, hwm);
     drop(streams);
 }
 
-/// Read `stream`'s messages until its end marker, checking each.
-async fn check(mut stream: AsyncUdtStream, latency: Arc<Latencies>) -> (Checked, AsyncUdtStream) {
+/// Read `stream`'s messages until its end marker (or until told to stop), checking each.
+async fn check(
+    mut stream: AsyncUdtStream,
+    latency: Arc<Latencies>,
+    mut stop: watch::Receiver<bool>,
+) -> (Checked, AsyncUdtStream) {
     let mut checked = Checked::default();
     let mut index = None;
     let mut buf = [0u8; wire::LEN];
-    // Bounded by the end marker, the peer's close or error, or the listener aborting the task.
+    // Bounded by the end marker, the peer's close or error, or the listener's stop.
     loop {
-        if let Err(e) = stream.read_exact(&mut buf).await {
+        let read = tokio::select! {
+            r = stream.read_exact(&mut buf) => r,
+            _ = stop.wait_for(|s| *s) => {
+                checked.error = Some(format!("no end marker in time ({} messages)", checked.received));
+                break;
+            }
+        };
+        if let Err(e) = read {
             checked.error = Some(format!("read after {} messages: {e}", checked.received));
             break;
         }
+        checked.read += wire::LEN as u64;
         let m = match wire::decode(&buf) {
             Ok(m) => m,
             Err(e) => {
@@ -161,6 +191,9 @@ async fn check(mut stream: AsyncUdtStream, latency: Arc<Latencies>) -> (Checked,
             latency.steady.record(us)
         }
     }
+    let total = stream.stats(false).total;
+    (checked.stored, checked.pkts_recv, checked.rcv_loss) =
+        (total.bytes_recv, total.pkts_recv, total.rcv_loss);
     (checked, stream)
 }
 
@@ -170,11 +203,14 @@ fn report(results: &[Checked], latency: &Latencies, client_ports: usize, baselin
     let starved = results.iter().filter(|c| c.error.is_some() || c.expected != Some(c.received)).count();
     let errors = results.iter().filter(|c| c.error.is_some()).count();
     let first_error = results.iter().find_map(|c| c.error.clone()).unwrap_or_default();
+    let unread: u64 = results.iter().map(|c| c.stored.saturating_sub(c.read)).sum();
+    let pkts_recv: u64 = results.iter().map(|c| c.pkts_recv).sum();
+    let rcv_loss: u64 = results.iter().map(|c| c.rcv_loss).sum();
     println!(
         "report accepted={} client_ports={client_ports} received={received} \
          starved={starved} errors={errors} rss_baseline={baseline} rss_final={rss} rss_peak={hwm} \
          latency_p50_ms={:.3} latency_p99_ms={:.3} latency_max_ms={:.3} late_1s={} first_latency_max_ms={:.3} \
-         first_error={}",
+         unread_bytes={unread} data_pkts_recv={pkts_recv} rcv_loss={rcv_loss} first_error={}",
         results.len(),
         latency.steady.quantile_ms(0.5),
         latency.steady.quantile_ms(0.99),
