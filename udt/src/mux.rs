@@ -267,6 +267,9 @@ struct MuxState {
     round: u64,
     /// The ready queue's spare allocation (swapped with [`Mux::ready`] each round).
     ready_spare: Vec<SocketId>,
+    /// The gap before the next round woken by a deadline: [`pace::burst_gap`] of the fastest
+    /// connection that sent data in the last round ([`pace::MIN_GAP`] if none did).
+    gap: Duration,
 }
 
 /// A connection as the I/O thread keeps it.
@@ -387,6 +390,7 @@ impl Mux {
                 carry: Vec::new(),
                 round: 0,
                 ready_spare: Vec::new(),
+                gap: pace::MIN_GAP,
             }),
             ready: Mutex::new(Vec::new()),
             accept_ready: Condvar::new(),
@@ -602,6 +606,7 @@ impl Mux {
         loop {
             let round_start = clock::now();
             let gather;
+            let gap;
             let blocked;
             let next = {
                 let mut st = self.lock_state();
@@ -609,6 +614,7 @@ impl Mux {
                 let data = if readable { self.receive(&mut st, &mut landing, &mut outbuf) } else { 0 };
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut control);
+                gap = st.gap;
                 gather = gathering.after_round(round_start, data);
                 blocked = !st.out.backlog.is_empty();
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
@@ -634,7 +640,7 @@ impl Mux {
             readable = if blocked {
                 self.sleep_until_writable(next)
             } else {
-                self.sleep_until(next, round_start, gather)
+                self.sleep_until(next, round_start, gap, gather)
             };
         }
     }
@@ -790,6 +796,7 @@ impl Mux {
         // them. (Always in the same order, the connections served first would fill the buffer
         // round after round, and those after them would starve.)
         let mut cut = None;
+        let mut gap = Duration::MAX;
         batch.clear();
         control.clear();
         for (i, &id) in work.iter().enumerate() {
@@ -803,7 +810,11 @@ impl Mux {
             if writable {
                 // A run left unfilled may take the next connections' datagrams (same peer).
                 let more = i + 1 < work.len();
+                let sent = conn.counters().pkts_sent;
                 writable = self.transmit(&mut conn, now, outbuf, batch, control, out, more);
+                if conn.counters().pkts_sent != sent {
+                    gap = gap.min(pace::burst_gap(conn.send_period(), conn.config().max_pacing_debt));
+                }
                 if !writable {
                     cut = Some(id);
                 }
@@ -835,6 +846,7 @@ impl Mux {
         batch.clear();
         control.clear();
         carry.extend(cut);
+        st.gap = if gap == Duration::MAX { pace::MIN_GAP } else { gap };
         for id in finished {
             conns.remove(&id);
             timers.disarm(id);
@@ -849,14 +861,20 @@ impl Mux {
         }
     }
 
-    /// Wait for the next round (see `pace.rs`): until `deadline` but no sooner than the minimum
-    /// gap after `round_start`, or a datagram, or a wake-up; with `gather` (data is streaming
+    /// Wait for the next round (see `pace.rs`): until `deadline` but no sooner than `gap` after
+    /// `round_start`, or a datagram, or a wake-up; with `gather` (data is streaming
     /// in), datagrams do not end the wait, which lasts at most `gather` from `round_start`.
     /// Returns whether the socket may hold datagrams now ([`sys::Ready::socket`]).
-    fn sleep_until(&self, deadline: Option<Instant>, round_start: Instant, gather: Option<Duration>) -> bool {
+    fn sleep_until(
+        &self,
+        deadline: Option<Instant>,
+        round_start: Instant,
+        gap: Duration,
+        gather: Option<Duration>,
+    ) -> bool {
         let plan = match gather {
-            Some(gather) => pace::plan_streaming(deadline, round_start, clock::now(), gather),
-            None => pace::plan(deadline, round_start, clock::now()),
+            Some(gather) => pace::plan_streaming(deadline, round_start, clock::now(), gap, gather),
+            None => pace::plan(deadline, round_start, clock::now(), gap),
         };
         // While data streams in, datagrams gather in the socket's buffer (each keeps its kernel
         // timestamp) and only the application or the timeout end the sleep.

@@ -1,14 +1,16 @@
 //! How the I/O thread waits for its next deadline: sleep in `ppoll` with a precise timeout
 //! (the thread's timer slack is 1 µs), spin only for the last few microseconds, and never wake
-//! for a deadline sooner than [`MIN_GAP`] after the previous round started.
+//! for a deadline sooner than a gap after the previous round started: [`MIN_GAP`], or while
+//! paced data leaves, [`burst_gap`] (one GSO send's worth of packets at the fastest
+//! connection's rate, within half the pacing debt).
 //!
 //! Why this keeps the rate exact: the core schedules each packet one period after the previous
 //! one's *target* time, not after the time it actually left, and a late sender catches up (at
 //! most `Config::max_pacing_debt`, 1 ms by default) by sending every packet already due in the
 //! same round. So a few microseconds of wake-up lateness shift packets, never the average rate,
-//! and when the period is shorter than [`MIN_GAP`] each round sends the packets of the periods
-//! it covers as one burst (one GSO run), so a thread wakes at most once per [`MIN_GAP`] instead
-//! of once per packet. The packet pairs of the core (two packets back to back every 16) are
+//! and when the period is shorter than the gap each round sends the packets of the periods it
+//! covers as one burst (one GSO run), so a thread wakes at most once per gap instead of once
+//! per packet. The packet pairs of the core (two packets back to back every 16) are
 //! unaffected: both leave in the same round. Datagrams and application wake-ups still end a
 //! sleep at once. A `max_pacing_debt` below [`MIN_GAP`] would cost rate at short periods.
 //!
@@ -33,6 +35,21 @@ use udt_proto::Instant;
 /// Shortest interval between the starts of two rounds woken by a deadline. At rates whose
 /// packet period is shorter, packets leave in bursts covering this long.
 pub(crate) const MIN_GAP: Duration = Duration::from_micros(250);
+
+/// Data packets a paced burst may hold: one GSO send of full-size datagrams (64 KB).
+pub(crate) const BURST_PACKETS: u32 = 44;
+
+/// The gap between rounds woken by deadlines, for a thread whose fastest sending connection
+/// has packet period `period` and may catch up at most `max_debt`: a burst of
+/// [`BURST_PACKETS`] (one GSO send), as Linux sizes TCP's paced bursts to what one segmentation
+/// offload carries, but at least [`MIN_GAP`] (the timer's useful resolution) and at most half
+/// `max_debt`, so that a round that wakes late still finds every packet due since the last
+/// one within what the core lets it catch up: the average rate stays exact. At 100 Mb/s
+/// (period 117 us) with the 1 ms default debt that is 500 us and 4 packets a burst, not 250 us
+/// and 2: half the wake-ups.
+pub(crate) fn burst_gap(period: Duration, max_debt: Duration) -> Duration {
+    (period * BURST_PACKETS).min(max_debt / 2).max(MIN_GAP)
+}
 /// Waits shorter than this are spun: a `ppoll` round trip costs about as much.
 pub(crate) const SPIN: Duration = Duration::from_micros(4);
 
@@ -92,9 +109,10 @@ pub(crate) fn few_per_gathering(data: usize, since: Duration, gather: Duration) 
 
 /// The wait before the next round: `deadline` is the earliest thing due (if any), `round_start`
 /// when the round just finished began, `now` the time after it.
-pub(crate) fn plan(deadline: Option<Instant>, round_start: Instant, now: Instant) -> Wait {
+/// Rounds begin at least `gap` apart ([`MIN_GAP`], or [`burst_gap`] while paced data leaves).
+pub(crate) fn plan(deadline: Option<Instant>, round_start: Instant, now: Instant, gap: Duration) -> Wait {
     let Some(deadline) = deadline else { return Wait::Sleep(None) };
-    wait_until(deadline.max(round_start + MIN_GAP), now, |left| Wait::Sleep(Some(left)))
+    wait_until(deadline.max(round_start + gap), now, |left| Wait::Sleep(Some(left)))
 }
 
 /// Go at once if `target` has passed, spin if it is nearly there, else `sleep` for what is left.
@@ -110,17 +128,18 @@ fn wait_until(target: Instant, now: Instant, sleep: impl FnOnce(Duration) -> Wai
 }
 
 /// [`plan`] for a thread that received data packets in each of its last [`STREAK`] rounds:
-/// the next round starts at the deadline (no sooner than [`MIN_GAP`] after this one began) or
+/// the next round starts at the deadline (no sooner than `gap` after this one began) or
 /// `gather` after this one began, whichever is sooner, and datagrams arriving meanwhile do not
 /// end the sleep.
 pub(crate) fn plan_streaming(
     deadline: Option<Instant>,
     round_start: Instant,
     now: Instant,
+    gap: Duration,
     gather: Duration,
 ) -> Wait {
     let gathered = round_start + gather;
-    let target = deadline.map_or(gathered, |d| d.max(round_start + MIN_GAP).min(gathered));
+    let target = deadline.map_or(gathered, |d| d.max(round_start + gap).min(gathered));
     wait_until(target, now, Wait::Gather)
 }
 
@@ -164,16 +183,19 @@ mod tests {
         let t = origin();
         let ms = Duration::from_millis(1);
         // No deadline: the whole gather time from the round's start.
-        assert_eq!(plan_streaming(None, t, t + us(100), ms), Wait::Gather(us(900)));
+        assert_eq!(plan_streaming(None, t, t + us(100), MIN_GAP, ms), Wait::Gather(us(900)));
         // A deadline sooner than that ends it (an ACK timer, a packet to send)...
-        assert_eq!(plan_streaming(Some(t + us(400)), t, t + us(100), ms), Wait::Gather(us(300)));
+        assert_eq!(plan_streaming(Some(t + us(400)), t, t + us(100), MIN_GAP, ms), Wait::Gather(us(300)));
         // ... but not before the minimum gap, as for any deadline.
-        assert_eq!(plan_streaming(Some(t + us(10)), t, t + us(100), ms), Wait::Gather(MIN_GAP - us(100)));
+        assert_eq!(
+            plan_streaming(Some(t + us(10)), t, t + us(100), MIN_GAP, ms),
+            Wait::Gather(MIN_GAP - us(100))
+        );
         // A later deadline waits for the next gathering.
-        assert_eq!(plan_streaming(Some(t + us(5000)), t, t + us(100), ms), Wait::Gather(us(900)));
+        assert_eq!(plan_streaming(Some(t + us(5000)), t, t + us(100), MIN_GAP, ms), Wait::Gather(us(900)));
         // Already past: go at once; almost there: spin.
-        assert_eq!(plan_streaming(None, t, t + us(1200), ms), Wait::Now);
-        assert_eq!(plan_streaming(None, t, t + us(998), ms), Wait::Spin(t + ms));
+        assert_eq!(plan_streaming(None, t, t + us(1200), MIN_GAP, ms), Wait::Now);
+        assert_eq!(plan_streaming(None, t, t + us(998), MIN_GAP, ms), Wait::Spin(t + ms));
     }
 
     fn us(n: u64) -> Duration {
@@ -188,32 +210,48 @@ mod tests {
     #[test]
     fn no_deadline_sleeps_until_woken() {
         let t = origin();
-        assert_eq!(plan(None, t, t + us(10)), Wait::Sleep(None));
+        assert_eq!(plan(None, t, t + us(10), MIN_GAP), Wait::Sleep(None));
     }
 
     #[test]
     fn a_far_deadline_is_slept_for_exactly() {
         let t = origin();
-        assert_eq!(plan(Some(t + us(500)), t, t + us(20)), Wait::Sleep(Some(us(480))));
+        assert_eq!(plan(Some(t + us(500)), t, t + us(20), MIN_GAP), Wait::Sleep(Some(us(480))));
     }
 
     #[test]
     fn a_near_deadline_waits_for_the_minimum_gap() {
         let t = origin();
         // Due in 5 µs, but the round began 10 µs ago: sleep until MIN_GAP after its start.
-        assert_eq!(plan(Some(t + us(15)), t, t + us(10)), Wait::Sleep(Some(MIN_GAP - us(10))));
+        assert_eq!(plan(Some(t + us(15)), t, t + us(10), MIN_GAP), Wait::Sleep(Some(MIN_GAP - us(10))));
+    }
+
+    #[test]
+    fn paced_bursts_are_one_gso_send_within_half_the_debt() {
+        let debt = Duration::from_millis(1);
+        // 10 Gb/s (1.2 us a packet): the timer's resolution bounds it.
+        assert_eq!(burst_gap(Duration::from_nanos(1_200), debt), MIN_GAP);
+        // 1 Gb/s (11.7 us): 44 packets, one GSO send.
+        assert_eq!(burst_gap(us(11), debt), us(11 * 44));
+        // 100 Mb/s (117 us): half the debt, 4 packets.
+        assert_eq!(burst_gap(us(117), debt), us(500));
+        // A debt below twice the minimum gap leaves the minimum gap.
+        assert_eq!(burst_gap(us(117), us(100)), MIN_GAP);
+        // A longer gap means fewer rounds.
+        let t = origin();
+        assert_eq!(plan(Some(t + us(15)), t, t + us(10), us(500)), Wait::Sleep(Some(us(490))));
     }
 
     #[test]
     fn the_last_microseconds_are_spun() {
         let t = origin();
         let deadline = t + MIN_GAP + us(2);
-        assert_eq!(plan(Some(deadline), t, t + MIN_GAP), Wait::Spin(deadline));
+        assert_eq!(plan(Some(deadline), t, t + MIN_GAP, MIN_GAP), Wait::Spin(deadline));
     }
 
     #[test]
     fn a_passed_deadline_after_a_long_round_runs_at_once() {
         let t = origin();
-        assert_eq!(plan(Some(t + us(10)), t, t + MIN_GAP + us(30)), Wait::Now);
+        assert_eq!(plan(Some(t + us(10)), t, t + MIN_GAP + us(30), MIN_GAP), Wait::Now);
     }
 }

@@ -189,7 +189,9 @@ impl Connection {
     }
 
     /// Packet-sending period now: the congestion control's, bounded by max bandwidth.
-    fn send_period(&self) -> Duration {
+    /// The time between two data packets that pacing allows now (the congestion control's
+    /// period, no shorter than `Config::max_bandwidth` allows).
+    pub fn send_period(&self) -> Duration {
         let period = self.cc.send_period();
         match self.config.max_bandwidth {
             Some(bw) => {
