@@ -87,6 +87,9 @@ pub struct Endpoint {
     cookie_key: [u8; 16],
     epoch: Instant,
     next_id: u32,
+    /// Socket ids given out are `id_class` modulo `id_classes` (0 and 1: any).
+    id_class: u32,
+    id_classes: u32,
     rng: Box<dyn RngCore + Send>,
     routes: HashMap<SocketId, Route>,
     accepted_by_peer: HashMap<(SocketAddr, SocketId), SocketId>,
@@ -128,6 +131,8 @@ impl Endpoint {
             cookie_key,
             epoch: now,
             next_id,
+            id_class: 0,
+            id_classes: 1,
             rng,
             routes: HashMap::new(),
             accepted_by_peer: HashMap::new(),
@@ -169,15 +174,28 @@ impl Endpoint {
         self.routes.len()
     }
 
-    /// A fresh socket id not in use.
+    /// A fresh socket id not in use (and in the endpoint's class, see
+    /// [`set_id_class`](Self::set_id_class)).
     pub fn allocate_id(&mut self) -> SocketId {
         loop {
             let id = self.next_id;
             self.next_id = if id <= 1 { MAX_SOCKET_ID } else { id - 1 };
-            if !self.routes.contains_key(&SocketId(id)) {
+            if id % self.id_classes == self.id_class && !self.routes.contains_key(&SocketId(id)) {
                 return SocketId(id);
             }
         }
+    }
+
+    /// Give connections only socket ids with `id % classes == class`: a runtime that spreads
+    /// one port's connections over several endpoints (one per thread) tells from a datagram's
+    /// destination id which endpoint it is for. Ids stay random otherwise.
+    ///
+    /// # Panics
+    /// If `class >= classes`.
+    pub fn set_id_class(&mut self, class: u32, classes: u32) {
+        assert!(class < classes, "id class {class} of {classes}");
+        self.id_class = class;
+        self.id_classes = classes;
     }
 
     /// A new RNG for a connection, derived from the endpoint's.
@@ -403,6 +421,17 @@ mod tests {
         // Another key (01 .. 10) gives another cookie, also known.
         let other: [u8; 16] = std::array::from_fn(|i| i as u8 + 1);
         assert_eq!(syn_cookie(&other, from, id, isn, bucket), 0xc96e_9cf2);
+    }
+
+    #[test]
+    fn ids_stay_in_the_endpoints_class() {
+        let mut ep = Endpoint::new(Instant::ZERO, Box::new(SplitMix64::new(3)));
+        ep.set_id_class(2, 3);
+        for _ in 0..100 {
+            let id = ep.allocate_id();
+            assert_eq!(id.0 % 3, 2);
+            assert_ne!(id.0, 0);
+        }
     }
 
     #[test]

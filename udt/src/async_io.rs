@@ -10,7 +10,6 @@
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -41,11 +40,7 @@ impl AsyncUdtListener {
 
     /// The next connection.
     pub async fn accept(&self) -> io::Result<(AsyncUdtStream, SocketAddr)> {
-        let mux = &self.inner.mux;
-        let shared = std::future::poll_fn(|cx| mux.poll_accept(cx.waker())).await?;
-        mux.add_handle();
-        let peer = shared.peer_addr();
-        let stream = UdtStream::wrap(shared, Arc::clone(mux), &self.inner.options);
+        let (stream, peer) = std::future::poll_fn(|cx| self.inner.poll_accept(cx.waker())).await?;
         Ok((AsyncUdtStream { inner: stream }, peer))
     }
 }

@@ -25,6 +25,7 @@
 //! Errors are `io::Error`s of the kinds a Rust user expects: `ConnectionRefused`, `TimedOut`,
 //! `ConnectionReset` (peer lost), `BrokenPipe` (peer closed), `NotConnected`.
 
+mod accept_queue;
 #[cfg(feature = "tokio")]
 mod async_io;
 mod clock;
@@ -35,6 +36,9 @@ mod listener;
 mod mux;
 mod options;
 mod pace;
+mod shard;
+#[cfg(test)]
+mod shard_tests;
 mod shared;
 mod stream;
 mod sys;

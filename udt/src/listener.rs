@@ -1,19 +1,24 @@
 //! `UdtListener`: accepts UDT connections on one UDP port. Accepted connections share the port
-//! (one multiplexer), and so can outgoing connections opened with [`UdtListener::connect`].
+//! (one multiplexer, or with `Options::io_threads` one of the port's I/O threads each, see
+//! `shard.rs`), and so can outgoing connections opened with [`UdtListener::connect`].
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::mux::Mux;
+use crate::accept_queue::{AcceptQueue, Accepted};
+use crate::mux::{Mux, Shard};
 use crate::options::Options;
 use crate::stream::{resolve, UdtStream};
 
 /// A listening UDT socket.
 #[derive(Debug)]
 pub struct UdtListener {
+    /// The port's first I/O thread (outgoing connections use it).
     pub(crate) mux: Arc<Mux>,
+    /// Every I/O thread of the port, by index (the first is `mux`).
+    shards: Vec<Arc<Mux>>,
     pub(crate) options: Options,
     accept_timeout: Option<Duration>,
 }
@@ -25,16 +30,19 @@ impl UdtListener {
     }
 
     /// Listen on `addr`; accepted connections get `options`, and at most
-    /// `options.max_accepted` are alive at once.
+    /// `options.max_accepted` are alive at once, served by `options.io_threads` threads.
     pub fn bind_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtListener> {
-        // The multiplexer comes with this listener's handle counted.
-        let mux = Mux::bind(resolve(addr)?, &options)?;
-        options.hooks().after_bind();
-        if let Err(e) = mux.listen(options.config.clone(), options.max_accepted) {
-            mux.drop_handle();
-            return Err(e);
+        let addr = resolve(addr)?;
+        let shards = bind_shards(addr, &options)?;
+        let listener = UdtListener { mux: Arc::clone(&shards[0]), shards, options, accept_timeout: None };
+        listener.options.hooks().after_bind();
+        let per_thread = listener.options.max_accepted.div_ceil(listener.shards.len());
+        for mux in &listener.shards {
+            // On failure, dropping the listener gives every thread its handle back.
+            mux.listen(listener.options.config.clone(), per_thread)?;
         }
-        Ok(UdtListener { mux, options, accept_timeout: None })
+        listener.mux.accept_queue().open();
+        Ok(listener)
     }
 
     /// The bound address (with the real port when bound to port 0).
@@ -49,10 +57,26 @@ impl UdtListener {
 
     /// Wait for the next connection.
     pub fn accept(&self) -> io::Result<(UdtStream, SocketAddr)> {
-        let shared = self.mux.accept(self.accept_timeout)?;
-        self.mux.add_handle();
-        let peer = shared.peer_addr();
-        Ok((UdtStream::wrap(shared, Arc::clone(&self.mux), &self.options), peer))
+        let accepted = self.mux.accept_queue().pop(self.accept_timeout)?;
+        Ok(self.take(accepted))
+    }
+
+    /// Take an accepted connection if one is waiting; otherwise register `waker` for the next.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn poll_accept(
+        &self,
+        waker: &std::task::Waker,
+    ) -> std::task::Poll<io::Result<(UdtStream, SocketAddr)>> {
+        self.mux.accept_queue().poll(waker).map_ok(|a| self.take(a))
+    }
+
+    /// A stream for a connection the queue gave, on the thread that owns it.
+    fn take(&self, accepted: Accepted) -> (UdtStream, SocketAddr) {
+        let mux = &self.shards[accepted.shard];
+        // The listener holds a handle on the thread: it cannot have stopped.
+        mux.add_handle();
+        let peer = accepted.conn.peer_addr();
+        (UdtStream::wrap(accepted.conn, Arc::clone(mux), &self.options), peer)
     }
 
     /// Connect to `addr` from this listener's port (the multiplexer is shared).
@@ -65,11 +89,75 @@ impl UdtListener {
     pub fn incoming(&self) -> impl Iterator<Item = io::Result<UdtStream>> + '_ {
         std::iter::from_fn(move || Some(self.accept().map(|(s, _)| s)))
     }
+
+    /// The accept queue (tests).
+    #[cfg(test)]
+    pub(crate) fn accept_queue(&self) -> &AcceptQueue {
+        self.mux.accept_queue()
+    }
+
+    /// The port's I/O threads (tests).
+    #[cfg(test)]
+    pub(crate) fn shards(&self) -> &[Arc<Mux>] {
+        &self.shards
+    }
+}
+
+/// Bind the port's I/O threads: one, or `options.io_threads` sockets on one port with
+/// `SO_REUSEPORT`, the steering program attached, each thread knowing the others. Each comes
+/// with the listener's handle counted.
+fn bind_shards(addr: SocketAddr, options: &Options) -> io::Result<Vec<Arc<Mux>>> {
+    let count = options.io_threads.max(1);
+    if count == 1 {
+        return Ok(vec![Mux::bind(addr, options)?]);
+    }
+    let options = Options { reuse_address: true, ..options.clone() };
+    let accept = Arc::new(AcceptQueue::default());
+    let mut shards: Vec<Arc<Mux>> = Vec::with_capacity(count);
+    let mut at = addr;
+    for index in 0..count {
+        let shard = Shard { index, count, accept: Arc::clone(&accept) };
+        match Mux::bind_shard(at, &options, shard) {
+            Ok(mux) => {
+                // The others join the port the first one got (port 0: a free one).
+                at = mux.local_addr();
+                shards.push(mux);
+            }
+            Err(e) => {
+                for mux in &shards {
+                    mux.drop_handle();
+                }
+                return Err(e);
+            }
+        }
+    }
+    let steering = if options.hooks().no_steering() {
+        Err(io::Error::other("turned off by a test"))
+    } else {
+        crate::shard::attach_steering(shards[0].raw_fd(), count)
+    };
+    if let Err(e) = steering {
+        // The kernel then spreads by address and port; forwarding keeps datagrams right.
+        tracing::info!(error = %e, "no socket-id steering for the port's I/O threads");
+    }
+    let weak: Vec<_> = shards.iter().map(Arc::downgrade).collect();
+    for mux in &shards {
+        mux.set_siblings(weak.clone());
+    }
+    Ok(shards)
 }
 
 impl Drop for UdtListener {
     fn drop(&mut self) {
-        self.mux.stop_listening();
-        self.mux.drop_handle();
+        // Every thread stops accepting before the queue closes: nothing is pushed after.
+        for mux in &self.shards {
+            mux.stop_listening();
+        }
+        for accepted in self.mux.accept_queue().close() {
+            self.shards[accepted.shard].close_unaccepted(&accepted.conn);
+        }
+        for mux in &self.shards {
+            mux.drop_handle();
+        }
     }
 }

@@ -62,7 +62,7 @@ use std::io::{self, IoSlice};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use rand_core::{OsRng, RngCore};
@@ -72,10 +72,12 @@ use udt_proto::packet::Packet;
 use udt_proto::rng::SplitMix64;
 use udt_proto::{Instant, SocketId};
 
+use crate::accept_queue::{AcceptQueue, Accepted};
 use crate::clock;
 use crate::landing::{Landing, Layout};
 use crate::options::Options;
 use crate::pace::{self, Wait};
+use crate::shard::{self, Forwarded, Inbox};
 use crate::sys::{self, EventFd};
 use crate::timers::Timers;
 use crate::tx_batch::{Entry, Flush, Payload, TxBatch, GSO_MAX_SEGMENTS};
@@ -96,6 +98,20 @@ const IDLE_LINGER: Duration = Duration::from_millis(50);
 
 /// The handle count of a multiplexer whose I/O thread has stopped: no handle can be added.
 const STOPPED: usize = usize::MAX;
+
+/// Which of a port's I/O threads a multiplexer is ([`crate::shard`]).
+pub(crate) struct Shard {
+    pub index: usize,
+    pub count: usize,
+    pub accept: Arc<AcceptQueue>,
+}
+
+impl Shard {
+    /// The port's only I/O thread.
+    pub fn alone() -> Shard {
+        Shard { index: 0, count: 1, accept: Arc::default() }
+    }
+}
 
 /// A connection shared between the I/O thread and the application.
 #[derive(Debug)]
@@ -218,7 +234,7 @@ impl ConnShared {
 /// Add `waker` to `wakers` unless a waker that wakes the same task is there already: a task
 /// polled again and again while it waits stays one entry (at most one per task).
 #[cfg_attr(not(any(test, feature = "tokio")), allow(dead_code))]
-fn register_waker(wakers: &mut Vec<std::task::Waker>, waker: &std::task::Waker) {
+pub(crate) fn register_waker(wakers: &mut Vec<std::task::Waker>, waker: &std::task::Waker) {
     if !wakers.iter().any(|w| w.will_wake(waker)) {
         wakers.push(waker.clone());
     }
@@ -253,8 +269,6 @@ pub(crate) fn in_family_of(local: SocketAddr, peer: SocketAddr) -> io::Result<So
 struct MuxState {
     endpoint: Endpoint,
     conns: HashMap<SocketId, Slot>,
-    /// Accepted connections not yet taken by `accept`, when listening.
-    accept_queue: Option<VecDeque<Arc<ConnShared>>>,
     out: Outbox,
     /// Each connection's next deadline (`poll_timeout`), as of the last time it was served.
     timers: Timers,
@@ -267,6 +281,8 @@ struct MuxState {
     round: u64,
     /// The ready queue's spare allocation (swapped with [`Mux::ready`] each round).
     ready_spare: Vec<SocketId>,
+    /// The inbox's spare allocation (see [`Mux::receive_forwarded`]).
+    forwarded: Vec<Forwarded>,
     /// The gap before the next round woken by a deadline: [`pace::burst_gap`] of the fastest
     /// connection that sent data in the last round ([`pace::MIN_GAP`] if none did).
     gap: Duration,
@@ -329,8 +345,16 @@ pub(crate) struct Mux {
     /// Connections application calls queued for the I/O thread ([`Mux::wake`]): a lock of its
     /// own, taken for a push or a swap, never while waiting for the multiplexer's state.
     ready: Mutex<Vec<SocketId>>,
-    accept_ready: Condvar,
-    accept_wakers: Mutex<Vec<std::task::Waker>>,
+    /// Where connections the endpoint accepts go (shared by a listener's shards).
+    accept: Arc<AcceptQueue>,
+    /// This thread's index among the port's I/O threads, and their number ([`crate::shard`]).
+    shard: usize,
+    shards: usize,
+    /// The port's other I/O threads, by index (this one's entry dangles): set once, after all
+    /// are bound, before any datagram can need forwarding.
+    siblings: OnceLock<Vec<Weak<Mux>>>,
+    /// Datagrams the other shards received for this one.
+    inbox: Inbox,
     local_addr: SocketAddr,
     handles: AtomicUsize,
     /// Datagram size the receive buffers are first laid out for (the configured MSS's).
@@ -345,6 +369,9 @@ pub(crate) struct Mux {
     /// `sendmsg` calls so far (for `hooks.refuse_sends`, and tests that count them).
     #[cfg(test)]
     sends: std::sync::atomic::AtomicU32,
+    /// Datagrams handed to another I/O thread of the port.
+    #[cfg(test)]
+    forwards: std::sync::atomic::AtomicU64,
     /// Rounds so far, and connections served in them (one count per connection per round).
     #[cfg(test)]
     served: (std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64),
@@ -362,6 +389,13 @@ impl Mux {
     /// [`drop_handle`](Self::drop_handle). (Counted before the thread starts: a handle added
     /// after `bind` returned could come after the thread, alone, had stopped.)
     pub fn bind(addr: SocketAddr, options: &Options) -> io::Result<Arc<Mux>> {
+        Mux::bind_shard(addr, options, Shard::alone())
+    }
+
+    /// [`bind`](Self::bind) as shard `shard.index` of a port's `shard.count` I/O threads
+    /// ([`crate::shard`]; the caller sets `SO_REUSEPORT` in `options` and links the shards
+    /// with [`set_siblings`](Self::set_siblings)).
+    pub fn bind_shard(addr: SocketAddr, options: &Options, shard: Shard) -> io::Result<Arc<Mux>> {
         let socket = crate::udp::bind(addr, options)?;
         let local_addr = socket.local_addr()?;
         // With GRO the kernel coalesces datagrams; without, each receive returns one.
@@ -376,25 +410,31 @@ impl Mux {
             .and_then(|()| OsRng.try_fill_bytes(&mut cookie_key))
             .map_err(|e| io::Error::other(format!("no OS randomness: {e}")))?;
         let rng = Box::new(SplitMix64::new(u64::from_le_bytes(seed)));
-        let endpoint = Endpoint::with_cookie_key(clock::now(), rng, cookie_key);
+        let mut endpoint = Endpoint::with_cookie_key(clock::now(), rng, cookie_key);
+        if shard.count > 1 {
+            endpoint.set_id_class(shard.index as u32, shard.count as u32);
+        }
         let mux = Arc::new(Mux {
             socket,
             wake: EventFd::new()?,
             state: Mutex::new(MuxState {
                 endpoint,
                 conns: HashMap::new(),
-                accept_queue: None,
                 out: Outbox::default(),
                 timers: Timers::default(),
                 work: Vec::new(),
                 carry: Vec::new(),
                 round: 0,
                 ready_spare: Vec::new(),
+                forwarded: Vec::new(),
                 gap: pace::MIN_GAP,
             }),
             ready: Mutex::new(Vec::new()),
-            accept_ready: Condvar::new(),
-            accept_wakers: Mutex::new(Vec::new()),
+            accept: shard.accept,
+            shard: shard.index,
+            shards: shard.count,
+            siblings: OnceLock::new(),
+            inbox: Inbox::default(),
             local_addr,
             handles: AtomicUsize::new(1),
             rx_segment: (options.config.mss as usize).saturating_sub(udt_proto::packet::IP_UDP_OVERHEAD),
@@ -406,6 +446,8 @@ impl Mux {
             sends: std::sync::atomic::AtomicU32::new(0),
             #[cfg(test)]
             served: Default::default(),
+            #[cfg(test)]
+            forwards: Default::default(),
         });
         let thread_mux = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -418,6 +460,11 @@ impl Mux {
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The UDP socket's descriptor (to attach a steering program to the port's group).
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.socket.as_raw_fd()
     }
 
     fn lock_state(&self) -> MutexGuard<'_, MuxState> {
@@ -468,32 +515,38 @@ impl Mux {
         true
     }
 
-    /// Start accepting connections with `config`, at most `max_accepted` alive at once.
+    /// The port's other I/O threads, by index (this one's own entry is not used).
+    pub fn set_siblings(&self, siblings: Vec<Weak<Mux>>) {
+        let _ = self.siblings.set(siblings);
+    }
+
+    /// The queue accepted connections go to.
+    pub fn accept_queue(&self) -> &Arc<AcceptQueue> {
+        &self.accept
+    }
+
+    /// Start accepting connections with `config`, at most `max_accepted` alive at once (this
+    /// thread's; the caller opens the accept queue).
     pub fn listen(&self, config: Config, max_accepted: usize) -> io::Result<()> {
         let mut st = self.lock_state();
         st.endpoint.listen(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         st.endpoint.set_max_accepted(max_accepted);
-        st.accept_queue.get_or_insert_with(VecDeque::new);
         Ok(())
     }
 
-    /// Stop accepting; connections accepted but not taken are closed.
+    /// Stop accepting (the caller then closes the accept queue).
     pub fn stop_listening(&self) {
-        let mut st = self.lock_state();
-        st.endpoint.stop_listening();
-        if let Some(queue) = st.accept_queue.take() {
-            let now = clock::now();
-            for c in queue {
-                let mut conn = c.lock();
-                let now = clock::at(&conn, now);
-                conn.close(now);
-                c.touch(&conn);
-                drop(conn);
-                self.enqueue(&c);
-            }
-        }
-        drop(st);
-        self.wake.notify();
+        self.lock_state().endpoint.stop_listening();
+    }
+
+    /// Close a connection this thread accepted that nobody took.
+    pub fn close_unaccepted(&self, c: &ConnShared) {
+        let mut conn = c.lock();
+        let now = clock::at(&conn, clock::now());
+        conn.close(now);
+        c.touch(&conn);
+        drop(conn);
+        self.wake(c);
     }
 
     /// Start a connection (regular or rendezvous) to `peer` from this port.
@@ -514,50 +567,6 @@ impl Mux {
         Ok(shared)
     }
 
-    /// Wait for an accepted connection (at most `timeout`).
-    pub fn accept(&self, timeout: Option<Duration>) -> io::Result<Arc<ConnShared>> {
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
-        let mut st = self.lock_state();
-        loop {
-            let Some(queue) = st.accept_queue.as_mut() else {
-                return Err(io::Error::new(io::ErrorKind::NotConnected, "not listening"));
-            };
-            if let Some(c) = queue.pop_front() {
-                return Ok(c);
-            }
-            st = match deadline {
-                None => self.accept_ready.wait(st).unwrap_or_else(|e| e.into_inner()),
-                Some(d) => {
-                    let left = d.saturating_duration_since(std::time::Instant::now());
-                    if left.is_zero() {
-                        return Err(crate::error::timed_out("accept"));
-                    }
-                    self.accept_ready.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0
-                }
-            };
-        }
-    }
-
-    /// Take an accepted connection if one is waiting; otherwise register `waker` for the next.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    pub fn poll_accept(&self, waker: &std::task::Waker) -> std::task::Poll<io::Result<Arc<ConnShared>>> {
-        let mut st = self.lock_state();
-        let Some(queue) = st.accept_queue.as_mut() else {
-            return std::task::Poll::Ready(Err(io::Error::new(io::ErrorKind::NotConnected, "not listening")));
-        };
-        if let Some(c) = queue.pop_front() {
-            return std::task::Poll::Ready(Ok(c));
-        }
-        register_waker(&mut self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()), waker);
-        std::task::Poll::Pending
-    }
-
-    /// Tasks waiting in [`poll_accept`](Self::poll_accept).
-    #[cfg(test)]
-    fn accept_waker_count(&self) -> usize {
-        self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
     /// `sendmsg` calls so far.
     #[cfg(test)]
     pub(crate) fn sendmsg_calls(&self) -> u32 {
@@ -569,6 +578,18 @@ impl Mux {
     #[cfg(test)]
     pub(crate) fn hold_rounds(&self) -> impl Drop + '_ {
         self.lock_state()
+    }
+
+    /// Datagrams this I/O thread handed to another one of the port.
+    #[cfg(test)]
+    pub(crate) fn forwards(&self) -> u64 {
+        self.forwards.load(Ordering::Relaxed)
+    }
+
+    /// Connections this I/O thread keeps.
+    #[cfg(test)]
+    pub(crate) fn connection_count(&self) -> usize {
+        self.lock_state().conns.len()
     }
 
     /// Rounds the I/O thread has run, and connections it served in them.
@@ -611,7 +632,10 @@ impl Mux {
             let next = {
                 let mut st = self.lock_state();
                 st.begin_round();
-                let data = if readable { self.receive(&mut st, &mut landing, &mut outbuf) } else { 0 };
+                let mut data = if self.shards > 1 { self.receive_forwarded(&mut st, &mut outbuf) } else { 0 };
+                if readable {
+                    data += self.receive(&mut st, &mut landing, &mut outbuf);
+                }
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut control);
                 gap = st.gap;
@@ -679,6 +703,9 @@ impl Mux {
                     while k < count {
                         let datagram = landing.datagram_mut(k);
                         k += 1;
+                        if self.forwarded(from, datagram.bytes(), now) {
+                            continue;
+                        }
                         data += usize::from(Packet::peek_is_data(datagram.bytes()));
                         let Some(id) = self.route(st, now, from, datagram.bytes(), outbuf) else { continue };
                         let Some(c) = st.enlist(id) else { continue };
@@ -702,6 +729,9 @@ impl Mux {
                 }
                 Layout::Gathered { len, segment } => {
                     for datagram in landing.gathered()[..len].chunks(segment) {
+                        if self.forwarded(from, datagram, now) {
+                            continue;
+                        }
                         data += usize::from(Packet::peek_is_data(datagram));
                         let id = self.route(st, now, from, datagram, outbuf);
                         if let Some(c) = id.and_then(|id| st.enlist(id)) {
@@ -713,6 +743,45 @@ impl Mux {
                 }
             }
         }
+        data
+    }
+
+    /// With several I/O threads on the port: if the datagram belongs to another one
+    /// ([`shard::owner`]), hand it over (copied, with its arrival time) and say so.
+    fn forwarded(&self, from: SocketAddr, bytes: &[u8], at: Instant) -> bool {
+        if self.shards <= 1 {
+            return false;
+        }
+        let owner = shard::owner(bytes, self.shards);
+        if owner == self.shard {
+            return false;
+        }
+        // A sibling that is gone (its listener closing) had no connection left: dropped.
+        if let Some(sibling) = self.siblings.get().and_then(|s| s.get(owner)).and_then(Weak::upgrade) {
+            #[cfg(test)]
+            self.forwards.fetch_add(1, Ordering::Relaxed);
+            if sibling.inbox.push(Forwarded { from, bytes: bytes.to_vec(), at }) {
+                sibling.wake.notify();
+            }
+        }
+        true
+    }
+
+    /// Route the datagrams other I/O threads forwarded, each at its kernel arrival time;
+    /// returns the data packets among them.
+    fn receive_forwarded(&self, st: &mut MuxState, outbuf: &mut [u8]) -> usize {
+        let mut forwarded = std::mem::take(&mut st.forwarded);
+        self.inbox.take(&mut forwarded);
+        let mut data = 0;
+        for f in forwarded.drain(..) {
+            data += usize::from(Packet::peek_is_data(&f.bytes));
+            if let Some(c) = self.route(st, f.at, f.from, &f.bytes, outbuf).and_then(|id| st.enlist(id)) {
+                let mut conn = c.lock();
+                let at = clock::at(&conn, f.at);
+                conn.handle_datagram(at, &f.bytes);
+            }
+        }
+        st.forwarded = forwarded;
         data
     }
 
@@ -734,15 +803,7 @@ impl Mux {
                 let id = shared.id;
                 st.conns.insert(id, Slot { shared: Arc::clone(&shared), round: 0 });
                 st.enlist(id);
-                if let Some(q) = st.accept_queue.as_mut() {
-                    q.push_back(shared);
-                    self.accept_ready.notify_all();
-                    let wakers =
-                        std::mem::take(&mut *self.accept_wakers.lock().unwrap_or_else(|e| e.into_inner()));
-                    for w in wakers {
-                        w.wake();
-                    }
-                }
+                self.accept.push(Accepted { shard: self.shard, conn: shared });
             }
             DatagramEvent::Respond(len) => {
                 let _ = self.socket.send_to(&outbuf[..len], from);
@@ -1121,22 +1182,19 @@ mod tests {
 
     #[test]
     fn a_task_polling_accept_again_and_again_is_one_waker() {
-        let options = Options::default();
-        let mux = Mux::bind("127.0.0.1:0".parse().unwrap(), &options).unwrap();
-        mux.listen(options.config.clone(), options.max_accepted).unwrap();
+        let listener = crate::listener::UdtListener::bind("127.0.0.1:0").unwrap();
+        let queue = listener.accept_queue();
         let task = Waker::from(Arc::new(Task));
         for _ in 0..1000 {
             // Each poll gets the task's waker anew, as an executor hands it (a clone).
-            assert!(matches!(mux.poll_accept(&task.clone()), Poll::Pending));
+            assert!(matches!(queue.poll(&task.clone()), Poll::Pending));
         }
-        assert_eq!(mux.accept_waker_count(), 1);
+        assert_eq!(queue.waker_count(), 1);
         // Another task waits too: one more.
         let other = Waker::from(Arc::new(Task));
-        assert!(matches!(mux.poll_accept(&other), Poll::Pending));
-        assert!(matches!(mux.poll_accept(&other), Poll::Pending));
-        assert_eq!(mux.accept_waker_count(), 2);
-        mux.stop_listening();
-        mux.drop_handle();
+        assert!(matches!(queue.poll(&other), Poll::Pending));
+        assert!(matches!(queue.poll(&other), Poll::Pending));
+        assert_eq!(queue.waker_count(), 2);
     }
 
     /// Connections sharing a port whose kernel send buffer keeps filling up take turns: the

@@ -53,6 +53,15 @@ pub struct Options {
     /// bounds what a flood of handshakes can take to about 180 MB; raise it for more
     /// connections, lower it to bound memory tighter. Read when the listener binds.
     pub max_accepted: usize,
+    /// I/O threads a listener serves its port with (at least 1). With more than one, the port
+    /// is bound once per thread with `SO_REUSEPORT` and each accepted connection stays on one
+    /// thread, steered by its socket id (`udt/src/shard.rs`), so a server spreads its
+    /// connections over cores; one connection never spans threads, and `max_accepted` is split
+    /// evenly between them. Default 1 (UDT4's one socket per port): one flow cannot use more,
+    /// and a second socket on the port is one more that another process of the same user could
+    /// join. Outgoing connections opened from the listener use its first thread. Read when the
+    /// listener binds.
+    pub io_threads: usize,
     /// Faults and delays the crate's own unit tests inject (absent from every other build).
     #[cfg(test)]
     pub(crate) hooks: TestHooks,
@@ -70,6 +79,20 @@ pub(crate) struct TestHooks {
     /// full kernel send buffer) without sending; 0: never.
     #[cfg(test)]
     pub refuse_sends: u32,
+    /// A listener with several I/O threads attaches no steering program: the kernel spreads
+    /// datagrams by address and port, and the threads forward what is not theirs.
+    #[cfg(test)]
+    pub no_steering: bool,
+}
+
+impl TestHooks {
+    /// Whether the listener's I/O threads go without the steering program.
+    pub(crate) fn no_steering(&self) -> bool {
+        #[cfg(test)]
+        return self.no_steering;
+        #[cfg(not(test))]
+        false
+    }
 }
 
 impl TestHooks {
@@ -101,6 +124,7 @@ impl Default for Options {
             reuse_address: false,
             receive_gather: Duration::from_micros(250),
             max_accepted: DEFAULT_MAX_ACCEPTED,
+            io_threads: 1,
             #[cfg(test)]
             hooks: TestHooks::default(),
         }

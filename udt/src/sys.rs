@@ -107,6 +107,28 @@ pub fn set_timer_slack(slack: Duration) {
     }
 }
 
+/// Attach a classic BPF program (`program`) with socket option `name` (such as
+/// `SO_ATTACH_REUSEPORT_CBPF`) at level `SOL_SOCKET`.
+pub fn attach_cbpf(fd: RawFd, name: libc::c_int, program: &[libc::sock_filter]) -> io::Result<()> {
+    let len = u16::try_from(program.len()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let prog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut() };
+    // SAFETY: `prog` points at `program`, alive for the call; the kernel copies it and does not
+    // write through the pointer.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            name,
+            std::ptr::addr_of!(prog).cast(),
+            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Set an integer socket option (used for `SO_RCVBUFFORCE` / `SO_SNDBUFFORCE`, which socket2
 /// does not wrap). Fails without CAP_NET_ADMIN.
 pub fn set_int_option(
