@@ -11,7 +11,7 @@
       streams' bytes (the client's JSON summary: bytes each stream had acknowledged) at least
       0.9, server peak resident size (GNU time's "Maximum resident set size") under 512 MB.
   (c) 2 I/O threads: `udt perf server --io-threads 2` with -P 2 reaches 1.6 times
-      `--io-threads 1` with -P 1 (skipped while `udt perf server` has no --io-threads option).
+      `--io-threads 1` with -P 1 (skipped with a `udt` that has no --io-threads option).
   (d) paced at 100 Mb/s and 1 Gb/s (`udt perf client -b`; UDT4 with UDT_MAXBW through
       interop/build/udt4_perf --maxbw), 10 s each (--quick: 5 s), ours and UDT4 interleaved:
       CPU seconds per GB delivered, sender and receiver, at most UDT4's (skipped without

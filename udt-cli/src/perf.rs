@@ -84,6 +84,10 @@ pub struct ServerArgs {
     /// Declare the peer gone after this many seconds without hearing from it (default 10).
     #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
     pub peer_timeout: Option<std::time::Duration>,
+    /// I/O threads serving the port: each connection stays on one, the connections of a test
+    /// spread over them (one flow uses one thread whatever this is).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub io_threads: u16,
 }
 
 /// Arguments of `udt perf client`.
@@ -151,7 +155,8 @@ fn parse_positive_secs(s: &str) -> Result<Duration, String> {
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
     match &args.mode {
         Some(Mode::Server(s)) => {
-            let options = link::with_peer_timeout(server::options(s.mss, s.cc.as_ref()), s.peer_timeout);
+            let mut options = link::with_peer_timeout(server::options(s.mss, s.cc.as_ref()), s.peer_timeout);
+            options.io_threads = usize::from(s.io_threads);
             let mss = options.config.mss;
             let listener = net::listen(s.listen, options)?;
             let local = listener.local_addr().context("reading the bound address")?;
