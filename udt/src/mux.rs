@@ -61,7 +61,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, IoSlice};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
@@ -319,15 +319,11 @@ impl MuxState {
     }
 }
 
-/// What the kernel has not taken yet, and what it rejected.
+/// What the kernel has not taken yet.
 #[derive(Default)]
 struct Outbox {
     /// Datagrams refused for a full send buffer, to send before anything else.
     backlog: VecDeque<Deferred>,
-    /// Datagrams refused for a full send buffer so far (each sent later, from the backlog).
-    deferred: u64,
-    /// Datagrams the kernel rejected with another error (lost, as on the network).
-    drops: u64,
 }
 
 /// A datagram the kernel refused for a full send buffer: its bytes, copied out of the
@@ -359,6 +355,11 @@ pub(crate) struct Mux {
     handles: AtomicUsize,
     /// Datagram size the receive buffers are first laid out for (the configured MSS's).
     rx_segment: usize,
+    /// Datagrams refused for a full send buffer so far (each sent later, from the backlog), and
+    /// datagrams the kernel rejected with another error (lost, as on the network). Outside
+    /// the state's lock: applications read them without waiting for a round.
+    deferred: AtomicU64,
+    drops: AtomicU64,
     /// Sends use UDP GSO; cleared for good at the first refusal.
     gso: AtomicBool,
     /// How long datagrams may gather while data keeps arriving (`Options::receive_gather`).
@@ -438,6 +439,8 @@ impl Mux {
             local_addr,
             handles: AtomicUsize::new(1),
             rx_segment: (options.config.mss as usize).saturating_sub(udt_proto::packet::IP_UDP_OVERHEAD),
+            deferred: AtomicU64::new(0),
+            drops: AtomicU64::new(0),
             gso: AtomicBool::new(true),
             gather: options.receive_gather,
             #[cfg(test)]
@@ -601,13 +604,13 @@ impl Mux {
     /// Datagrams the kernel rejected with an error other than a full send buffer (lost, as on
     /// the network; the protocol retransmits them).
     pub fn send_drops(&self) -> u64 {
-        self.lock_state().out.drops
+        self.drops.load(Ordering::Relaxed)
     }
 
     /// Datagrams the kernel first refused for a full send buffer (each sent later, when it had
     /// room: none is lost).
     pub fn send_deferred(&self) -> u64 {
-        self.lock_state().out.deferred
+        self.deferred.load(Ordering::Relaxed)
     }
 
     /// The I/O thread.
@@ -1063,7 +1066,7 @@ impl Mux {
     /// connection being served (empty when none is). Returns false when the kernel's buffer is
     /// full: then the entries not sent, the run's and any later ones, are copied to the
     /// backlog (the core counted them as sent) and the batch is emptied. A datagram the kernel
-    /// rejects with another error is lost like on the network (counted in `out.drops`).
+    /// rejects with another error is lost like on the network (counted in `drops`).
     fn flush_run(
         &self,
         storage: &[u8],
@@ -1119,7 +1122,7 @@ impl Mux {
                     }
                     Err(err) => {
                         tracing::debug!(error = %err, "sendmsg");
-                        out.drops += 1;
+                        self.drops.fetch_add(1, Ordering::Relaxed);
                     }
                 }
                 at += parts;
@@ -1130,7 +1133,7 @@ impl Mux {
                 let bytes = [&outbuf[e.header.clone()], e.payload.as_ref().map_or(&[][..], payload)].concat();
                 out.backlog.push_back(Deferred { dest: dest.clone(), bytes });
             }
-            out.deferred += (batch.entries.len() - refused) as u64;
+            self.deferred.fetch_add((batch.entries.len() - refused) as u64, Ordering::Relaxed);
             batch.clear();
             return false;
         }
@@ -1147,7 +1150,7 @@ impl Mux {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
                 Err(e) => {
                     tracing::debug!(error = %e, "sendmsg");
-                    out.drops += 1;
+                    self.drops.fetch_add(1, Ordering::Relaxed);
                 }
             }
             out.backlog.pop_front();
