@@ -52,7 +52,7 @@ pub struct ModelConfig {
     /// under a 1.25 probe loses about 20% of what it sends meanwhile.
     pub loss_threshold: f64,
     /// A loss window spans at least one round and at least `loss_sample / loss_threshold`
-    /// packets that the receiver's reports moved past: at 2% random loss a 5% threshold is then crossed by chance in under 1% of
+    /// packets sent: at 2% random loss a 5% threshold is then crossed by chance in under 1% of
     /// windows (Poisson tail), whatever the BDP.
     pub loss_sample: f64,
     /// Multiplicative decrease of the bandwidth cap per congested loss window that our own probe

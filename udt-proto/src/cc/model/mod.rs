@@ -127,12 +127,7 @@ pub struct ModelCc {
     full_bw: f64,
     full_bw_count: u32,
     filled_pipe: bool,
-    /// How far the receiver has got, as its reports show: the highest of its ACK points and of
-    /// the first sequence after each loss it reported. Every packet before it reached the
-    /// receiver or was reported lost.
-    frontier: SeqNo,
-    /// The frontier when the current loss window opened.
-    loss_frontier: SeqNo,
+    loss_sent: u64,
     /// When the current loss window opened.
     loss_start: Instant,
     /// Loss events (runs of consecutive lost packets) of the current loss window, reported for
@@ -182,8 +177,7 @@ impl ModelCc {
             full_bw: 0.0,
             full_bw_count: 0,
             filled_pipe: false,
-            frontier: SeqNo::new(0),
-            loss_frontier: SeqNo::new(0),
+            loss_sent: 0,
             loss_start: Instant::ZERO,
             loss_counted: 0,
             count_from: None,
@@ -428,22 +422,16 @@ impl ModelCc {
     /// alike and answer each one, as the thesis' DAIMD answers loss events on the SYN clock.
     /// Losses of packets sent before the last decrease do not count (the decrease answered
     /// them), so a long RTT's late reports are not answered twice.
-    ///
-    /// The rate is the window's loss events over the packets the receiver's reports moved
-    /// past in it (the frontier's advance): the same packets the losses are among. (Over the
-    /// packets *sent* meanwhile, a sender held back by its window, while the receiver reports
-    /// the losses of what it sent a round trip earlier, read 20-29% at 1% random loss on a 1
-    /// Gb/s, 300 ms path and took it for congestion.)
     fn check_loss_window(&mut self, ctx: &mut CcContext<'_>) {
-        let passed = self.frontier.diff(self.loss_frontier).max(0) as u64;
+        let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
         let enough = self.config.loss_sample / self.config.loss_threshold;
-        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS || (passed as f64) < enough {
+        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS || (sent as f64) < enough {
             return;
         }
         let lost = std::mem::take(&mut self.loss_counted);
-        self.loss_frontier = self.frontier;
+        self.loss_sent = ctx.stats.total.pkts_sent;
         self.loss_start = ctx.now;
-        let rate = lost as f64 / passed as f64;
+        let rate = lost as f64 / sent as f64;
         if rate > self.config.loss_threshold {
             self.raise_count_from(ctx.snd_curr_seq.next());
             self.handle_congestion(ctx, rate);
@@ -465,7 +453,6 @@ impl ModelCc {
                 self.loss_counted += 1;
                 self.raise_count_from(last.next());
             }
-            self.frontier = self.frontier.max_wrapping(last.next());
         }
     }
 
@@ -621,8 +608,7 @@ impl CongestionControl for ModelCc {
         self.round_start = ctx.now;
         self.loss_start = ctx.now;
         self.last_ack = ctx.last_ack;
-        self.frontier = ctx.last_ack;
-        self.loss_frontier = ctx.last_ack;
+        self.loss_sent = ctx.stats.total.pkts_sent;
         self.update_outputs(ctx);
     }
 
@@ -632,7 +618,6 @@ impl CongestionControl for ModelCc {
                 self.first_rtt = self.first_sent.map(|first| ctx.now - first);
             }
             self.last_ack = ack;
-            self.frontier = self.frontier.max_wrapping(ack);
             while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
                 self.sent_at.pop_front();
             }

@@ -234,35 +234,6 @@ fn a_burst_of_link_errors_is_one_loss_event() {
     assert!((d.cc.bandwidth() - bw).abs() < 1e-6 * bw, "{} of {bw}", d.cc.bandwidth());
 }
 
-/// Loss rates are judged over the packets the receiver's reports moved past, the packets the
-/// losses are among, not over those sent meanwhile: a sender held back by its window (sending
-/// nothing new) while the receiver reports 1% of what it sent a round trip earlier lost is not
-/// congested when it sends again.
-#[test]
-fn a_sender_held_by_its_window_does_not_read_earlier_losses_as_congestion() {
-    let mut d = Driver::new();
-    d.reach_cruise();
-    let bw = d.cc.bandwidth();
-    d.send(10_000);
-    // The receiver's reports move over those 10,000 packets, 100 per ACK period, one lost in
-    // each hundred, while the sender sends nothing new.
-    let start = d.ack;
-    for step in 0..100u32 {
-        d.sc.now += ms(10);
-        let passed = SeqNo::new(start + 100 * (step + 1));
-        let lost = passed.add(-50);
-        d.sc.stats.total.snd_loss += 1;
-        d.cc.on_loss(&mut d.sc.ctx(), &[(lost, lost)]);
-        let mut ctx = d.sc.ctx();
-        ctx.last_ack = lost;
-        ctx.ack = Some(AckReport { rtt: ms(100), recv_rate: 10_000, capacity: 0 });
-        d.cc.on_ack(&mut ctx, lost);
-    }
-    // Sending again, without loss.
-    d.steady(ms(500), ms(100), 10_000);
-    assert!(d.cc.bandwidth() >= bw * 0.99, "decreased to {} of {bw}", d.cc.bandwidth());
-}
-
 #[test]
 fn sustained_overflow_while_cruising_decreases_the_rate() {
     let mut d = Driver::new();
