@@ -1,7 +1,7 @@
-//! `udt perf client -P 64` against a one-off `udt perf server` over loopback: every stream
-//! connects (the client's connections share one UDP port and I/O thread), and both ends' JSON
-//! summaries report all 64 streams, each with bytes, and no errors. Checks behaviour, not
-//! speed; each child is killed if it outlives its deadline.
+//! `udt perf client -P 64` against a one-off `udt perf server` over loopback (one I/O thread on
+//! its port, or two): every stream connects (the client's connections share one UDP port and
+//! I/O thread), and both ends' JSON summaries report all 64 streams, each with bytes, and no
+//! errors. Checks behaviour, not speed; each child is killed if it outlives its deadline.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -78,9 +78,23 @@ fn check(stdout: &str, role: &str) -> serde_json::Value {
 
 #[test]
 fn perf_client_with_64_streams_reports_every_stream() {
+    run_64_streams(&[]);
+}
+
+/// The same against a server whose port has two I/O threads (`--io-threads 2`): the streams of
+/// one client port spread over both, and every one is served.
+#[test]
+fn a_server_with_two_io_threads_serves_every_stream() {
+    run_64_streams(&["--io-threads", "2"]);
+}
+
+/// A one-off `udt perf server` (with `server_extra` arguments) and `udt perf client -P 64`,
+/// both summaries checked.
+fn run_64_streams(server_extra: &[&str]) {
     let mut server = udt();
     server
         .args(["perf", "server", "--listen", "127.0.0.1:0", "-1", "--json"])
+        .args(server_extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
