@@ -167,6 +167,7 @@ fn a_conversation_is_not_held_for_acknowledgements() {
         "round trips of {message}-byte messages: median {median:?}, slowest {:?}",
         times[times.len() - 1]
     );
-    // Held for the acknowledgement, each round trip would take up to two ACK intervals (10 ms).
-    assert!(median < Duration::from_millis(4), "median round trip {median:?}");
+    // Held for the acknowledgement, each round trip takes up to two ACK intervals (10 ms each;
+    // a median of 20 ms measured with the answer rule off); at once, well under a millisecond.
+    assert!(median < Duration::from_millis(8), "median round trip {median:?}");
 }
