@@ -43,7 +43,15 @@
 //! Received data is copied once between the kernel and the application: the kernel writes each
 //! datagram into a buffer of its own ([`crate::landing`]), the connection's receive buffer keeps
 //! that buffer, and the application's read copies the payload out. Sent data likewise: the
-//! kernel reads payloads straight from the send buffer (GSO iovecs, [`TxBatch`]).
+//! kernel reads payloads straight from the send buffer (GSO iovecs, [`TxBatch`]), except the
+//! tail of a run that the next connections to the same peer fill up (staged, then sent with
+//! theirs) and control packets, which gather in runs of their own.
+//!
+//! A listener's port may have several I/O threads ([`crate::shard`]): each is one `Mux` with its
+//! own socket, endpoint and connections, sharing the port with `SO_REUSEPORT` and the listener's
+//! accept queue; a datagram that reaches the wrong one (the kernel steers a whole GSO or GRO
+//! batch by its first datagram) is forwarded to its owner's inbox and handled there at its
+//! kernel arrival time.
 //!
 //! Lock order: the multiplexer's state, then a connection, then the ready queue (taken alone
 //! too). Application calls take only their connection's lock, then (released) the ready
