@@ -139,7 +139,7 @@ pub(crate) struct ConnShared {
     waiters: AtomicUsize,
     /// The view blocked callers last saw (signalled by the I/O thread, or left by an
     /// application call, which signals any other waiter itself) and what the I/O thread needs
-    /// to pace readers' wake-ups (`view::ReadWakes`). Used under the connection's lock only.
+    /// to pace readers' wake-ups ([`view::Signalled`]). Used under the connection's lock only.
     signalled: Mutex<view::Signalled>,
     /// Signals that found a blocked thread (tests count wake-ups with it).
     #[cfg(test)]
