@@ -47,14 +47,14 @@ fn parking_lot_flows_reach_their_max_min_share() {
 
 /// Thesis: "the aggregate throughput for each bottleneck link reaches more than 90% of the link
 /// capacity" (Table 4-2 fills L1..L4 to 99.3, 99.6, 100 and 97.3%). Measured (seed 1, the runtime's
-/// 65,536-packet buffers): L1 87.5%; with UDT4's 8192-packet buffers L1 88.3%,
+/// 262,144-packet buffers): L1 87.5%; with UDT4's 8192-packet buffers L1 88.3%,
 /// L2 93.1%, L3 90.2%, L4 97.0%; over 100 s (`--full`) 92.1 / 91.4 / 88.9 / 97.0%, and with
 /// seeds 2-5 L1 and L3 range over 89-95%. Flows 1 and 2, each alone with two 5 Mb/s flows on a
 /// 100 Mb/s link, get ~81 of their 90: the native controller's efficiency with one flow per
 /// link (alone on a 90 Mb/s link at 10 ms with the same queue one flow gets 80.4%), as in
 /// Fig. 4-2; see udt-sim/README.md.
 #[test]
-#[ignore = "measured L1 87.5% (seed 1; target 90%; the runtime's 65,536-packet buffers): flows 1 and 2 get ~81 of their 90 Mb/s, the native controller's single-flow efficiency; see udt-sim/README.md"]
+#[ignore = "measured L1 87.5% (seed 1; target 90%; the runtime's 262,144-packet buffers): flows 1 and 2 get ~81 of their 90 Mb/s, the native controller's single-flow efficiency; see udt-sim/README.md"]
 fn parking_lot_bottlenecks_above_90_percent() {
     let rep = run();
     for l in 0..PARKING_LOT_MBPS.len() {

@@ -2,8 +2,10 @@
 //! footnote 7: "CVegas reuses a timing class"): departure times, RTT samples, RTT rounds and
 //! delivery-rate samples.
 //!
-//! [`Timing`] owns a ring of per-packet records indexed by sequence number (allocated once at
-//! [`Timing::init`], sized from the negotiated flow window; nothing is allocated per packet).
+//! [`Timing`] owns a ring of per-packet records indexed by sequence number. It starts at
+//! [`MIN_SLOTS`] and doubles when more packets are in flight than it holds, up to a limit sized
+//! at [`Timing::init`] from the negotiated flow window: memory follows the flight, not the
+//! window (a 262,144-packet window would otherwise commit 25 MB per connection up front).
 //! * **Departures**: [`Timing::on_sent`] records each data packet's send time, whether it is a
 //!   retransmission, and the delivery state at that moment.
 //! * **RTT**: on each ACK `a` (next expected), [`Timing::on_ack`] takes the sample
@@ -22,7 +24,8 @@
 //!   The sample is discarded when the interval is shorter than the minimum RTT (draft §3.3: ACK
 //!   compression would inflate it) or zero.
 //!
-//! Invariants: the ring length is a power of two between [`MIN_SLOTS`] and [`MAX_SLOTS`]; a slot
+//! Invariants: the ring length is a power of two between [`MIN_SLOTS`] and its limit (at most
+//! [`MAX_SLOTS`]), and grows only; a slot
 //! is used only when it holds the sequence number asked for, so an overwritten or never-written
 //! slot gives no sample rather than a wrong one; `delivered` never decreases; RTT samples are
 //! non-negative.
@@ -111,6 +114,8 @@ pub struct AckSample {
 #[derive(Clone, Debug, Default)]
 pub struct Timing {
     slots: Vec<Slot>,
+    /// The ring's largest length: the flow window's, as a power of two.
+    limit: usize,
     last_ack: SeqNo,
     delivered: u64,
     delivered_time: Instant,
@@ -132,9 +137,9 @@ impl Timing {
     /// Allocate the ring for `ctx.max_window` packets in flight and reset every statistic.
     pub fn init(&mut self, ctx: &CcContext<'_>) {
         let want = (ctx.max_window as usize).saturating_add(1).next_power_of_two();
-        let len = want.clamp(MIN_SLOTS, MAX_SLOTS);
+        self.limit = want.clamp(MIN_SLOTS, MAX_SLOTS);
         self.slots.clear();
-        self.slots.resize(len, EMPTY_SLOT);
+        self.slots.resize(MIN_SLOTS, EMPTY_SLOT);
         self.last_ack = ctx.last_ack;
         self.delivered = 0;
         self.delivered_time = ctx.now;
@@ -151,11 +156,25 @@ impl Timing {
         seq.value() as usize & (self.slots.len().wrapping_sub(1))
     }
 
+    /// Make the ring hold every packet from the ACK point to `seq`, within its limit.
+    fn grow_for(&mut self, seq: SeqNo) {
+        let span = usize::try_from(seq.diff(self.last_ack)).unwrap_or(0).saturating_add(1);
+        if span <= self.slots.len() || self.slots.len() >= self.limit {
+            return;
+        }
+        let len = span.next_power_of_two().min(self.limit);
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; len]);
+        for slot in old.into_iter().filter(|s| s.seq != EMPTY) {
+            self.slots[slot.seq as usize & (len - 1)] = slot;
+        }
+    }
+
     /// Record the departure of `seq` at `ctx.now`.
     pub fn on_sent(&mut self, ctx: &CcContext<'_>, seq: SeqNo, retransmission: bool) {
         if self.slots.is_empty() {
             return;
         }
+        self.grow_for(seq);
         // Nothing else in flight: the next sample's intervals start now (draft §3.2).
         if !retransmission && seq == ctx.last_ack {
             self.first_sent_time = ctx.now;
@@ -244,6 +263,11 @@ impl Timing {
     /// Ring length, records.
     pub fn capacity(&self) -> usize {
         self.slots.len()
+    }
+
+    /// The longest the ring may grow, records.
+    pub fn limit(&self) -> usize {
+        self.limit
     }
 }
 
@@ -354,18 +378,40 @@ mod tests {
     }
 
     #[test]
-    fn ring_is_sized_from_the_flow_window() {
+    fn ring_limit_is_sized_from_the_flow_window_and_starts_small() {
         let mut sc = Script::new();
         sc.max_window = 25_600;
         let mut t = Timing::new();
         t.init(&sc.ctx());
-        assert_eq!(t.capacity(), 32_768);
+        assert_eq!((t.capacity(), t.limit()), (MIN_SLOTS, 32_768));
         sc.max_window = 2;
         t.init(&sc.ctx());
-        assert_eq!(t.capacity(), MIN_SLOTS);
+        assert_eq!((t.capacity(), t.limit()), (MIN_SLOTS, MIN_SLOTS));
         sc.max_window = u32::MAX;
         t.init(&sc.ctx());
-        assert_eq!(t.capacity(), MAX_SLOTS);
+        assert_eq!((t.capacity(), t.limit()), (MIN_SLOTS, MAX_SLOTS));
+    }
+
+    /// The ring grows with the packets in flight and keeps the records it held: 5,000 packets
+    /// sent before any ACK, then every one acknowledged gives its RTT sample.
+    #[test]
+    fn ring_grows_with_the_flight_and_keeps_its_records() {
+        let mut sc = Script::new();
+        sc.max_window = 262_144;
+        let mut t = Timing::new();
+        t.init(&sc.ctx());
+        for s in 1..=5000u32 {
+            sc.now = Instant::ZERO + Duration::from_micros(u64::from(s));
+            sc.sent = s;
+            t.on_sent(&sc.ctx(), SeqNo::new(s), false);
+        }
+        assert_eq!(t.capacity(), 8192);
+        sc.now = Instant::ZERO + ms(100);
+        for s in 1..=5000u32 {
+            let sample = t.on_ack(&sc.ctx(), SeqNo::new(s + 1));
+            let want = ms(100) - Duration::from_micros(u64::from(s));
+            assert_eq!(sample.rtt, Some(want), "packet {s}");
+        }
     }
 
     #[test]

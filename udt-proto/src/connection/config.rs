@@ -15,12 +15,14 @@ pub enum Mode {
     Message,
 }
 
-/// Default cap of the send and receive buffers and the flow window, packets: twice the
-/// bandwidth-delay product of a 1 Gb/s, 300 ms path (2 x 25,000 packets of 1500 bytes), so one
-/// flow can fill it while a lost packet waits a round trip for its repair; a power of two
-/// (65,536; 95 MB of 1456-byte payloads at most, committed only as the path needs it). UDT4's
-/// 8192 cap one flow at about 320 Mb/s on a 300 ms path, whatever the link.
-pub const DEFAULT_BUFFER_PKTS: u32 = 65_536;
+/// Default cap of the send and receive buffers and the flow window, packets: 2^18 (262,144),
+/// about three times the bandwidth-delay product of a 10 Gb/s, 100 ms path (83,000 packets of
+/// 1500 bytes) and ten times that of 1 Gb/s, 300 ms, so one flow can fill such paths while a lost
+/// packet waits a round trip for its repair and the receiver holds what arrived behind it. At
+/// most 382 MB of 1456-byte payloads each way, committed only as the path needs it (an idle
+/// connection holds a few kilobytes). UDT4's 8192 cap one flow at about 320 Mb/s on a 300 ms
+/// path, whatever the link.
+pub const DEFAULT_BUFFER_PKTS: u32 = 1 << 18;
 
 /// Options of one connection.
 #[derive(Clone, Debug)]
@@ -29,7 +31,7 @@ pub struct Config {
     pub mode: Mode,
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     pub mss: u32,
-    /// Flow-control limit in packets (UDT4 `UDT_FC`, default 25600; ours 65536, see
+    /// Flow-control limit in packets (UDT4 `UDT_FC`, default 25600; ours 262,144, see
     /// [`DEFAULT_BUFFER_PKTS`]).
     pub flow_window: u32,
     /// Send buffer in packets, at most (UDT4 default 8192; ours [`DEFAULT_BUFFER_PKTS`]).
