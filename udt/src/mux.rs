@@ -294,6 +294,10 @@ struct MuxState {
     /// The gap before the next round woken by a deadline: [`pace::burst_gap`] of the fastest
     /// connection that sent data in the last round ([`pace::MIN_GAP`] if none did).
     gap: Duration,
+    /// This round received data for a connection that acknowledges every few packets: its
+    /// peer times round trips on those ACKs, so its data gathers no longer than
+    /// [`pace::MIN_GATHER`].
+    count_acked: bool,
 }
 
 /// A connection as the I/O thread keeps it.
@@ -317,6 +321,7 @@ impl MuxState {
     /// Start a round: a new number, and the work carried over from the last one first.
     fn begin_round(&mut self) {
         self.round += 1;
+        self.count_acked = false;
         self.work.clear();
         let mut carry = std::mem::take(&mut self.carry);
         for &id in &carry {
@@ -437,6 +442,7 @@ impl Mux {
                 ready_spare: Vec::new(),
                 forwarded: Vec::new(),
                 gap: pace::MIN_GAP,
+                count_acked: false,
             }),
             ready: Mutex::new(Vec::new()),
             accept: shard.accept,
@@ -650,7 +656,7 @@ impl Mux {
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut control);
                 gap = st.gap;
-                gather = gathering.after_round(round_start, data);
+                gather = gathering.after_round(round_start, data, st.count_acked);
                 blocked = !st.out.backlog.is_empty();
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
                 if alone && st.conns.is_empty() && !blocked {
@@ -694,10 +700,11 @@ impl Mux {
     /// be earlier than the last round's `now`.
     fn receive(&self, st: &mut MuxState, landing: &mut Landing, outbuf: &mut [u8]) -> usize {
         let mut data = 0;
+        let mut count_acked = false;
         for _ in 0..RECV_BATCH {
             let (from, layout) = match landing.receive(self.socket.as_raw_fd()) {
                 Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return data,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     // ICMP errors (e.g. port unreachable) surface here on Linux: ignore them,
@@ -724,6 +731,7 @@ impl Mux {
                         let mut conn = c.lock();
                         let at = clock::at(&conn, now);
                         conn.handle_datagram_buf(at, datagram);
+                        count_acked |= conn.acknowledges_by_count();
                         // The rest of the batch for the same socket id, under the same lock: same
                         // sender, same id, so the endpoint would route them alike.
                         while k < count && dst.is_some() {
@@ -749,11 +757,13 @@ impl Mux {
                             let mut conn = c.lock();
                             let at = clock::at(&conn, now);
                             conn.handle_datagram(at, datagram);
+                            count_acked |= conn.acknowledges_by_count();
                         }
                     }
                 }
             }
         }
+        st.count_acked |= count_acked;
         data
     }
 

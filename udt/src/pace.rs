@@ -15,10 +15,13 @@
 //! sleep at once. A `max_pacing_debt` below [`MIN_GAP`] would cost rate at short periods.
 //!
 //! The exception is a streaming receiver ([`plan_streaming`]): once data packets arrived in each
-//! of the last [`STREAK`] rounds, at a rate that would gather fewer than [`GATHER_BELOW`] (below
-//! about 3 Gb/s with 250 us gatherings), datagrams no longer end the sleep, which lasts until
-//! the next deadline or `Options::receive_gather` (250 us) after the round began. The kernel
-//! keeps them,
+//! of the last [`STREAK`] rounds, at a rate that would gather fewer than [`GATHER_BELOW`] in
+//! [`MIN_GATHER`] (below about 3 Gb/s), datagrams no longer end the sleep, which lasts until the
+//! next deadline or the end of a gathering: as long as [`GATHER_BELOW`] packets take at the
+//! rate they arrive, within [`MIN_GATHER`] and `Options::receive_gather` (1 ms)
+//! ([`gather_length`]), and no longer than [`MIN_GATHER`] for data of a connection that
+//! acknowledges every few packets (its peer times round trips on those ACKs). The kernel keeps
+//! them,
 //! each with its arrival timestamp, which is the time the core handles it at, so the arrival
 //! rate and packet-pair estimates do not change; the round takes them all, and a blocked reader
 //! wakes once for them. Control packets alone (a sender's ACKs) never start it, so a sender
@@ -70,6 +73,10 @@ pub(crate) enum Wait {
 /// thread gathers them instead of waking for each.
 pub(crate) const STREAK: u32 = 2;
 
+/// Shortest gathering; data arriving too fast to gather fewer than [`GATHER_BELOW`] packets in
+/// it is not gathered at all.
+pub(crate) const MIN_GATHER: Duration = Duration::from_micros(250);
+
 /// When the I/O thread gathers: after [`STREAK`] rounds of slowly arriving data packets.
 #[derive(Debug)]
 pub(crate) struct Gathering {
@@ -79,20 +86,38 @@ pub(crate) struct Gathering {
 }
 
 impl Gathering {
-    /// Gatherings of `gather` (zero: never), starting at `now`.
+    /// Gatherings of at most `gather` (zero: never), starting at `now`.
     pub(crate) fn new(gather: Duration, now: Instant) -> Self {
         Gathering { gather, streak: 0, last_round_start: now }
     }
 
     /// A round that began at `round_start` took `data` data packets: how long the next sleep
-    /// may gather, if at all.
-    pub(crate) fn after_round(&mut self, round_start: Instant, data: usize) -> Option<Duration> {
+    /// may gather, if at all. With `count_acked` (some of them were for a connection that
+    /// acknowledges every few packets, whose peer times its round trips on those ACKs) no
+    /// longer than [`MIN_GATHER`].
+    pub(crate) fn after_round(
+        &mut self,
+        round_start: Instant,
+        data: usize,
+        count_acked: bool,
+    ) -> Option<Duration> {
         let since = round_start.saturating_since(self.last_round_start);
         self.last_round_start = round_start;
-        let slow = data > 0 && few_per_gathering(data, since, self.gather);
+        let shortest = self.gather.min(MIN_GATHER);
+        let longest = if count_acked { shortest } else { self.gather };
+        let slow = data > 0 && few_per_gathering(data, since, shortest);
         self.streak = if slow { self.streak.saturating_add(1) } else { 0 };
-        (self.streak >= STREAK && !self.gather.is_zero()).then_some(self.gather)
+        (self.streak >= STREAK && !self.gather.is_zero())
+            .then(|| gather_length(data, since, shortest, longest))
     }
+}
+
+/// How long to gather after a round that took `data` (at least one) data packets `since` the
+/// previous round began: as long as [`GATHER_BELOW`] packets take at that rate (a gathering
+/// then holds about one light ACK's worth), within `shortest` and `longest`.
+pub(crate) fn gather_length(data: usize, since: Duration, shortest: Duration, longest: Duration) -> Duration {
+    let per_packet = since.as_secs_f64() / data.max(1) as f64;
+    Duration::from_secs_f64((per_packet * GATHER_BELOW).min(longest.as_secs_f64())).max(shortest)
 }
 /// Gather only while a gathering would collect fewer data packets than this (one light ACK's
 /// worth): at higher rates each wake-up already serves many packets, and holding the light
@@ -150,20 +175,42 @@ mod tests {
     #[test]
     fn gathers_after_two_slow_rounds_of_data() {
         let t = origin();
-        let gap = us(250);
-        let mut g = Gathering::new(gap, t);
-        // 100 Mb/s: a packet every 120 us.
-        assert_eq!(g.after_round(t + us(120), 1), None);
-        assert_eq!(g.after_round(t + us(240), 1), Some(gap));
-        assert_eq!(g.after_round(t + us(490), 2), Some(gap));
+        let longest = us(1000);
+        let mut g = Gathering::new(longest, t);
+        // 100 Mb/s: a packet every 120 us; 64 of them take longer than the longest gathering.
+        assert_eq!(g.after_round(t + us(120), 1, false), None);
+        assert_eq!(g.after_round(t + us(240), 1, false), Some(longest));
+        assert_eq!(g.after_round(t + us(1240), 8, false), Some(longest));
         // A round without data ends it.
-        assert_eq!(g.after_round(t + us(600), 0), None);
-        assert_eq!(g.after_round(t + us(720), 1), None);
-        assert_eq!(g.after_round(t + us(840), 1), Some(gap));
+        assert_eq!(g.after_round(t + us(1340), 0, false), None);
+        assert_eq!(g.after_round(t + us(1460), 1, false), None);
+        assert_eq!(g.after_round(t + us(1580), 1, false), Some(longest));
+        // 1 Gb/s: 21 packets per 250 us; 64 of them take 762 us.
+        let fast = g.after_round(t + us(1830), 21, false).unwrap();
+        assert!(fast.abs_diff(us(762)) < us(1), "{fast:?}");
+        // 3.6 Gb/s: 75 packets per 250 us, too many to gather.
+        assert_eq!(g.after_round(t + us(2080), 75, false), None);
+        // Data for a connection that acknowledges every few packets: the shortest gathering.
+        assert_eq!(g.after_round(t + us(2200), 1, true), None);
+        assert_eq!(g.after_round(t + us(2320), 1, true), Some(MIN_GATHER));
         // Off.
         let mut off = Gathering::new(Duration::ZERO, t);
-        assert_eq!(off.after_round(t + us(120), 1), None);
-        assert_eq!(off.after_round(t + us(240), 1), None);
+        assert_eq!(off.after_round(t + us(120), 1, false), None);
+        assert_eq!(off.after_round(t + us(240), 1, false), None);
+        // A longest gathering shorter than the shortest: that, at every rate that gathers.
+        let mut short = Gathering::new(us(100), t);
+        assert_eq!(short.after_round(t + us(120), 1, false), None);
+        assert_eq!(short.after_round(t + us(240), 1, false), Some(us(100)));
+    }
+
+    #[test]
+    fn a_gathering_lasts_as_long_as_64_packets_take_within_its_bounds() {
+        let (lo, hi) = (us(250), us(1000));
+        assert_eq!(gather_length(1, us(120), lo, hi), hi);
+        assert_eq!(gather_length(64, us(500), lo, hi), us(500));
+        assert_eq!(gather_length(64, us(100), lo, hi), lo);
+        // No division by zero.
+        assert_eq!(gather_length(0, us(100), lo, hi), hi);
     }
 
     #[test]

@@ -390,6 +390,13 @@ impl Connection {
         self.cc.name()
     }
 
+    /// Whether this end acknowledges every few data packets (the controller's ACK interval,
+    /// the TCP family's delayed ACKs), not only on the ACK timer: the peer then times its
+    /// round trips on ACKs that data arrival triggers.
+    pub fn acknowledges_by_count(&self) -> bool {
+        self.cc.ack_interval().is_some_and(|n| n > 0)
+    }
+
     // ----- inputs -----
 
     /// A datagram from the peer arrived at `now` (a data payload is copied into the receive
