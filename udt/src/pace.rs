@@ -2,7 +2,7 @@
 //! (the thread's timer slack is 1 µs), spin only for the last few microseconds, and never wake
 //! for a deadline sooner than a gap after the previous round started: [`MIN_GAP`], or while
 //! paced data leaves, [`burst_gap`] (one GSO send's worth of packets at the fastest
-//! connection's rate, within the pacing debt less [`MIN_GAP`]).
+//! connection's rate, within half the pacing debt).
 //!
 //! Why this keeps the rate exact: the core schedules each packet one period after the previous
 //! one's *target* time, not after the time it actually left, and a late sender catches up (at
@@ -45,13 +45,13 @@ pub(crate) const BURST_PACKETS: u32 = 44;
 /// The gap between rounds woken by deadlines, for a thread whose fastest sending connection
 /// has packet period `period` and may catch up at most `max_debt`: a burst of
 /// [`BURST_PACKETS`] (one GSO send), as Linux sizes TCP's paced bursts to what one segmentation
-/// offload carries, but at least [`MIN_GAP`] (the timer's useful resolution) and at most
-/// `max_debt` less [`MIN_GAP`], so that a round that wakes up to [`MIN_GAP`] late still finds
-/// every packet due since the last one within what the core lets it catch up: the average rate
-/// stays exact. At 100 Mb/s (period 117 us) with the 1 ms default debt that is 750 us and 6
-/// packets a burst, not 250 us and 2: a third of the wake-ups.
+/// offload carries, but at least [`MIN_GAP`] (the timer's useful resolution) and at most half
+/// `max_debt`, so that a round that wakes late still finds every packet due since the last
+/// one within what the core lets it catch up: the average rate stays exact. At 100 Mb/s
+/// (period 117 us) with the 1 ms default debt that is 500 us and 4 packets a burst, not 250 us
+/// and 2: half the wake-ups.
 pub(crate) fn burst_gap(period: Duration, max_debt: Duration) -> Duration {
-    (period * BURST_PACKETS).min(max_debt.saturating_sub(MIN_GAP)).max(MIN_GAP)
+    (period * BURST_PACKETS).min(max_debt / 2).max(MIN_GAP)
 }
 /// Waits shorter than this are spun: a `ppoll` round trip costs about as much.
 pub(crate) const SPIN: Duration = Duration::from_micros(4);
@@ -274,14 +274,14 @@ mod tests {
     }
 
     #[test]
-    fn paced_bursts_are_one_gso_send_within_the_debt_less_a_late_wake_up() {
+    fn paced_bursts_are_one_gso_send_within_half_the_debt() {
         let debt = Duration::from_millis(1);
         // 10 Gb/s (1.2 us a packet): the timer's resolution bounds it.
         assert_eq!(burst_gap(Duration::from_nanos(1_200), debt), MIN_GAP);
         // 1 Gb/s (11.7 us): 44 packets, one GSO send.
         assert_eq!(burst_gap(us(11), debt), us(11 * 44));
-        // 100 Mb/s (117 us): the debt less the minimum gap, 6 packets.
-        assert_eq!(burst_gap(us(117), debt), us(750));
+        // 100 Mb/s (117 us): half the debt, 4 packets.
+        assert_eq!(burst_gap(us(117), debt), us(500));
         // A debt below twice the minimum gap leaves the minimum gap.
         assert_eq!(burst_gap(us(117), us(100)), MIN_GAP);
         // A longer gap means fewer rounds.
