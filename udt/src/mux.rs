@@ -794,15 +794,18 @@ impl Mux {
         let mut forwarded = std::mem::take(&mut st.forwarded);
         self.inbox.take(&mut forwarded);
         let mut data = 0;
+        let mut count_acked = false;
         for f in forwarded.drain(..) {
             data += usize::from(Packet::peek_is_data(&f.bytes));
             if let Some(c) = self.route(st, f.at, f.from, &f.bytes, outbuf).and_then(|id| st.enlist(id)) {
                 let mut conn = c.lock();
                 let at = clock::at(&conn, f.at);
                 conn.handle_datagram(at, &f.bytes);
+                count_acked |= conn.acknowledges_by_count();
             }
         }
         st.forwarded = forwarded;
+        st.count_acked |= count_acked;
         data
     }
 
