@@ -234,8 +234,16 @@ impl ConnShared {
 
     /// I/O thread, with `conn` locked after a round at `now`: whether blocked callers must be
     /// signalled (see [`view::Signalled::changed`]).
-    fn needs_signal(&self, conn: &Connection, now: Instant) -> bool {
+    fn needs_signal(&self, conn: &Connection, now: Instant) -> (bool, Option<Instant>) {
         self.signalled.lock().unwrap_or_else(|e| e.into_inner()).changed(conn, now)
+    }
+}
+
+/// The earlier of two optional deadlines (`None`: none).
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -916,8 +924,8 @@ impl Mux {
                     deadline = Some(now);
                 }
             }
-            timers.arm(id, deadline);
-            let signal = shared.needs_signal(&conn, now);
+            let (signal, wake_at) = shared.needs_signal(&conn, now);
+            timers.arm(id, earliest(deadline, wake_at));
             drop(conn);
             if signal {
                 shared.notify();

@@ -16,7 +16,9 @@
 //! it compares with. An application call that changes the connection records the view it
 //! leaves (`ConnShared::touch`) and signals other blocked callers itself.
 
-use udt_proto::connection::{Connection, Mode, State, SYN};
+use std::time::Duration;
+
+use udt_proto::connection::{Config, Connection, Mode, State, SYN};
 use udt_proto::Instant;
 
 /// The connection as blocked callers see it.
@@ -54,64 +56,84 @@ impl View {
 /// each), instead of one.
 pub(crate) const READ_LOW_WATER: usize = 64 * 1024;
 
+/// The longest a reader's wake-up waits for [`READ_LOW_WATER`] while data streams in: five ACK
+/// intervals. A thousand connections streaming a packet at a time then cost at most 20,000
+/// wake-ups a second, not one per packet.
+pub(crate) const READ_WAIT: Duration = Duration::from_millis(50);
+
 /// What the I/O thread last showed blocked callers of a connection, and what it needs to pace
 /// the wake-ups of a reader.
 ///
 /// Readers of a stream are woken when data to read appears, at once if it is worth it: there is
-/// [`READ_LOW_WATER`] of it, or it came after a quiet spell of an ACK interval (a request, a
-/// typed line: no more is on its way), or within an ACK interval of the first data that
-/// arrived after this end had sent some (a conversation: the reader awaits the answer to what
-/// it sent, which may span packets), or it is a message. Otherwise (data streaming in,
-/// a little at a time: hundreds of connections sharing a port each get a packet or two per
-/// round) the wake-up waits for the connection's next acknowledgement, which the receiver sends
-/// every ACK interval (`SYN`, 10 ms) or 64 packets while data arrives (protocol notes §3.3) —
-/// UDT4's own pace: its readers see data when it is acknowledged. The core's arrival-rate and
-/// capacity estimates are not touched: only the application's wake-up waits.
+/// [`READ_LOW_WATER`] of it, or a packet shorter than a full one arrived (a write ended there:
+/// a request, a typed line, the end of a transfer; nothing more of it is on its way), or it came
+/// within an ACK interval of the first data that arrived after a quiet spell of [`READ_WAIT`]
+/// or after this end had sent some (a request, or the answer to what this end sent: the reader
+/// awaits all of it, which may span packets and rounds), or it is a message. Otherwise (data streaming in, a full packet at a time: hundreds of connections
+/// sharing a port each get a packet or two per round) the wake-up waits until that much has
+/// come, or [`READ_WAIT`] has passed since the first of it (the I/O thread arms a timer for
+/// that). The core's arrival-rate and capacity estimates are not touched, nor its
+/// acknowledgements (the receive buffer holds what waits): only the application's wake-up waits.
 #[derive(Debug, Default)]
 pub(crate) struct Signalled {
     /// The view blocked callers last saw (`None`: none yet).
     pub view: Option<View>,
-    /// Data packets received, acknowledgements sent, and data packets sent, as of the last round.
+    /// Data packets received and payload bytes stored, as of the last round.
     recv_seen: u64,
-    acks_seen: u64,
+    bytes_seen: u64,
+    /// Since when there has been data to read that blocked readers were not shown.
+    unshown_since: Option<Instant>,
     /// Data packets this end had sent when data last arrived, and when that was.
     sent_at_arrival: u64,
     last_arrival: Option<Instant>,
-    /// When data first arrived after this end had sent some: the peer's answer began.
-    answer_began: Option<Instant>,
+    /// When data first arrived after a quiet spell or after this end had sent some: a request
+    /// or the peer's answer began.
+    burst_began: Option<Instant>,
 }
 
 impl Signalled {
     /// After a round of the I/O thread at `now`: whether blocked callers must be signalled,
-    /// recording what they are shown.
-    pub fn changed(&mut self, conn: &Connection, now: Instant) -> bool {
+    /// recording what they are shown, and when the I/O thread must look again for a reader's
+    /// wake-up it holds back (`None`: none held).
+    pub fn changed(&mut self, conn: &Connection, now: Instant) -> (bool, Option<Instant>) {
         let view = View::of(conn);
         let c = conn.counters();
-        let arrived = c.pkts_recv != self.recv_seen;
-        let quiet_before = self.last_arrival.is_none_or(|t| now.saturating_since(t) >= SYN);
-        if arrived {
-            if c.pkts_sent != self.sent_at_arrival {
-                self.answer_began = Some(now);
+        let packets = c.pkts_recv.saturating_sub(self.recv_seen);
+        let bytes = c.bytes_recv.saturating_sub(self.bytes_seen);
+        // Duplicates count as packets and store no bytes: a round with one looks short, and the
+        // reader is woken early, never late.
+        let full = Config::payload_size(conn.config().mss) as u64;
+        let write_ended = packets > 0 && bytes < packets * full;
+        if packets > 0 {
+            // Data after a quiet spell, or the first after this end sent some: a request or
+            // an answer begins, and the reader wants all of it as it comes.
+            let quiet_before = self.last_arrival.is_none_or(|t| now.saturating_since(t) >= READ_WAIT);
+            if quiet_before || c.pkts_sent != self.sent_at_arrival {
+                self.burst_began = Some(now);
             }
-            self.recv_seen = c.pkts_recv;
             self.sent_at_arrival = c.pkts_sent;
             self.last_arrival = Some(now);
         }
-        let answering = self.answer_began.is_some_and(|t| now.saturating_since(t) < SYN);
-        let shown_readable = self.view.is_some_and(|v| v.readable);
-        let wait_for_ack = view.readable
-            && !shown_readable
+        self.recv_seen = c.pkts_recv;
+        self.bytes_seen = c.bytes_recv;
+        let in_burst = self.burst_began.is_some_and(|t| now.saturating_since(t) < SYN);
+        let unshown = view.readable && !self.view.is_some_and(|v| v.readable);
+        let since = if unshown { *self.unshown_since.get_or_insert(now) } else { now };
+        let wake_at = since + READ_WAIT;
+        let hold = unshown
             && conn.config().mode == Mode::Stream
             && conn.readable_bytes() < READ_LOW_WATER
-            && c.acks_sent == self.acks_seen
-            && !answering
-            && !quiet_before;
-        self.acks_seen = c.acks_sent;
-        let shown = View { readable: view.readable && !wait_for_ack, ..view };
+            && !write_ended
+            && !in_burst
+            && now < wake_at;
+        let shown = View { readable: view.readable && !hold, ..view };
         let changed = self.view != Some(shown);
         // Signalled for another change, a waiting reader sees the data too.
         self.view = Some(if changed { view } else { shown });
-        changed
+        if !hold || changed {
+            self.unshown_since = None;
+        }
+        (changed, (hold && !changed).then_some(wake_at))
     }
 }
 

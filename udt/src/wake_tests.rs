@@ -134,6 +134,39 @@ fn a_reader_of_streaming_data_is_woken_per_acknowledgement_not_per_packet() {
     drop(writer.join().unwrap());
 }
 
+/// A reader of a stream whose full packets come further apart than the ACK interval (one of a
+/// thousand connections sharing a port, say) is woken once per [`crate::view::READ_WAIT`] or so,
+/// not once per packet: each packet alone is not worth a futex wake and a context switch.
+#[test]
+fn a_reader_of_a_slow_stream_is_woken_per_read_wait_not_per_packet() {
+    let mut options = options();
+    // About 50 packets a second: one every 20 ms, two ACK intervals apart.
+    options.config.max_bandwidth = Some(75_000);
+    let (_listener, _clients, mut pairs) = pairs(1, options);
+    let (mut client, mut server) = pairs.pop().unwrap();
+    let full = udt_proto::connection::Config::payload_size(client.shared.lock().config().mss);
+    // Whole packets only: a short one would end a write and wake the reader at once.
+    let bytes = 40 * full;
+    let writer = thread::spawn(move || {
+        client.write_all(&vec![5u8; bytes]).unwrap();
+        client.flush_acknowledged().unwrap();
+        client
+    });
+    let before = server.shared.signals.load(Ordering::SeqCst);
+    let mut got = 0;
+    let mut buf = vec![0u8; bytes];
+    while got < bytes {
+        let n = server.read(&mut buf).unwrap();
+        assert!(n > 0 && buf[..n].iter().all(|&b| b == 5));
+        got += n;
+    }
+    let signals = server.shared.signals.load(Ordering::SeqCst) - before;
+    let packets = server.stats(false).total.pkts_recv;
+    eprintln!("{packets} packets, 20 ms apart, read after {signals} wake-ups");
+    assert!((signals as u64) * 2 <= packets, "{signals} wake-ups for {packets} packets");
+    drop(writer.join().unwrap());
+}
+
 /// Requests and answers back to back (a conversation) are not held for the ACK interval: each
 /// side is woken as soon as the other's message arrives. The messages fill whole packets, so no
 /// short packet calls for an immediate acknowledgement: only the rule that an end that has sent
