@@ -88,6 +88,7 @@ fn build_model(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
         cwnd_gain: p.f64("cwnd_gain", d.cwnd_gain, 1.0, 10.0)?,
         loss_threshold: fraction(p, "udt", "loss", d.loss_threshold)?,
         loss_beta: fraction(p, "udt", "beta", d.loss_beta)?,
+        oversubscribed_beta: fraction(p, "udt", "os_beta", d.oversubscribed_beta)?,
         initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
         ..d
     };
@@ -283,6 +284,11 @@ static CATALOG: &[CcInfo] = &[
                 key: "beta",
                 default: "0.7",
                 doc: "rate kept per congested loss window while cruising",
+            },
+            ParamInfo {
+                key: "os_beta",
+                default: "0.85",
+                doc: "rate kept when losses while cruising stop in the probe's down phase (an over-subscribed queue)",
             },
             ParamInfo {
                 key: "iw",

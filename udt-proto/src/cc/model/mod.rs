@@ -46,12 +46,14 @@
 
 mod config;
 mod filters;
+mod oversubscribed;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use config::ModelConfig;
 pub use filters::{MaxFilter, MinFilter};
+use oversubscribed::{PhaseLosses, Tag, Verdict};
 
 use super::{AckReport, CcContext, CcFactory, CongestionControl};
 use crate::seq::SeqNo;
@@ -146,6 +148,8 @@ pub struct ModelCc {
     timed_out: bool,
     period: Duration,
     window: f64,
+    /// Loss events of packets sent while cruising and in Down ([`oversubscribed`]).
+    phase_losses: PhaseLosses,
 }
 
 impl ModelCc {
@@ -189,6 +193,7 @@ impl ModelCc {
             timed_out: false,
             period: Duration::from_millis(1),
             window: config.initial_window.max(MIN_WINDOW),
+            phase_losses: PhaseLosses::default(),
         }
     }
 
@@ -367,7 +372,10 @@ impl ModelCc {
                     _ => self.rounds_left == 0 && !cruising,
                 };
                 if done {
+                    let oversubscribed =
+                        self.state == State::ProbeBw(Phase::Cruise) && self.oversubscribed(ctx);
                     let next = match self.state {
+                        State::ProbeBw(Phase::Cruise) if oversubscribed => Phase::Cruise,
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
                         _ => Phase::Cruise,
@@ -376,6 +384,35 @@ impl ModelCc {
                 }
             }
             State::ProbeRtt => {}
+        }
+    }
+
+    /// At the end of a cruise: whether the losses of the cycles since the last verdict show a
+    /// queue that the flows sharing it keep over-subscribed ([`oversubscribed`]): if so, the
+    /// loss bound becomes `oversubscribed_beta` of the rate (a congestion signal that the loss
+    /// threshold cannot see) and the flow cruises on instead of probing.
+    fn oversubscribed(&mut self, ctx: &CcContext<'_>) -> bool {
+        // This cruise belongs to the next unit; the units up to the current cycle are complete.
+        if self.phase_losses.verdict(self.cycle) != Verdict::Oversubscribed {
+            return false;
+        }
+        let bound = self.bandwidth() * self.config.oversubscribed_beta;
+        tracing::debug!(target: "udt::cc", bound, "udt model: over-subscribed");
+        self.bw_cap = bound.max(self.min_rate(ctx));
+        self.raise_count_from(ctx.snd_curr_seq.next());
+        self.phase_losses.reset();
+        true
+    }
+
+    /// The phase a packet sent now belongs to, for the over-subscription test: settled cruise
+    /// (more than two rounds after a probe, whose queue and losses are its own), Down, or other.
+    fn loss_tag(&self) -> Tag {
+        match self.state {
+            State::ProbeBw(Phase::Cruise) if self.probe_end_round.is_none_or(|r| self.round > r + 2) => {
+                Tag::Cruise
+            }
+            State::ProbeBw(Phase::Down) => Tag::Down,
+            _ => Tag::Other,
         }
     }
 
@@ -450,6 +487,7 @@ impl ModelCc {
                 _ => first,
             };
             if !from.is_after(last) {
+                self.phase_losses.handle_loss_event(from);
                 self.loss_counted += 1;
                 self.raise_count_from(last.next());
             }
@@ -650,6 +688,13 @@ impl CongestionControl for ModelCc {
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
         self.first_sent.get_or_insert(ctx.now);
+        if !retransmission {
+            // A unit is a settled cruise and the Down after it: cruise packets count in the next
+            // cycle's unit, Down's in the current cycle's.
+            let tag = self.loss_tag();
+            let unit = if tag == Tag::Cruise { self.cycle + 1 } else { self.cycle };
+            self.phase_losses.handle_sent(seq, tag, unit);
+        }
         if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
             self.sent_at.push_back((seq, ctx.now));
         }

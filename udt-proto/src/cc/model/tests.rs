@@ -249,6 +249,35 @@ fn sustained_overflow_while_cruising_decreases_the_rate() {
     assert!(lowest <= bw * ModelConfig::default().loss_beta + 1e-9, "{lowest} of {bw}");
 }
 
+/// Losses while cruising (1%, under the threshold) that stop whenever the flow probes down: a
+/// queue that the flows sharing it keep over-subscribed. The over-subscription test answers with
+/// one decrease of `oversubscribed_beta`; the same losses in every phase would be the link's.
+#[test]
+fn losses_that_stop_in_probe_down_are_over_subscription() {
+    let mut d = Driver::new();
+    d.reach_cruise();
+    let bw = d.cc.bandwidth();
+    let mut decreased = None;
+    for step in 0..3000 {
+        let settled = d.cc.loss_tag() == Tag::Cruise;
+        d.ack(ms(10), ms(100), 10_000);
+        if settled {
+            d.lose(1);
+        }
+        if d.cc.bandwidth() < bw * 0.9 {
+            decreased = Some(step);
+            break;
+        }
+    }
+    let step = decreased.expect("no decrease");
+    let kept = d.cc.bandwidth() / bw;
+    assert!(
+        (kept - ModelConfig::default().oversubscribed_beta).abs() < 0.01,
+        "kept {kept} after {step} steps"
+    );
+    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Cruise), "the probe is skipped");
+}
+
 #[test]
 fn congestion_in_startup_ends_it() {
     let mut d = Driver::new();
