@@ -104,51 +104,15 @@ fn threads_blocked_on_a_connection_wake_when_what_they_wait_for_changes() {
     assert_eq!(reader.join().unwrap(), 0);
 }
 
-/// A reader of a stream whose data comes a packet at a time, closer together than the ACK
-/// interval, is woken at the pace of the receiver's acknowledgements, not once per packet.
-#[test]
-fn a_reader_of_streaming_data_is_woken_per_acknowledgement_not_per_packet() {
+/// Stream `bytes` of `byte` from a client paced at `max_bandwidth` (bytes/s) and read them all
+/// on the server; returns the wake-ups of the blocked reader and the data packets received.
+fn stream_and_count_wakes(max_bandwidth: u64, bytes: usize, byte: u8) -> (u64, u64) {
     let mut options = options();
-    // About 860 packets a second: one every 1.2 ms, each alone in its round.
-    options.config.max_bandwidth = Some(1_250_000);
+    options.config.max_bandwidth = Some(max_bandwidth);
     let (_listener, _clients, mut pairs) = pairs(1, options);
     let (mut client, mut server) = pairs.pop().unwrap();
-    const BYTES: usize = 1_000_000;
     let writer = thread::spawn(move || {
-        client.write_all(&vec![3u8; BYTES]).unwrap();
-        client.flush_acknowledged().unwrap();
-        client
-    });
-    let before = server.shared.signals.load(Ordering::SeqCst);
-    let mut got = 0;
-    let mut buf = vec![0u8; 1 << 20];
-    while got < BYTES {
-        let n = server.read(&mut buf).unwrap();
-        assert!(n > 0 && buf[..n].iter().all(|&b| b == 3));
-        got += n;
-    }
-    let signals = server.shared.signals.load(Ordering::SeqCst) - before;
-    let packets = server.stats(false).total.pkts_recv;
-    eprintln!("{packets} packets read after {signals} wake-ups");
-    assert!((signals as u64) < packets / 4, "{signals} wake-ups for {packets} packets");
-    drop(writer.join().unwrap());
-}
-
-/// A reader of a stream whose full packets come further apart than the ACK interval (one of a
-/// thousand connections sharing a port, say) is woken once per [`crate::view::READ_WAIT`] or so,
-/// not once per packet: each packet alone is not worth a futex wake and a context switch.
-#[test]
-fn a_reader_of_a_slow_stream_is_woken_per_read_wait_not_per_packet() {
-    let mut options = options();
-    // About 50 packets a second: one every 20 ms, two ACK intervals apart.
-    options.config.max_bandwidth = Some(75_000);
-    let (_listener, _clients, mut pairs) = pairs(1, options);
-    let (mut client, mut server) = pairs.pop().unwrap();
-    let full = udt_proto::connection::Config::payload_size(client.shared.lock().config().mss);
-    // Whole packets only: a short one would end a write and wake the reader at once.
-    let bytes = 40 * full;
-    let writer = thread::spawn(move || {
-        client.write_all(&vec![5u8; bytes]).unwrap();
+        client.write_all(&vec![byte; bytes]).unwrap();
         client.flush_acknowledged().unwrap();
         client
     });
@@ -157,14 +121,35 @@ fn a_reader_of_a_slow_stream_is_woken_per_read_wait_not_per_packet() {
     let mut buf = vec![0u8; bytes];
     while got < bytes {
         let n = server.read(&mut buf).unwrap();
-        assert!(n > 0 && buf[..n].iter().all(|&b| b == 5));
+        assert!(n > 0 && buf[..n].iter().all(|&b| b == byte));
         got += n;
     }
-    let signals = server.shared.signals.load(Ordering::SeqCst) - before;
+    let signals = (server.shared.signals.load(Ordering::SeqCst) - before) as u64;
     let packets = server.stats(false).total.pkts_recv;
-    eprintln!("{packets} packets, 20 ms apart, read after {signals} wake-ups");
-    assert!((signals as u64) * 2 <= packets, "{signals} wake-ups for {packets} packets");
     drop(writer.join().unwrap());
+    (signals, packets)
+}
+
+/// A reader of a stream whose data comes a packet at a time (about 860 packets a second, one
+/// every 1.2 ms, each alone in its round) is woken once per 64 KiB or so, not once per packet.
+#[test]
+fn a_reader_of_streaming_data_is_woken_per_64_kib_not_per_packet() {
+    let (signals, packets) = stream_and_count_wakes(1_250_000, 1_000_000, 3);
+    eprintln!("{packets} packets read after {signals} wake-ups");
+    assert!(signals < packets / 4, "{signals} wake-ups for {packets} packets");
+}
+
+/// A reader of a stream whose full packets come further apart than the ACK interval (one of a
+/// thousand connections sharing a port, say) is woken once per [`crate::view::READ_WAIT`] or so,
+/// not once per packet: each packet alone is not worth a futex wake and a context switch.
+#[test]
+fn a_reader_of_a_slow_stream_is_woken_per_read_wait_not_per_packet() {
+    // About 50 packets a second: one every 20 ms, two ACK intervals apart; whole packets only
+    // (a short one would end a write and wake the reader at once).
+    let full = udt_proto::connection::Config::payload_size(options().config.mss);
+    let (signals, packets) = stream_and_count_wakes(75_000, 40 * full, 5);
+    eprintln!("{packets} packets, 20 ms apart, read after {signals} wake-ups");
+    assert!(signals * 2 <= packets, "{signals} wake-ups for {packets} packets");
 }
 
 /// Requests and answers back to back (a conversation) are not held for the ACK interval: each
