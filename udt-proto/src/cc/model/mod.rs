@@ -34,6 +34,9 @@
 //!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
 //!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
 //!   its increase a function of the link, not of the flow, for the same reason).
+//!   Losses under the threshold that fall while cruising and stop in Down are a queue the
+//!   flows sharing it keep over full (`oversubscribed.rs`): the bound becomes
+//!   `oversubscribed_beta` times the rate and that cycle's probe is skipped.
 //! * **ProbeRTT** (from any state, when `min_rtt` was not refreshed for `min_rtt_window`
 //!   ProbeRTT durations): gain `probe_rtt_gain` for one round plus the RTT report's settling
 //!   time (8 ACK periods: the receiver's RTT is a 1/8 moving average); the minimum seen
