@@ -36,6 +36,60 @@ pub enum Output {
     None,
 }
 
+/// Connections opened (or closed) at once around a test: each is a handshake and a greeting
+/// (or a shutdown) that waits on the I/O thread's rounds, so a thousand one by one took seconds.
+const AT_ONCE: usize = 16;
+
+/// `f` on every item, on up to [`AT_ONCE`] threads; the results in the items' order, or the
+/// first error (the items not started by then are skipped).
+fn in_parallel<I, T, F>(items: I, f: F) -> Result<Vec<T>>
+where
+    I: IntoIterator,
+    I::IntoIter: Send,
+    I::Item: Send,
+    T: Send,
+    F: Fn(I::Item) -> Result<T> + Sync,
+{
+    let queue = std::sync::Mutex::new(items.into_iter().enumerate());
+    let failed = AtomicBool::new(false);
+    let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+    let mut done: Vec<(usize, T)> = thread::scope(|scope| {
+        let workers: Vec<_> = (0..AT_ONCE)
+            .map(|_| {
+                scope.spawn(|| -> Result<Vec<(usize, T)>> {
+                    let mut out = Vec::new();
+                    while let Some((i, item)) = next() {
+                        if failed.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        match f(item) {
+                            Ok(t) => out.push((i, t)),
+                            Err(e) => {
+                                failed.store(true, Ordering::SeqCst);
+                                return Err(e);
+                            }
+                        }
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        let mut first_error = None;
+        for w in workers {
+            match w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked"))) {
+                Ok(out) => all.extend(out),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(all), Err)
+    })?;
+    done.sort_unstable_by_key(|&(i, _)| i);
+    Ok(done.into_iter().map(|(_, t)| t).collect())
+}
+
 /// What a writer thread returns: bytes written, when the last was acknowledged.
 type WriterResult = Result<(u64, Instant)>;
 
@@ -49,8 +103,7 @@ pub fn run(target: &str, opts: &TestOpts, output: Output) -> Result<TestReport> 
     let test_id = test_id();
     let duration_ms = u32::try_from(opts.time.as_millis()).unwrap_or(u32::MAX);
 
-    let mut streams = Vec::with_capacity(opts.parallel as usize);
-    for index in 1..=opts.parallel {
+    let open = |index: u32| -> Result<UdtStream> {
         let mut stream = net::connect(target, options.clone())?;
         let header = TestHeader { test_id, index, count: opts.parallel, duration_ms };
         write_patiently(&mut stream, &header.encode()).context("sending the test header")?;
@@ -60,8 +113,10 @@ pub fn run(target: &str, opts: &TestOpts, output: Output) -> Result<TestReport> 
             link::close_within(stream, Duration::from_millis(500));
             return Err(e);
         }
-        streams.push(Arc::new(stream));
-    }
+        Ok(stream)
+    };
+    let streams: Vec<Arc<UdtStream>> =
+        in_parallel(1..=opts.parallel, open)?.into_iter().map(Arc::new).collect();
     // The name the controller gives itself, with the parameters as typed when --cc had any.
     let name = streams.first().map(|s| s.congestion_control()).unwrap_or("?");
     let cc = match opts.cc.as_ref().and_then(|c| c.spec.split_once(':')) {
@@ -158,7 +213,7 @@ pub fn run(target: &str, opts: &TestOpts, output: Output) -> Result<TestReport> 
             rtt_ms: snap.now.rtt_us as f64 / 1000.0,
         });
     }
-    for s in streams {
+    let close = |s: Arc<UdtStream>| -> Result<()> {
         match Arc::try_unwrap(s) {
             Ok(s) => {
                 if let Err(e) = net::close(s) {
@@ -167,7 +222,9 @@ pub fn run(target: &str, opts: &TestOpts, output: Output) -> Result<TestReport> 
             }
             Err(_) => tracing::warn!("a test connection is still shared at the end"),
         }
-    }
+        Ok(())
+    };
+    in_parallel(streams, close)?;
 
     let summary = Summary::over(per_stream, &cpu);
     if output != Output::None {
@@ -306,4 +363,30 @@ fn print_summary(s: &Summary) {
         "{} bytes in {:.2} s = {:.3} Gb/s, RTT {:.3} ms, CPU {:.2} s user + {:.2} s sys = {:.2} CPU s/GB",
         s.bytes, s.seconds, s.gbps, s.rtt_ms, s.cpu_user_s, s.cpu_system_s, s.cpu_s_per_gb
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_parallel_keeps_the_items_order() {
+        let out = in_parallel(0..100u32, |i| Ok(i * 2)).unwrap();
+        assert_eq!(out, (0..100).map(|i| i * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn in_parallel_returns_an_error_and_stops_starting_items() {
+        let started = std::sync::atomic::AtomicUsize::new(0);
+        let r = in_parallel(0..10_000u32, |i| {
+            started.fetch_add(1, Ordering::SeqCst);
+            if i == 5 {
+                bail!("item {i} failed");
+            }
+            thread::sleep(Duration::from_millis(1));
+            Ok(i)
+        });
+        assert_eq!(r.unwrap_err().to_string(), "item 5 failed");
+        assert!(started.load(Ordering::SeqCst) < 1_000, "went on after the error");
+    }
 }
