@@ -233,7 +233,8 @@ impl ConnShared {
     }
 
     /// I/O thread, with `conn` locked after a round at `now`: whether blocked callers must be
-    /// signalled (see [`view::Signalled::changed`]).
+    /// signalled, and when to serve the connection again for a reader's wake-up held back (see
+    /// [`view::Signalled::changed`]).
     fn needs_signal(&self, conn: &Connection, now: Instant) -> (bool, Option<Instant>) {
         self.signalled.lock().unwrap_or_else(|e| e.into_inner()).changed(conn, now)
     }
