@@ -81,6 +81,14 @@ impl Sub<Instant> for Instant {
     }
 }
 
+/// The earlier of two optional deadlines (`None`: no deadline).
+pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 impl std::fmt::Debug for Instant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{:09}s", self.0 / 1_000_000_000, self.0 % 1_000_000_000)

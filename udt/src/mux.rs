@@ -240,14 +240,6 @@ impl ConnShared {
     }
 }
 
-/// The earlier of two optional deadlines (`None`: none).
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
 /// Add `waker` to `wakers` unless a waker that wakes the same task is there already: a task
 /// polled again and again while it waits stays one entry (at most one per task).
 #[cfg_attr(not(any(test, feature = "tokio")), allow(dead_code))]
@@ -926,7 +918,7 @@ impl Mux {
                 }
             }
             let (signal, wake_at) = shared.needs_signal(&conn, now);
-            timers.arm(id, earliest(deadline, wake_at));
+            timers.arm(id, udt_proto::time::earliest(deadline, wake_at));
             drop(conn);
             if signal {
                 shared.notify();

@@ -453,7 +453,7 @@ impl super::CcFactory for BbrFactory {
 /// interval guard (send and ACK elapsed times) does not see it: on 1 Gb/s, 100 ms with a
 /// one-BDP queue, samples of 200,000 packets/s (2.4 times the link) set `BtlBw`, the window
 /// stayed at its maximum, and a flow window 5% larger than the test's (21,939 packets) took
-/// utilization from 94% to 59% with 12% of the packets lost (simulator, `46323bd`). Held to
+/// utilization from 94% to 59% with 12% of the packets lost (simulator). Held to
 /// the capacity: 93.8% and no loss with any window tried.
 fn no_faster_than_the_link(rate: f64, bandwidth: u32) -> f64 {
     if bandwidth > 0 {

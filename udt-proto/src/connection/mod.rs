@@ -539,10 +539,7 @@ impl Connection {
     pub fn poll_timeout(&mut self) -> Option<Instant> {
         let timers = self.timers.next();
         let data = if self.state == State::Connected { self.next_data_time() } else { None };
-        match (timers, data) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        crate::time::earliest(timers, data)
     }
 
     /// The next event for the application.

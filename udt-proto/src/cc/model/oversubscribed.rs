@@ -85,17 +85,15 @@ pub struct PhaseLosses {
 impl PhaseLosses {
     /// A new packet `seq` left in phase `tag`, counted in unit `unit` (units never go back).
     pub fn handle_sent(&mut self, seq: SeqNo, tag: Tag, unit: u64) {
-        if tag == Tag::Other {
-            if self.marks.back().is_some_and(|&(_, t, _)| t != Tag::Other) {
-                self.marks.push_back((seq, tag, unit));
-            }
-            return;
-        }
-        if self.marks.back().is_none_or(|&(_, t, u)| t != tag || u != unit) {
+        // A new run at a change of phase, or of unit within a counted phase.
+        if self.marks.back().is_none_or(|&(_, t, u)| t != tag || (tag != Tag::Other && u != unit)) {
             self.marks.push_back((seq, tag, unit));
             if self.marks.len() > MARKS {
                 self.marks.pop_front();
             }
+        }
+        if tag == Tag::Other {
+            return;
         }
         if self.units.back().is_none_or(|u| u.id != unit) {
             self.units.push_back(Unit { id: unit, ..Unit::default() });
