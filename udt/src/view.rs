@@ -65,15 +65,16 @@ pub(crate) const READ_WAIT: Duration = Duration::from_millis(50);
 /// the wake-ups of a reader.
 ///
 /// Readers of a stream are woken when data to read appears, at once if it is worth it: there is
-/// [`READ_LOW_WATER`] of it, or a packet shorter than a full one arrived (a write ended there:
-/// a request, a typed line, the end of a transfer; nothing more of it is on its way), or it came
-/// within an ACK interval of the first data that arrived after a quiet spell of [`READ_WAIT`]
-/// or after this end had sent some (a request, or the answer to what this end sent: the reader
-/// awaits all of it, which may span packets and rounds), or it is a message. Otherwise (data streaming in, a full packet at a time: hundreds of connections
-/// sharing a port each get a packet or two per round) the wake-up waits until that much has
-/// come, or [`READ_WAIT`] has passed since the first of it (the I/O thread arms a timer for
-/// that). The core's arrival-rate and capacity estimates are not touched, nor its
-/// acknowledgements (the receive buffer holds what waits): only the application's wake-up waits.
+/// [`READ_LOW_WATER`] of it (or a quarter of a smaller receive buffer), or a packet shorter than a
+/// full one arrived (a write ended there: a request, a typed line, the end of a transfer; nothing
+/// more of it is on its way), or it came within an ACK interval of the first data that arrived
+/// after a quiet spell of [`READ_WAIT`] or after this end had sent some (a request, or the answer
+/// to what this end sent: the reader awaits all of it, which may span packets and rounds), or it is
+/// a message. Otherwise (data streaming in, a full packet at a time: hundreds of connections
+/// sharing a port each get a packet or two per round) the wake-up waits until that much has come,
+/// or [`READ_WAIT`] has passed since the first of it (the I/O thread arms a timer for that). The
+/// core's arrival-rate and capacity estimates are not touched, nor its acknowledgements (the
+/// receive buffer holds what waits): only the application's wake-up waits.
 #[derive(Debug, Default)]
 pub(crate) struct Signalled {
     /// The view blocked callers last saw (`None`: none yet).
@@ -102,7 +103,11 @@ impl Signalled {
         let bytes = c.bytes_recv.saturating_sub(self.bytes_seen);
         // Duplicates count as packets and store no bytes: a round with one looks short, and the
         // reader is woken early, never late.
-        let full = Config::payload_size(conn.config().mss) as u64;
+        let full = Config::payload_size(conn.config().mss);
+        // Worth a wake-up: READ_LOW_WATER, or a quarter of a smaller receive buffer (held
+        // longer, it would fill and stop the sender).
+        let low_water = READ_LOW_WATER.min(conn.config().recv_buffer_pkts as usize * full / 4);
+        let full = full as u64;
         let write_ended = packets > 0 && bytes < packets * full;
         if packets > 0 {
             // Data after a quiet spell, or the first after this end sent some: a request or
@@ -122,7 +127,7 @@ impl Signalled {
         let wake_at = since + READ_WAIT;
         let hold = unshown
             && conn.config().mode == Mode::Stream
-            && conn.readable_bytes() < READ_LOW_WATER
+            && conn.readable_bytes() < low_water
             && !write_ended
             && !in_burst
             && now < wake_at;
