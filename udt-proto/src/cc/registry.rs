@@ -90,6 +90,11 @@ fn build_model(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
         loss_beta: fraction(p, "udt", "beta", d.loss_beta)?,
         oversubscribed_beta: fraction(p, "udt", "os_beta", d.oversubscribed_beta)?,
         initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
+        cruise_syn: {
+            let lo = p.u64("cruise", u64::from(d.cruise_syn.0), 1, 100_000)? as u32;
+            (lo, lo * 2)
+        },
+        cap_increase: fraction(p, "udt", "inc", d.cap_increase)?,
         ..d
     };
     config.validate().map_err(|e| CcSpecError(format!("udt: {e}")))?;
@@ -289,6 +294,16 @@ static CATALOG: &[CcInfo] = &[
                 key: "os_beta",
                 default: "0.85",
                 doc: "rate kept when losses while cruising stop in the probe's down phase (an over-subscribed queue)",
+            },
+            ParamInfo {
+                key: "cruise",
+                default: "32",
+                doc: "ACK periods between bandwidth probes, at least (drawn from N to 2N); more is gentler on TCP, slower to converge",
+            },
+            ParamInfo {
+                key: "inc",
+                default: "0.0625",
+                doc: "loss bound raised per probe cycle without congestion, x link capacity",
             },
             ParamInfo {
                 key: "iw",
@@ -541,6 +556,8 @@ mod tests {
         assert!(e.contains("speed") && e.contains("noisy"), "{e}");
         assert!(factory("udt:noisy=true").is_err(), "the default has no DAIMD options");
         assert!(factory("udt:loss=1").is_err() && factory("udt:beta=0").is_err());
+        assert!(factory("udt:cruise=200,inc=0.1").is_ok());
+        assert!(factory("udt:cruise=0").is_err() && factory("udt:inc=1").is_err());
         assert_eq!(factory("default").unwrap().build().name(), "udt");
         assert!(factory("newreno:ack=0").is_err());
         assert!(factory("blast:rate=fast").is_err());
