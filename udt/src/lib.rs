@@ -41,6 +41,7 @@ mod shard;
 mod shard_tests;
 mod shared;
 mod stream;
+pub mod secure;
 mod sys;
 mod timers;
 mod tx_batch;

@@ -1,0 +1,433 @@
+//! The key agreement at the start of a secured connection, over the connection's own byte
+//! stream, before any application byte.
+//!
+//! Two credentials (docs/security.md):
+//! - a 32-byte key both ends hold ([`Credential::Key`]): the Noise protocol
+//!   `Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s` (Perrin, The Noise Protocol Framework, rev. 34):
+//!   an ephemeral X25519 exchange (forward secrecy) mixed with the key, so only holders of
+//!   the key complete it (mutual authentication);
+//! - a short code phrase ([`Credential::CodePhrase`]): first SPAKE2 (Abdalla and Pointcheval
+//!   2005, RFC 9382) over Ed25519 turns it into a strong shared key without revealing anything
+//!   an eavesdropper could test guesses against, then the same Noise handshake runs with it.
+//!   An active attacker gets one guess per handshake; `udt recv` gives up after one failure.
+//!
+//! Messages (initiator I = the end that connected, responder R):
+//! ```text
+//! I -> R  hello: "UDTSEC" version mode          (mode 1 = key, 2 = code phrase)
+//! [code]  I -> R frame(SPAKE2 A)     R -> I  hello-reply, frame(SPAKE2 B)
+//! I -> R  frame(Noise message 1)
+//! R -> I  [key: hello-reply] status, frame(Noise message 2)
+//! ```
+//! A hello-reply is "UDTSEC" version status; a status other than 0 is a refusal (a wrong
+//! credential, another mode) and ends the connection. A frame is a 16-bit big-endian length and
+//! at most [`MAX_FRAME`] bytes. The traffic secrets are HKDF-SHA256 of Noise's final split,
+//! one per direction ([`super::seal`]).
+//!
+//! Invariant: every read is bounded ([`MAX_FRAME`]); a peer that sends anything unexpected
+//! gets a typed error, never a panic; no key material is returned unless the peer proved it
+//! holds the same credential.
+
+use std::io::{self, Read, Write};
+
+use ring::hkdf;
+use spake2::{Ed25519Group, Identity, Password, Spake2};
+
+use super::seal::Secret;
+
+/// The first bytes of every handshake message that opens a direction.
+pub const MAGIC: &[u8; 6] = b"UDTSEC";
+const VERSION: u8 = 1;
+/// The longest frame a peer may send (the largest message here is 48 bytes).
+pub const MAX_FRAME: usize = 1024;
+const NOISE: &str = "Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s";
+
+const MODE_KEY: u8 = 1;
+const MODE_CODE: u8 = 2;
+
+const STATUS_OK: u8 = 0;
+const STATUS_WRONG_CREDENTIAL: u8 = 1;
+const STATUS_OTHER_MODE: u8 = 2;
+
+/// What proves the two ends belong together.
+#[derive(Clone)]
+pub enum Credential {
+    /// A 32-byte secret both ends hold (for example derived from a key file).
+    Key([u8; 32]),
+    /// A short one-time phrase one end shows and the other types.
+    CodePhrase(String),
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Credential::Key(_) => "Credential::Key(..)",
+            Credential::CodePhrase(_) => "Credential::CodePhrase(..)",
+        })
+    }
+}
+
+impl Credential {
+    fn mode(&self) -> u8 {
+        match self {
+            Credential::Key(_) => MODE_KEY,
+            Credential::CodePhrase(_) => MODE_CODE,
+        }
+    }
+}
+
+/// Which end of the handshake this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The end that connected.
+    Initiator,
+    /// The end that accepted.
+    Responder,
+}
+
+/// The traffic secrets a handshake agreed on.
+pub struct Keys {
+    /// What this end seals with.
+    pub send: Secret,
+    /// What the peer seals with.
+    pub recv: Secret,
+}
+
+/// Why a handshake failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    /// The connection failed or timed out.
+    #[error("the connection failed during the key agreement: {0}")]
+    Io(#[from] io::Error),
+    /// The peer does not speak this handshake: a plain (unencrypted) peer.
+    #[error("the peer does not encrypt (a plain UDT peer, or one run with --insecure)")]
+    NotSecure,
+    /// The peer's code phrase or key differs from ours.
+    #[error("the peer's {0} does not match ours")]
+    WrongCredential(&'static str),
+    /// The peer wants a code phrase where we have a key, or the reverse.
+    #[error("the peer uses a {theirs}, we use a {ours}")]
+    OtherMode {
+        /// What the peer uses.
+        theirs: &'static str,
+        /// What we use.
+        ours: &'static str,
+    },
+    /// A malformed message.
+    #[error("malformed key agreement message: {0}")]
+    Malformed(&'static str),
+}
+
+fn mode_name(mode: u8) -> &'static str {
+    if mode == MODE_CODE {
+        "code phrase"
+    } else {
+        "key"
+    }
+}
+
+/// Run the handshake on `io` (a freshly connected stream, with a read timeout set by the
+/// caller) as `role` with `credential`; on success, the traffic secrets.
+pub fn run<S: Read + Write>(io: &mut S, role: Role, credential: &Credential) -> Result<Keys, HandshakeError> {
+    match role {
+        Role::Initiator => initiate(io, credential),
+        Role::Responder => respond(io, credential),
+    }
+}
+
+fn initiate<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys, HandshakeError> {
+    let mode = credential.mode();
+    let mut hello = MAGIC.to_vec();
+    hello.extend_from_slice(&[VERSION, mode]);
+    let psk = match credential {
+        Credential::Key(k) => {
+            // Sent with the first Noise message below.
+            *k
+        }
+        Credential::CodePhrase(code) => {
+            let (spake, a) = Spake2::<Ed25519Group>::start_a(&password(code), &id_initiator(), &id_responder());
+            push_frame(&mut hello, &a);
+            io.write_all(&hello)?;
+            io.flush()?;
+            read_hello_reply(io, mode)?;
+            let b = read_frame(io)?;
+            let k = spake.finish(&b).map_err(|_| HandshakeError::Malformed("SPAKE2 message"))?;
+            to_key(&k)
+        }
+    };
+    let mut noise = noise(mode, &psk, true)?;
+    let mut buf = [0u8; MAX_FRAME];
+    let n = noise.write_message(&[], &mut buf).map_err(|_| HandshakeError::Malformed("noise message 1"))?;
+    let mut out = if mode == MODE_KEY { hello } else { Vec::new() };
+    push_frame(&mut out, &buf[..n]);
+    io.write_all(&out)?;
+    io.flush()?;
+    if mode == MODE_KEY {
+        read_hello_reply(io, mode)?;
+    }
+    match read_byte(io)? {
+        STATUS_OK => {}
+        STATUS_WRONG_CREDENTIAL => return Err(HandshakeError::WrongCredential(mode_name(mode))),
+        _ => return Err(HandshakeError::Malformed("status")),
+    }
+    let m2 = read_frame(io)?;
+    let mut payload = [0u8; MAX_FRAME];
+    noise.read_message(&m2, &mut payload).map_err(|_| HandshakeError::WrongCredential(mode_name(mode)))?;
+    if !noise.is_handshake_finished() {
+        return Err(HandshakeError::Malformed("unfinished handshake"));
+    }
+    let (i_to_r, r_to_i) = noise.dangerously_get_raw_split();
+    Ok(Keys { send: traffic_secret(&i_to_r), recv: traffic_secret(&r_to_i) })
+}
+
+fn respond<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys, HandshakeError> {
+    let ours = credential.mode();
+    let mut magic = [0u8; 6];
+    io.read_exact(&mut magic)?;
+    if &magic != MAGIC {
+        return Err(HandshakeError::NotSecure);
+    }
+    let mut vm = [0u8; 2];
+    io.read_exact(&mut vm)?;
+    let theirs = vm[1];
+    if vm[0] != VERSION || !(theirs == MODE_KEY || theirs == MODE_CODE) {
+        return Err(HandshakeError::Malformed("version or mode"));
+    }
+    if theirs != ours {
+        let mut reply = MAGIC.to_vec();
+        reply.extend_from_slice(&[VERSION, STATUS_OTHER_MODE]);
+        let _ = io.write_all(&reply).and_then(|()| io.flush());
+        return Err(HandshakeError::OtherMode { theirs: mode_name(theirs), ours: mode_name(ours) });
+    }
+    let mut reply = MAGIC.to_vec();
+    reply.extend_from_slice(&[VERSION, STATUS_OK]);
+    let psk = match credential {
+        Credential::Key(k) => *k,
+        Credential::CodePhrase(code) => {
+            let a = read_frame(io)?;
+            let (spake, b) = Spake2::<Ed25519Group>::start_b(&password(code), &id_initiator(), &id_responder());
+            push_frame(&mut reply, &b);
+            io.write_all(&reply)?;
+            io.flush()?;
+            reply.clear();
+            let k = spake.finish(&a).map_err(|_| HandshakeError::Malformed("SPAKE2 message"))?;
+            to_key(&k)
+        }
+    };
+    let mut noise = noise(ours, &psk, false)?;
+    let m1 = read_frame(io)?;
+    let mut payload = [0u8; MAX_FRAME];
+    if noise.read_message(&m1, &mut payload).is_err() {
+        reply.push(STATUS_WRONG_CREDENTIAL);
+        let _ = io.write_all(&reply).and_then(|()| io.flush());
+        return Err(HandshakeError::WrongCredential(mode_name(ours)));
+    }
+    let mut buf = [0u8; MAX_FRAME];
+    let n = noise.write_message(&[], &mut buf).map_err(|_| HandshakeError::Malformed("noise message 2"))?;
+    reply.push(STATUS_OK);
+    push_frame(&mut reply, &buf[..n]);
+    io.write_all(&reply)?;
+    io.flush()?;
+    let (i_to_r, r_to_i) = noise.dangerously_get_raw_split();
+    Ok(Keys { send: traffic_secret(&r_to_i), recv: traffic_secret(&i_to_r) })
+}
+
+/// The Noise handshake state for `mode` with `psk`, as the initiator or the responder.
+fn noise(mode: u8, psk: &[u8; 32], initiator: bool) -> Result<snow::HandshakeState, HandshakeError> {
+    let params = NOISE.parse().map_err(|_| HandshakeError::Malformed("noise parameters"))?;
+    // The prologue binds the version and the mode: a downgrade changes the transcript.
+    let prologue: &[u8] = if mode == MODE_CODE { b"udt secure 1 code" } else { b"udt secure 1 key" };
+    let builder = snow::Builder::new(params).prologue(prologue).and_then(|b| b.psk(0, psk));
+    let state = builder.and_then(|b| if initiator { b.build_initiator() } else { b.build_responder() });
+    state.map_err(|_| HandshakeError::Malformed("noise setup"))
+}
+
+fn read_hello_reply<S: Read>(io: &mut S, mode: u8) -> Result<(), HandshakeError> {
+    let mut magic = [0u8; 6];
+    io.read_exact(&mut magic)?;
+    if &magic != MAGIC {
+        return Err(HandshakeError::NotSecure);
+    }
+    let mut vs = [0u8; 2];
+    io.read_exact(&mut vs)?;
+    match vs {
+        [VERSION, STATUS_OK] => Ok(()),
+        [VERSION, STATUS_OTHER_MODE] => Err(HandshakeError::OtherMode {
+            theirs: mode_name(if mode == MODE_CODE { MODE_KEY } else { MODE_CODE }),
+            ours: mode_name(mode),
+        }),
+        [VERSION, STATUS_WRONG_CREDENTIAL] => Err(HandshakeError::WrongCredential(mode_name(mode))),
+        _ => Err(HandshakeError::Malformed("hello reply")),
+    }
+}
+
+fn push_frame(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn read_byte<S: Read>(io: &mut S) -> Result<u8, HandshakeError> {
+    let mut b = [0u8; 1];
+    io.read_exact(&mut b)?;
+    Ok(b[0])
+}
+
+fn read_frame<S: Read>(io: &mut S) -> Result<Vec<u8>, HandshakeError> {
+    let mut len = [0u8; 2];
+    io.read_exact(&mut len)?;
+    let len = usize::from(u16::from_be_bytes(len));
+    if len == 0 || len > MAX_FRAME {
+        return Err(HandshakeError::Malformed("frame length"));
+    }
+    let mut buf = vec![0u8; len];
+    io.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+/// The code phrase as both ends compare it: lowercase, words joined by single dashes (so
+/// `7 Apple-pie` and `7-apple-pie` are the same phrase).
+pub fn normalize_code(code: &str) -> String {
+    code.split(|c: char| c.is_whitespace() || c == '-')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn password(code: &str) -> Password {
+    Password::new(normalize_code(code).as_bytes())
+}
+
+fn id_initiator() -> Identity {
+    Identity::new(b"udt initiator")
+}
+
+fn id_responder() -> Identity {
+    Identity::new(b"udt responder")
+}
+
+fn to_key(k: &[u8]) -> [u8; 32] {
+    let mut key = [0u8; 32];
+    let n = k.len().min(32);
+    key[..n].copy_from_slice(&k[..n]);
+    key
+}
+
+/// A direction's packet secret from Noise's split key: HKDF-SHA256, labelled, so the AES-GCM
+/// packet keys are never the keys Noise's own cipher would use.
+fn traffic_secret(split: &[u8; 32]) -> Secret {
+    struct Len32;
+    impl hkdf::KeyType for Len32 {
+        fn len(&self) -> usize {
+            32
+        }
+    }
+    let prk = hkdf::Salt::new(hkdf::HKDF_SHA256, b"udt packet keys").extract(split);
+    let mut out = [0u8; 32];
+    if let Ok(okm) = prk.expand(&[b"udt traffic secret"], Len32) {
+        let _ = okm.fill(&mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, BufWriter};
+    use std::os::unix::net::UnixStream;
+
+    /// Both ends over a socket pair, each on its thread.
+    fn both(i: Credential, r: Credential) -> (Result<Keys, HandshakeError>, Result<Keys, HandshakeError>) {
+        let (a, b) = UnixStream::pair().expect("socket pair");
+        for s in [&a, &b] {
+            s.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
+        }
+        let t = std::thread::spawn(move || {
+            let mut s = Duplex(BufReader::new(b.try_clone().expect("clone")), BufWriter::new(b));
+            run(&mut s, Role::Responder, &r)
+        });
+        let mut s = Duplex(BufReader::new(a.try_clone().expect("clone")), BufWriter::new(a));
+        let x = run(&mut s, Role::Initiator, &i);
+        drop(s);
+        (x, t.join().expect("responder thread"))
+    }
+
+    struct Duplex<R, W>(R, W);
+    impl<R: Read, W: Write> Read for Duplex<R, W> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.read(buf)
+        }
+    }
+    impl<R: Read, W: Write> Write for Duplex<R, W> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.1.write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.1.flush()
+        }
+    }
+
+    fn code(s: &str) -> Credential {
+        Credential::CodePhrase(s.into())
+    }
+
+    #[test]
+    fn the_same_credential_agrees_on_mirrored_keys() {
+        for (i, r) in [(Credential::Key([7; 32]), Credential::Key([7; 32])), (code("42-apple-tide"), code("42 Apple TIDE"))] {
+            let (x, y) = both(i, r);
+            let (x, y) = (x.expect("initiator"), y.expect("responder"));
+            assert_eq!(x.send, y.recv);
+            assert_eq!(x.recv, y.send);
+            assert_ne!(x.send, x.recv, "one key per direction");
+        }
+        // Fresh ephemeral keys every time: the same credential gives other traffic keys.
+        let (a, _) = both(Credential::Key([7; 32]), Credential::Key([7; 32]));
+        let (b, _) = both(Credential::Key([7; 32]), Credential::Key([7; 32]));
+        assert_ne!(a.expect("a").send, b.expect("b").send);
+    }
+
+    #[test]
+    fn a_wrong_code_or_key_fails_on_both_ends() {
+        for (i, r) in [(Credential::Key([7; 32]), Credential::Key([8; 32])), (code("42-apple-tide"), code("42-apple-time"))] {
+            let (x, y) = both(i, r);
+            assert!(matches!(x, Err(HandshakeError::WrongCredential(_))), "initiator: {:?}", x.err());
+            assert!(matches!(y, Err(HandshakeError::WrongCredential(_))), "responder: {:?}", y.err());
+        }
+        let (x, y) = both(Credential::Key([7; 32]), code("1-a-b"));
+        assert!(matches!(x, Err(HandshakeError::OtherMode { .. })), "{:?}", x.err());
+        assert!(matches!(y, Err(HandshakeError::OtherMode { .. })), "{:?}", y.err());
+    }
+
+    #[test]
+    fn a_plain_peer_is_told_apart() {
+        let (a, b) = UnixStream::pair().expect("socket pair");
+        b.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
+        let mut b2 = b.try_clone().expect("clone");
+        (&a).write_all(b"UDTP 1 some greeting of a plain receiver").expect("write");
+        let r = run(&mut b2, Role::Initiator, &Credential::Key([1; 32]));
+        assert!(matches!(r, Err(HandshakeError::NotSecure)), "{:?}", r.err());
+        let r = run(&mut b2, Role::Responder, &Credential::Key([1; 32]));
+        assert!(matches!(r, Err(HandshakeError::NotSecure | HandshakeError::Malformed(_))), "{:?}", r.err());
+    }
+
+    #[test]
+    fn hostile_frames_are_refused_without_panicking() {
+        let mut msgs: Vec<Vec<u8>> = vec![b"UDTSEC\x01\x01\xff\xff".to_vec(), b"UDTSEC\x09\x01".to_vec(), b"UDTSEC\x01\x07".to_vec()];
+        msgs.push([b"UDTSEC\x01\x01\x00\x05".as_slice(), &[0u8; 5]].concat());
+        msgs.push([b"UDTSEC\x01\x02\x00\x20".as_slice(), &[0u8; 32]].concat());
+        for m in msgs {
+            let (a, b) = UnixStream::pair().expect("socket pair");
+            b.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
+            (&a).write_all(&m).expect("write");
+            drop(a);
+            let mut b = b;
+            let cred = if m[7] == MODE_CODE { code("1-a-b") } else { Credential::Key([1; 32]) };
+            assert!(run(&mut b, Role::Responder, &cred).is_err(), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn code_phrases_compare_without_case_or_spacing() {
+        assert_eq!(normalize_code("  7  Apple--Pie "), "7-apple-pie");
+        assert_eq!(normalize_code("7-apple-pie"), "7-apple-pie");
+    }
+}

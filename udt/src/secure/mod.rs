@@ -1,0 +1,13 @@
+//! Encrypted, mutually authenticated connections between two `udt` ends (docs/security.md).
+//!
+//! A secured connection is a plain UDT connection whose first bytes, in both directions, are a
+//! key agreement ([`handshake`]); once both ends hold the keys, every datagram of the
+//! connection, data and control, is sealed with AEAD and replay protection ([`seal`]) by the
+//! I/O thread. A plain UDT4 peer never sees any of this: security is off unless the
+//! application asks for it, on both ends.
+
+pub mod handshake;
+pub mod seal;
+
+pub use handshake::{Credential, HandshakeError};
+pub use seal::SealCounters;
