@@ -19,7 +19,23 @@ use crate::clock;
 use crate::error;
 use crate::listener::UdtListener;
 use crate::options::Options;
+use crate::secure::handshake::Role;
 use crate::stream::{resolve, UdtStream};
+
+/// `stream` after the key agreement `options` ask for (none: as it is). The agreement is a few
+/// blocking reads and writes of the connection: it runs on a thread of its own while the task
+/// awaits it.
+async fn secured(stream: UdtStream, options: &Options, role: Role) -> io::Result<UdtStream> {
+    let Some(credential) = options.security.clone() else { return Ok(stream) };
+    let timeout = options.handshake_timeout;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("udt-handshake".into()).spawn(move || {
+        let mut stream = stream;
+        let result = stream.secure(&credential, role, timeout).map(|()| stream);
+        let _ = tx.send(result);
+    })?;
+    rx.await.map_err(|_| io::Error::other("the key agreement's thread stopped"))?
+}
 
 /// A listening UDT socket for async programs.
 #[derive(Debug)]
@@ -38,9 +54,14 @@ impl AsyncUdtListener {
         self.inner.local_addr()
     }
 
-    /// The next connection.
+    /// The next connection. With `Options::security`, after its key agreement (run on a
+    /// thread of its own, at most `Options::handshake_timeout`); a peer that fails it is an
+    /// error, as with [`UdtListener::accept`].
     pub async fn accept(&self) -> io::Result<(AsyncUdtStream, SocketAddr)> {
         let (stream, peer) = std::future::poll_fn(|cx| self.inner.poll_accept(cx.waker())).await?;
+        let stream = secured(stream, &self.inner.options, Role::Responder)
+            .await
+            .map_err(|e| io::Error::new(e.kind(), format!("{peer}: {e}")))?;
         Ok((AsyncUdtStream { inner: stream }, peer))
     }
 }
@@ -60,7 +81,7 @@ impl AsyncUdtStream {
         let mux = crate::shared::client_mux(peer, &options)?;
         let stream = AsyncUdtStream { inner: UdtStream::start(mux, peer, &options, false)? };
         std::future::poll_fn(|cx| stream.poll_connected(cx)).await?;
-        Ok(stream)
+        Ok(AsyncUdtStream { inner: secured(stream.inner, &options, Role::Initiator).await? })
     }
 
     /// The blocking socket behind this one.

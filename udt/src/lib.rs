@@ -36,12 +36,12 @@ mod listener;
 mod mux;
 mod options;
 mod pace;
+pub mod secure;
 mod shard;
 #[cfg(test)]
 mod shard_tests;
 mod shared;
 mod stream;
-pub mod secure;
 mod sys;
 mod timers;
 mod tx_batch;

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::accept_queue::{AcceptQueue, Accepted};
 use crate::mux::{Mux, Shard};
 use crate::options::Options;
+use crate::secure::handshake::Role;
 use crate::stream::{resolve, UdtStream};
 
 /// A listening UDT socket.
@@ -39,7 +40,7 @@ impl UdtListener {
         let per_thread = listener.options.max_accepted.div_ceil(listener.shards.len());
         for mux in &listener.shards {
             // On failure, dropping the listener gives every thread its handle back.
-            mux.listen(listener.options.config.clone(), per_thread)?;
+            mux.listen(listener.options.connection_config(), per_thread)?;
         }
         listener.mux.accept_queue().open();
         Ok(listener)
@@ -55,10 +56,18 @@ impl UdtListener {
         self.accept_timeout = timeout;
     }
 
-    /// Wait for the next connection.
+    /// Wait for the next connection. With `Options::security`, the key agreement runs here
+    /// (at most `Options::handshake_timeout`), and a peer that fails it is an error (the
+    /// connection closed; call `accept` again for the next one).
     pub fn accept(&self) -> io::Result<(UdtStream, SocketAddr)> {
         let accepted = self.mux.accept_queue().pop(self.accept_timeout)?;
-        Ok(self.take(accepted))
+        let (mut stream, peer) = self.take(accepted);
+        if let Some(credential) = &self.options.security {
+            stream
+                .secure(credential, Role::Responder, self.options.handshake_timeout)
+                .map_err(|e| io::Error::new(e.kind(), format!("{peer}: {e}")))?;
+        }
+        Ok((stream, peer))
     }
 
     /// Take an accepted connection if one is waiting; otherwise register `waker` for the next.

@@ -85,6 +85,7 @@ use crate::clock;
 use crate::landing::{Landing, Layout};
 use crate::options::Options;
 use crate::pace::{self, Wait};
+use crate::secure::seal::{Incoming, Sealer};
 use crate::shard::{self, Forwarded, Inbox};
 use crate::sys::{self, EventFd};
 use crate::timers::Timers;
@@ -141,6 +142,11 @@ pub(crate) struct ConnShared {
     /// application call, which signals any other waiter itself) and what the I/O thread needs
     /// to pace readers' wake-ups ([`view::Signalled`]). Used under the connection's lock only.
     signalled: Mutex<view::Signalled>,
+    /// The connection's packet sealing, once a secure handshake installed keys
+    /// (`secure/seal.rs`). Locked after `conn`, never before it.
+    pub seal: Mutex<Option<Sealer>>,
+    /// `seal` holds keys: the I/O thread looks at it only then.
+    pub secured: AtomicBool,
     /// Signals that found a blocked thread (tests count wake-ups with it).
     #[cfg(test)]
     pub signals: AtomicUsize,
@@ -156,9 +162,33 @@ impl ConnShared {
             wakers: Mutex::new(Vec::new()),
             waiters: AtomicUsize::new(0),
             signalled: Mutex::new(view::Signalled::default()),
+            seal: Mutex::new(None),
+            secured: AtomicBool::new(false),
             #[cfg(test)]
             signals: AtomicUsize::new(0),
         })
+    }
+
+    /// The sealing state, when the connection is secured (call with the connection locked).
+    fn sealer(&self) -> Option<MutexGuard<'_, Option<Sealer>>> {
+        self.secured.load(Ordering::Acquire).then(|| self.seal.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Feed a datagram of a secured connection: opened (or dropped) first. `scratch` holds the
+    /// copy it is opened in.
+    fn deliver_sealed(&self, conn: &mut Connection, at: Instant, bytes: &[u8], scratch: &mut Vec<u8>) {
+        let Some(mut seal) = self.sealer() else {
+            conn.handle_datagram(at, bytes);
+            return;
+        };
+        let Some(sealer) = seal.as_mut() else { return };
+        scratch.clear();
+        scratch.extend_from_slice(bytes);
+        match sealer.handle_incoming(scratch, Packet::peek_is_data(bytes)) {
+            Incoming::Plain => conn.handle_datagram(at, bytes),
+            Incoming::Opened(n) => conn.handle_datagram(at, &scratch[..n]),
+            Incoming::Drop => {}
+        }
     }
 
     /// Wake blocked threads and async tasks (no system call when nobody waits).
@@ -702,6 +732,8 @@ impl Mux {
     fn receive(&self, st: &mut MuxState, landing: &mut Landing, outbuf: &mut [u8]) -> usize {
         let mut data = 0;
         let mut count_acked = false;
+        // Where secured connections' datagrams are opened.
+        let mut scratch = Vec::new();
         for _ in 0..RECV_BATCH {
             let (from, layout) = match landing.receive(self.socket.as_raw_fd()) {
                 Ok(x) => x,
@@ -731,7 +763,12 @@ impl Mux {
                         let dst = Packet::peek_destination(datagram.bytes()).filter(|&d| d != SocketId(0));
                         let mut conn = c.lock();
                         let at = clock::at(&conn, now);
-                        conn.handle_datagram_buf(at, datagram);
+                        let secured = c.secured.load(Ordering::Acquire);
+                        if secured {
+                            c.deliver_sealed(&mut conn, at, datagram.bytes(), &mut scratch);
+                        } else {
+                            conn.handle_datagram_buf(at, datagram);
+                        }
                         count_acked |= conn.acknowledges_by_count();
                         // The rest of the batch for the same socket id, under the same lock: same
                         // sender, same id, so the endpoint would route them alike.
@@ -742,7 +779,11 @@ impl Mux {
                             }
                             data += usize::from(Packet::peek_is_data(next.bytes()));
                             let at = clock::at(&conn, now);
-                            conn.handle_datagram_buf(at, next);
+                            if secured {
+                                c.deliver_sealed(&mut conn, at, next.bytes(), &mut scratch);
+                            } else {
+                                conn.handle_datagram_buf(at, next);
+                            }
                             k += 1;
                         }
                     }
@@ -757,7 +798,7 @@ impl Mux {
                         if let Some(c) = id.and_then(|id| st.enlist(id)) {
                             let mut conn = c.lock();
                             let at = clock::at(&conn, now);
-                            conn.handle_datagram(at, datagram);
+                            c.deliver_sealed(&mut conn, at, datagram, &mut scratch);
                             count_acked |= conn.acknowledges_by_count();
                         }
                     }
@@ -796,12 +837,13 @@ impl Mux {
         self.inbox.take(&mut forwarded);
         let mut data = 0;
         let mut count_acked = false;
+        let mut scratch = Vec::new();
         for f in forwarded.drain(..) {
             data += usize::from(Packet::peek_is_data(&f.bytes));
             if let Some(c) = self.route(st, f.at, f.from, &f.bytes, outbuf).and_then(|id| st.enlist(id)) {
                 let mut conn = c.lock();
                 let at = clock::at(&conn, f.at);
-                conn.handle_datagram(at, &f.bytes);
+                c.deliver_sealed(&mut conn, at, &f.bytes, &mut scratch);
                 count_acked |= conn.acknowledges_by_count();
             }
         }
@@ -897,7 +939,10 @@ impl Mux {
                 // A run left unfilled may take the next connections' datagrams (same peer).
                 let more = i + 1 < work.len();
                 let sent = conn.counters().pkts_sent;
-                writable = self.transmit(&mut conn, now, outbuf, batch, control, out, more);
+                let mut seal = shared.sealer();
+                let sealer = seal.as_mut().and_then(|s| s.as_mut()).filter(|s| s.is_active());
+                writable = self.transmit(&mut conn, sealer, now, outbuf, batch, control, out, more);
+                drop(seal);
                 if conn.counters().pkts_sent != sent {
                     gap = gap.min(pace::burst_gap(conn.send_period(), conn.config().max_pacing_debt));
                 }
@@ -1019,9 +1064,11 @@ impl Mux {
     /// one flow does. Runs kept for another peer are sent first. Returns false when the
     /// kernel's buffer filled up (what it refused is in the backlog).
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     fn transmit(
         &self,
         conn: &mut Connection,
+        mut sealer: Option<&mut Sealer>,
         now: Instant,
         outbuf: &mut [u8],
         batch: &mut TxBatch,
@@ -1052,6 +1099,26 @@ impl Mux {
                 return false;
             }
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
+            if let Some(sealer) = sealer.as_deref_mut() {
+                // Sealed into the staging buffer, header, payload and all (a control run: the
+                // sealed datagrams are copies, not the send storage).
+                let header = &outbuf[batch.used..batch.used + t.len];
+                let payload = t.payload.map_or(&[][..], |p| &conn.send_storage()[p]);
+                let at = control.staged.len();
+                if !sealer.seal(header, payload, &mut control.staged) {
+                    continue;
+                }
+                let entry = Entry { header: 0..0, payload: Some(Payload::Staged(at..control.staged.len())) };
+                let n = match control.add(entry) {
+                    Flush::Nothing => continue,
+                    Flush::All => control.entries.len(),
+                    Flush::AllButLast => control.entries.len() - 1,
+                };
+                if !self.flush_run(&[], outbuf, control, n, out) {
+                    return false;
+                }
+                continue;
+            }
             let (run, entry) = match t.payload {
                 Some(p) => {
                     let header = batch.used..batch.used + t.len;

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use udt_proto::cc::{CcFactory, CcSpecError};
+
+use crate::secure::Credential;
 pub use udt_proto::connection::{Config, Mode};
 
 /// The default of [`Options::max_accepted`].
@@ -67,6 +69,15 @@ pub struct Options {
     /// join. Outgoing connections opened from the listener use its first thread. Read when the
     /// listener binds.
     pub io_threads: usize,
+    /// Encrypt and authenticate the connection (docs/security.md): with `Some`, a connection
+    /// opened or accepted with these options first runs the key agreement for this credential
+    /// ([`crate::secure`]), then seals every datagram; the peer must be a `udt` end with the same
+    /// credential. Default `None`: plain UDT4, which any UDT4 peer speaks. The MSS the
+    /// connection offers is smaller by the sealing's overhead, so sealed datagrams stay within
+    /// `config.mss`.
+    pub security: Option<Credential>,
+    /// How long the key agreement may take before the connection is given up (default 10 s).
+    pub handshake_timeout: Duration,
     /// Faults and delays the crate's own unit tests inject (absent from every other build).
     #[cfg(test)]
     pub(crate) hooks: TestHooks,
@@ -109,6 +120,16 @@ impl TestHooks {
 }
 
 impl Options {
+    /// The protocol configuration a connection with these options offers: with security on,
+    /// an MSS smaller by the sealing's overhead.
+    pub(crate) fn connection_config(&self) -> Config {
+        let mut config = self.config.clone();
+        if self.security.is_some() {
+            config.mss = config.mss.saturating_sub(crate::secure::seal::OVERHEAD as u32);
+        }
+        config
+    }
+
     /// The test hooks (no-ops outside the crate's unit tests).
     pub(crate) fn hooks(&self) -> TestHooks {
         #[cfg(test)]
@@ -130,6 +151,8 @@ impl Default for Options {
             receive_gather: Duration::from_millis(1),
             max_accepted: DEFAULT_MAX_ACCEPTED,
             io_threads: 1,
+            security: None,
+            handshake_timeout: Duration::from_secs(10),
             #[cfg(test)]
             hooks: TestHooks::default(),
         }

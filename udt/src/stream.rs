@@ -18,6 +18,28 @@ use crate::clock;
 use crate::error;
 use crate::mux::{ConnShared, Mux};
 use crate::options::Options;
+use crate::secure::handshake::{self, KeySink, Keys, Role};
+use crate::secure::seal::Sealer;
+use crate::secure::{Credential, HandshakeError, SealCounters};
+
+/// Hands a handshake's keys to the connection's sealing (locks in the I/O thread's order:
+/// the connection, then its sealing).
+struct SealSink<'a>(&'a ConnShared);
+
+impl KeySink for SealSink<'_> {
+    fn install(&mut self, keys: Keys) {
+        let _conn = self.0.lock();
+        *self.0.seal.lock().unwrap_or_else(|e| e.into_inner()) = Some(Sealer::new(keys.send, keys.recv));
+        self.0.secured.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    fn activate(&mut self) {
+        let _conn = self.0.lock();
+        if let Some(s) = self.0.seal.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            s.activate();
+        }
+    }
+}
 
 /// Largest chunk copied into the send buffer per lock hold, so the I/O thread is never blocked
 /// for long by a big write.
@@ -88,7 +110,7 @@ impl UdtStream {
         options: Options,
         rendezvous: bool,
     ) -> io::Result<UdtStream> {
-        let stream = UdtStream::start(mux, peer, &options, rendezvous)?;
+        let mut stream = UdtStream::start(mux, peer, &options, rendezvous)?;
         {
             let mut conn = stream.shared.lock();
             loop {
@@ -99,7 +121,48 @@ impl UdtStream {
                 }
             }
         }
+        if let Some(credential) = &options.security {
+            if rendezvous {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "security is not available for rendezvous connections (neither end is the initiator)",
+                ));
+            }
+            stream.secure(credential, Role::Initiator, options.handshake_timeout)?;
+        }
         Ok(stream)
+    }
+
+    /// Run the key agreement as `role` and switch the connection to sealed datagrams; the
+    /// connection is closed if it fails (`secure/handshake.rs`).
+    pub(crate) fn secure(
+        &mut self,
+        credential: &Credential,
+        role: Role,
+        timeout: Duration,
+    ) -> io::Result<()> {
+        let saved = (self.read_timeout, self.write_timeout);
+        (self.read_timeout, self.write_timeout) = (Some(timeout), Some(timeout));
+        let shared = Arc::clone(&self.shared);
+        let result = handshake::run(self, role, credential, &mut SealSink(&shared));
+        (self.read_timeout, self.write_timeout) = saved;
+        result.map_err(|e| {
+            let kind = match &e {
+                HandshakeError::Io(io) => io.kind(),
+                HandshakeError::WrongCredential(_) | HandshakeError::OtherMode { .. } => {
+                    io::ErrorKind::PermissionDenied
+                }
+                HandshakeError::NotSecure | HandshakeError::Malformed(_) => io::ErrorKind::InvalidData,
+            };
+            io::Error::new(kind, e)
+        })
+    }
+
+    /// What the connection's sealing counted (`None`: not a secured connection).
+    pub fn seal_counters(&self) -> Option<SealCounters> {
+        let _conn = self.shared.lock();
+        let seal = self.shared.seal.lock().unwrap_or_else(|e| e.into_inner());
+        seal.as_ref().map(Sealer::counters)
     }
 
     /// Start a connection on a multiplexer without waiting for the handshake; takes over a
@@ -110,7 +173,7 @@ impl UdtStream {
         options: &Options,
         rendezvous: bool,
     ) -> io::Result<UdtStream> {
-        match mux.open(options.config.clone(), peer, rendezvous) {
+        match mux.open(options.connection_config(), peer, rendezvous) {
             Ok(shared) => Ok(UdtStream::wrap(shared, mux, options)),
             Err(e) => {
                 mux.drop_handle();

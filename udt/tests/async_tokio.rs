@@ -55,3 +55,28 @@ async fn eight_async_connections_each_carry_their_data() {
         assert!(got == data(4 << 20, seed), "connection {seed}: data differs");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_connections_with_a_key_are_secured_and_a_wrong_key_is_refused() {
+    let secure =
+        |k: u8| Options { security: Some(udt::secure::Credential::Key([k; 32])), ..Options::default() };
+    let listener = AsyncUdtListener::bind_with("127.0.0.1:0", secure(3)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).await.unwrap();
+        let wrong = listener.accept().await.map(|_| ());
+        (got, wrong)
+    });
+    let mut c = AsyncUdtStream::connect_with(addr, secure(3)).await.unwrap();
+    c.write_all(&data(1 << 20, 9)).await.unwrap();
+    c.shutdown().await.unwrap();
+    let opened = c.into_std().seal_counters().expect("secured").opened;
+    assert!(opened > 0);
+    let e = AsyncUdtStream::connect_with(addr, secure(4)).await.expect_err("a wrong key");
+    assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}");
+    let (got, wrong) = tokio::time::timeout(Duration::from_secs(60), server).await.unwrap().unwrap();
+    assert!(got == data(1 << 20, 9), "data differs");
+    assert_eq!(wrong.expect_err("refused").kind(), std::io::ErrorKind::PermissionDenied);
+}

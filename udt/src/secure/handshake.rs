@@ -125,12 +125,46 @@ fn mode_name(mode: u8) -> &'static str {
     }
 }
 
+/// Where the agreed keys go: the connection's sealing ([`super::seal::Sealer`]).
+pub trait KeySink {
+    /// Take the keys: from now on, sealed packets from the peer are opened.
+    fn install(&mut self, keys: Keys);
+    /// Seal outgoing packets from now on.
+    fn activate(&mut self);
+}
+
+/// The byte the initiator sends, sealed, once it seals: the responder seals only after it, so
+/// the initiator never receives a sealed packet before it holds the keys.
+const CONFIRM: u8 = 0x5A;
+
 /// Run the handshake on `io` (a freshly connected stream, with a read timeout set by the
-/// caller) as `role` with `credential`; on success, the traffic secrets.
-pub fn run<S: Read + Write>(io: &mut S, role: Role, credential: &Credential) -> Result<Keys, HandshakeError> {
+/// caller) as `role` with `credential`, handing the keys to `sink` at the point where each end
+/// can take them: the responder before it sends its last message (the initiator may seal right
+/// after reading it), the initiator after reading it. When this returns `Ok`, both directions
+/// of this end are sealed.
+pub fn run<S: Read + Write>(
+    io: &mut S,
+    role: Role,
+    credential: &Credential,
+    sink: &mut dyn KeySink,
+) -> Result<(), HandshakeError> {
     match role {
-        Role::Initiator => initiate(io, credential),
-        Role::Responder => respond(io, credential),
+        Role::Initiator => {
+            let keys = initiate(io, credential)?;
+            sink.install(keys);
+            sink.activate();
+            io.write_all(&[CONFIRM])?;
+            io.flush()?;
+            Ok(())
+        }
+        Role::Responder => {
+            respond(io, credential, sink)?;
+            if read_byte(io)? != CONFIRM {
+                return Err(HandshakeError::Malformed("confirmation"));
+            }
+            sink.activate();
+            Ok(())
+        }
     }
 }
 
@@ -144,7 +178,8 @@ fn initiate<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys
             *k
         }
         Credential::CodePhrase(code) => {
-            let (spake, a) = Spake2::<Ed25519Group>::start_a(&password(code), &id_initiator(), &id_responder());
+            let (spake, a) =
+                Spake2::<Ed25519Group>::start_a(&password(code), &id_initiator(), &id_responder());
             push_frame(&mut hello, &a);
             io.write_all(&hello)?;
             io.flush()?;
@@ -179,7 +214,11 @@ fn initiate<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys
     Ok(Keys { send: traffic_secret(&i_to_r), recv: traffic_secret(&r_to_i) })
 }
 
-fn respond<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys, HandshakeError> {
+fn respond<S: Read + Write>(
+    io: &mut S,
+    credential: &Credential,
+    sink: &mut dyn KeySink,
+) -> Result<(), HandshakeError> {
     let ours = credential.mode();
     let mut magic = [0u8; 6];
     io.read_exact(&mut magic)?;
@@ -204,7 +243,8 @@ fn respond<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys,
         Credential::Key(k) => *k,
         Credential::CodePhrase(code) => {
             let a = read_frame(io)?;
-            let (spake, b) = Spake2::<Ed25519Group>::start_b(&password(code), &id_initiator(), &id_responder());
+            let (spake, b) =
+                Spake2::<Ed25519Group>::start_b(&password(code), &id_initiator(), &id_responder());
             push_frame(&mut reply, &b);
             io.write_all(&reply)?;
             io.flush()?;
@@ -223,12 +263,13 @@ fn respond<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys,
     }
     let mut buf = [0u8; MAX_FRAME];
     let n = noise.write_message(&[], &mut buf).map_err(|_| HandshakeError::Malformed("noise message 2"))?;
+    let (i_to_r, r_to_i) = noise.dangerously_get_raw_split();
+    sink.install(Keys { send: traffic_secret(&r_to_i), recv: traffic_secret(&i_to_r) });
     reply.push(STATUS_OK);
     push_frame(&mut reply, &buf[..n]);
     io.write_all(&reply)?;
     io.flush()?;
-    let (i_to_r, r_to_i) = noise.dangerously_get_raw_split();
-    Ok(Keys { send: traffic_secret(&r_to_i), recv: traffic_secret(&i_to_r) })
+    Ok(())
 }
 
 /// The Noise handshake state for `mode` with `psk`, as the initiator or the responder.
@@ -335,6 +376,31 @@ mod tests {
     use std::io::{BufReader, BufWriter};
     use std::os::unix::net::UnixStream;
 
+    /// Records what the handshake hands over.
+    #[derive(Default)]
+    struct Record {
+        keys: Option<Keys>,
+        active: bool,
+    }
+
+    impl KeySink for Record {
+        fn install(&mut self, keys: Keys) {
+            assert!(!self.active && self.keys.is_none());
+            self.keys = Some(keys);
+        }
+        fn activate(&mut self) {
+            assert!(self.keys.is_some(), "activated without keys");
+            self.active = true;
+        }
+    }
+
+    fn go<S: Read + Write>(s: &mut S, role: Role, c: &Credential) -> Result<Keys, HandshakeError> {
+        let mut r = Record::default();
+        run(s, role, c, &mut r)?;
+        assert!(r.active);
+        Ok(r.keys.expect("keys"))
+    }
+
     /// Both ends over a socket pair, each on its thread.
     fn both(i: Credential, r: Credential) -> (Result<Keys, HandshakeError>, Result<Keys, HandshakeError>) {
         let (a, b) = UnixStream::pair().expect("socket pair");
@@ -343,10 +409,10 @@ mod tests {
         }
         let t = std::thread::spawn(move || {
             let mut s = Duplex(BufReader::new(b.try_clone().expect("clone")), BufWriter::new(b));
-            run(&mut s, Role::Responder, &r)
+            go(&mut s, Role::Responder, &r)
         });
         let mut s = Duplex(BufReader::new(a.try_clone().expect("clone")), BufWriter::new(a));
-        let x = run(&mut s, Role::Initiator, &i);
+        let x = go(&mut s, Role::Initiator, &i);
         drop(s);
         (x, t.join().expect("responder thread"))
     }
@@ -372,7 +438,10 @@ mod tests {
 
     #[test]
     fn the_same_credential_agrees_on_mirrored_keys() {
-        for (i, r) in [(Credential::Key([7; 32]), Credential::Key([7; 32])), (code("42-apple-tide"), code("42 Apple TIDE"))] {
+        for (i, r) in [
+            (Credential::Key([7; 32]), Credential::Key([7; 32])),
+            (code("42-apple-tide"), code("42 Apple TIDE")),
+        ] {
             let (x, y) = both(i, r);
             let (x, y) = (x.expect("initiator"), y.expect("responder"));
             assert_eq!(x.send, y.recv);
@@ -387,7 +456,10 @@ mod tests {
 
     #[test]
     fn a_wrong_code_or_key_fails_on_both_ends() {
-        for (i, r) in [(Credential::Key([7; 32]), Credential::Key([8; 32])), (code("42-apple-tide"), code("42-apple-time"))] {
+        for (i, r) in [
+            (Credential::Key([7; 32]), Credential::Key([8; 32])),
+            (code("42-apple-tide"), code("42-apple-time")),
+        ] {
             let (x, y) = both(i, r);
             assert!(matches!(x, Err(HandshakeError::WrongCredential(_))), "initiator: {:?}", x.err());
             assert!(matches!(y, Err(HandshakeError::WrongCredential(_))), "responder: {:?}", y.err());
@@ -403,15 +475,16 @@ mod tests {
         b.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
         let mut b2 = b.try_clone().expect("clone");
         (&a).write_all(b"UDTP 1 some greeting of a plain receiver").expect("write");
-        let r = run(&mut b2, Role::Initiator, &Credential::Key([1; 32]));
+        let r = go(&mut b2, Role::Initiator, &Credential::Key([1; 32]));
         assert!(matches!(r, Err(HandshakeError::NotSecure)), "{:?}", r.err());
-        let r = run(&mut b2, Role::Responder, &Credential::Key([1; 32]));
+        let r = go(&mut b2, Role::Responder, &Credential::Key([1; 32]));
         assert!(matches!(r, Err(HandshakeError::NotSecure | HandshakeError::Malformed(_))), "{:?}", r.err());
     }
 
     #[test]
     fn hostile_frames_are_refused_without_panicking() {
-        let mut msgs: Vec<Vec<u8>> = vec![b"UDTSEC\x01\x01\xff\xff".to_vec(), b"UDTSEC\x09\x01".to_vec(), b"UDTSEC\x01\x07".to_vec()];
+        let mut msgs: Vec<Vec<u8>> =
+            vec![b"UDTSEC\x01\x01\xff\xff".to_vec(), b"UDTSEC\x09\x01".to_vec(), b"UDTSEC\x01\x07".to_vec()];
         msgs.push([b"UDTSEC\x01\x01\x00\x05".as_slice(), &[0u8; 5]].concat());
         msgs.push([b"UDTSEC\x01\x02\x00\x20".as_slice(), &[0u8; 32]].concat());
         for m in msgs {
@@ -421,7 +494,7 @@ mod tests {
             drop(a);
             let mut b = b;
             let cred = if m[7] == MODE_CODE { code("1-a-b") } else { Credential::Key([1; 32]) };
-            assert!(run(&mut b, Role::Responder, &cred).is_err(), "{m:?}");
+            assert!(go(&mut b, Role::Responder, &cred).is_err(), "{m:?}");
         }
     }
 

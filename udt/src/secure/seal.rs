@@ -67,7 +67,8 @@ struct EpochKey {
 impl EpochKey {
     fn new(epoch: u64, secret: Secret) -> EpochKey {
         // A 32-byte key is what AES-256-GCM takes: `new` cannot fail on it.
-        let key = UnboundKey::new(&AES_256_GCM, &secret).map_or_else(|_| unreachable!("32-byte key"), LessSafeKey::new);
+        let key = UnboundKey::new(&AES_256_GCM, &secret)
+            .map_or_else(|_| unreachable!("32-byte key"), LessSafeKey::new);
         EpochKey { epoch, secret, key }
     }
 
