@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use udt::UdtStream;
 
+use crate::security::{self, SecurityArgs, Side};
 use crate::{interrupt, link, net};
 
 /// Size of a standard-input read.
@@ -67,6 +68,8 @@ pub struct Args {
     /// Declare the peer gone after this many seconds without hearing from it (default 10).
     #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
     pub peer_timeout: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub security: SecurityArgs,
 }
 
 /// Parse non-negative seconds, fractions allowed.
@@ -92,14 +95,18 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
     options.read_timeout = Some(POLL);
     options.write_timeout = Some(POLL);
+    let side = if args.target.is_some() { Side::Connects } else { Side::Listens };
+    let security = security::resolve(&args.security, side, "cat")?;
+    security.apply(&mut options);
     let stream = match (&args.target, args.listen) {
         (Some(target), _) => net::connect(target, options)?,
         (None, Some(addr)) => {
             let listener = net::listen(addr, options)?;
+            let local = listener.local_addr().context("reading the bound address")?;
             if !quiet {
-                let local = listener.local_addr().context("reading the bound address")?;
                 eprintln!("udt cat: listening on {local}");
             }
+            security::show_code(&security, "cat", &format!("udt cat HOST:{}", local.port()));
             let (stream, peer) = listener.accept().context("waiting for a connection")?;
             tracing::info!(%peer, "connection");
             // Dropping the listener stops accepting; the connection keeps the port.

@@ -24,6 +24,7 @@ mod progress;
 mod protocol;
 mod recv;
 mod report;
+mod security;
 mod send;
 mod sim;
 mod units;
@@ -98,6 +99,37 @@ fn main() -> ExitCode {
                 .error(
                     clap::error::ErrorKind::ArgumentConflict,
                     "--as NAME renames one file; give exactly one FILE with it",
+                )
+                .exit();
+        }
+    }
+    // A transfer between `udt` ends is secured unless --insecure: the connecting end must be
+    // given the credential (usage errors, exit 2).
+    let (connects, listens_for_many, security, name) = match &cli.command {
+        Command::Send(a) => (true, false, Some(&a.security), "send"),
+        Command::Cat(a) => (a.target.is_some(), false, Some(&a.security), "cat"),
+        Command::Recv(a) => (false, a.keep_listening, Some(&a.security), "recv"),
+        _ => (false, false, None, ""),
+    };
+    if let Some(s) = security {
+        let given = s.insecure || s.code.is_some() || s.key_file.is_some();
+        if connects && !given {
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    format!(
+                        "`udt {name}` needs the code phrase the other end showed: --code CODE (or \
+                         UDT_CODE=CODE), or a shared --key-file FILE, or --insecure for a plain UDT peer"
+                    ),
+                )
+                .exit();
+        }
+        if listens_for_many && !(s.insecure || s.key_file.is_some()) {
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "a code phrase serves one transfer; --keep-listening takes many: give both ends a \
+                     shared --key-file FILE (or --insecure on a trusted network)",
                 )
                 .exit();
         }

@@ -30,6 +30,7 @@ use crate::link::{self, Link};
 use crate::progress::{self, FileProgress};
 use crate::protocol::{self, AbortScope, FileHeader, Header, Record, Status, CHUNK, HASH_LEN, VERSION};
 use crate::report::Report;
+use crate::security::{self, SecurityArgs, Side};
 use crate::{interrupt, net};
 
 /// Arguments of `udt recv`.
@@ -60,6 +61,8 @@ pub struct Args {
     /// One JSON object per line on standard output: one per file, then a total per transfer.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub security: SecurityArgs,
 }
 
 /// How long a connected peer has to send its header (a `udt send` sends it at once).
@@ -80,19 +83,27 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         fs::canonicalize(&args.out).with_context(|| format!("cannot resolve {}", args.out.display()))?;
     let mode = progress::Mode::detect(quiet);
 
-    let listener = net::listen(
-        args.listen,
-        link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout),
-    )?;
+    let security = security::resolve(&args.security, Side::Listens, "recv")?;
+    if args.keep_listening && security.is_code() {
+        bail!(
+            "a code phrase serves one transfer; --keep-listening takes many: give both ends a shared \
+             --key-file FILE (or --insecure on a trusted network)"
+        );
+    }
+    let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
+    security.apply(&mut options);
+    let listener = net::listen(args.listen, options)?;
     let local = listener.local_addr().context("reading the bound address")?;
     if !quiet {
         eprintln!("udt recv: listening on {local}, writing into {}", out.display());
     }
-    let queue = accept_in_background(listener, args.keep_listening)?;
+    security::show_code(&security, "recv", &format!("udt send FILE... HOST:{}", local.port()));
+    let queue = accept_in_background(listener, args.keep_listening, security.is_code())?;
     loop {
         let (stream, peer) = loop {
             match queue.rx.recv_timeout(link::POLL) {
-                Ok(conn) => break conn,
+                Ok(Ok(conn)) => break conn,
+                Ok(Err(e)) => return Err(e),
                 Err(mpsc::RecvTimeoutError::Timeout) if interrupt::requested() => {
                     return Err(interrupt::error().into())
                 }
@@ -116,7 +127,11 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 /// reached a `udt recv`) and queued for the main thread, which serves one at a time. A
 /// connection that has to wait is told so; with `keep_listening` off, only the first is served
 /// and later ones are refused.
-fn accept_in_background(listener: UdtListener, keep_listening: bool) -> Result<Queue> {
+///
+/// A peer that fails the key agreement is skipped with a warning, except a wrong code phrase
+/// (`one_time_code`): that spends the code, and ends `udt recv` with an error, so an attacker
+/// gets one guess.
+fn accept_in_background(listener: UdtListener, keep_listening: bool, one_time_code: bool) -> Result<Queue> {
     let (tx, rx) = mpsc::channel();
     let pending = Arc::new(AtomicUsize::new(0));
     let queue = Queue { rx, pending: Arc::clone(&pending) };
@@ -125,6 +140,17 @@ fn accept_in_background(listener: UdtListener, keep_listening: bool) -> Result<Q
         loop {
             let (stream, peer) = match listener.accept() {
                 Ok(conn) => conn,
+                Err(e) if e.kind() == io::ErrorKind::PermissionDenied && one_time_code => {
+                    let _ = tx.send(Err(anyhow::anyhow!(
+                        "a sender failed the key agreement ({e}); the code phrase is spent: \
+                         start `udt recv` again for a new one"
+                    )));
+                    return;
+                }
+                Err(e) if is_peer_failure(&e) => {
+                    eprintln!("udt recv: refused a connection: {e}");
+                    continue;
+                }
                 Err(e) => {
                     tracing::warn!("accepting a connection: {e}");
                     return;
@@ -150,7 +176,7 @@ fn accept_in_background(listener: UdtListener, keep_listening: bool) -> Result<Q
             }
             let _ = (&stream).write_all(&first);
             accepted += 1;
-            if tx.send((stream, peer)).is_err() {
+            if tx.send(Ok((stream, peer))).is_err() {
                 return;
             }
         }
@@ -158,9 +184,25 @@ fn accept_in_background(listener: UdtListener, keep_listening: bool) -> Result<Q
     Ok(queue)
 }
 
-/// Accepted connections, in order.
+/// Whether an `accept` error is one peer's (it failed the key agreement, went silent, or
+/// closed), not the listener's: the next peer may still be served.
+fn is_peer_failure(e: &io::Error) -> bool {
+    use io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        PermissionDenied
+            | InvalidData
+            | TimedOut
+            | WouldBlock
+            | UnexpectedEof
+            | ConnectionReset
+            | ConnectionAborted
+    )
+}
+
+/// Accepted connections, in order, or the error that ended accepting.
 struct Queue {
-    rx: mpsc::Receiver<(UdtStream, SocketAddr)>,
+    rx: mpsc::Receiver<Result<(UdtStream, SocketAddr)>>,
     /// Connections queued or being served.
     pending: Arc<AtomicUsize>,
 }

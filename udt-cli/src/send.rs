@@ -25,6 +25,7 @@ use crate::net;
 use crate::progress::{self, FileProgress};
 use crate::protocol::{self, AbortScope, FileHeader, Greeting, Header, Status, CHUNK, VERSION};
 use crate::report::Report;
+use crate::security::{self, SecurityArgs, Side};
 
 /// How long the receiver has to greet us once connected. A `udt recv` greets at once, a
 /// `udt perf` server too, and a `udt cat --listen` closes on seeing our header.
@@ -59,6 +60,8 @@ pub struct Args {
     /// Declare the peer gone after this many seconds without hearing from it (default 10).
     #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
     pub peer_timeout: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub security: SecurityArgs,
 }
 
 /// One file ready to go.
@@ -84,10 +87,10 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     }
     let count = u32::try_from(sources.len()).context("too many files")?;
 
-    let stream = net::connect(
-        &args.target,
-        link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout),
-    )?;
+    let security = security::resolve(&args.security, Side::Connects, "send")?;
+    let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
+    security.apply(&mut options);
+    let stream = net::connect(&args.target, options)?;
     tracing::info!(peer = %args.target, files = count, "connected");
     let mut link = Link::new(stream);
     let mut session_start = None;

@@ -19,8 +19,14 @@ const DEADLINE: Duration = Duration::from_secs(30);
 fn udt() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_udt"));
     c.env_remove("RUST_LOG");
+    // Both ends of every transfer here are secured with the same code phrase (the tool's
+    // default is secure; the connecting end must be given the listening end's code).
+    c.env("UDT_CODE", TEST_CODE);
     c
 }
+
+/// The code phrase both ends of a test's transfers use.
+const TEST_CODE: &str = "4242-test-code-phrase";
 
 /// Pseudo-random bytes (xorshift), reproducible.
 fn data(len: usize, seed: u64) -> Vec<u8> {
@@ -315,7 +321,11 @@ struct RawSender {
 impl RawSender {
     /// Connect, check the receiver's greeting, announce `count` files; the session is accepted.
     fn start(addr: SocketAddr, count: u32) -> RawSender {
-        let options = Options { read_timeout: Some(Duration::from_secs(10)), ..Options::default() };
+        let options = Options {
+            read_timeout: Some(Duration::from_secs(10)),
+            security: Some(udt::secure::Credential::CodePhrase(TEST_CODE.into())),
+            ..Options::default()
+        };
         let mut s = UdtStream::connect_with(addr, options).unwrap();
         let mut header = Vec::new();
         header.extend_from_slice(b"UDTF");
@@ -672,7 +682,9 @@ fn wrong_service_fails_at_once() {
     std::fs::write(file.path(), b"content").unwrap();
     let (server, addr) = start_perf_server(&[]);
     let start = Instant::now();
-    let sent = run("udt send", send_cmd(&[file.path()], addr));
+    let mut cmd = send_cmd(&[file.path()], addr);
+    cmd.env_remove("UDT_CODE").arg("--insecure");
+    let sent = run("udt send", cmd);
     let took = start.elapsed();
     assert_eq!(sent.status.code(), Some(1), "{sent:?}");
     let expected = format!("the peer at {addr} is not a `udt recv` (it is a `udt perf server`)");
@@ -680,8 +692,20 @@ fn wrong_service_fails_at_once() {
     assert!(took < Duration::from_secs(3), "took {took:?}");
     drop(server);
 
+    // A secured `udt send` says the perf server does not encrypt.
+    let (server, addr) = start_perf_server(&[]);
+    let sent = run("udt send", send_cmd(&[file.path()], addr));
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(sent.stderr.contains("the peer does not encrypt"), "{}", sent.stderr);
+    drop(server);
+
     let out = tempfile::tempdir().unwrap();
-    let (recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = udt();
+    cmd.env_remove("UDT_CODE")
+        .args(["recv", "--listen", "127.0.0.1:0", "--insecure", "--out"])
+        .arg(out.path());
+    let mut recv = Proc::spawn("udt recv", cmd, Stdio::null());
+    let addr = recv.listening_addr();
     let mut cmd = udt();
     cmd.args(["perf", "client", &addr.to_string(), "--time", "1"]);
     let start = Instant::now();
@@ -836,10 +860,25 @@ fn queued_sender_says_it_waits() {
     let small = src.path().join("small.txt");
     std::fs::write(&small, data(1000, 3)).unwrap();
 
-    let (mut recv, addr) = start_recv(out.path(), &["--keep-listening"]);
+    // A receiver that serves several senders shares a key file with them.
+    let key = src.path().join("key");
+    std::fs::write(&key, "a secret shared by the test's ends").unwrap();
+    let key = key.to_str().unwrap();
+    let mut cmd = udt();
+    cmd.env_remove("UDT_CODE").args([
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--keep-listening",
+        "--key-file",
+        key,
+    ]);
+    cmd.arg("--out").arg(out.path());
+    let mut recv = Proc::spawn("udt recv", cmd, Stdio::null());
+    let addr = recv.listening_addr();
     // About 3 s at 100 Mbit/s.
     let mut cmd = send_cmd(&[&big], addr);
-    cmd.args(["--cc", "blast:rate=100m"]);
+    cmd.env_remove("UDT_CODE").args(["--cc", "blast:rate=100m", "--key-file", key]);
     let first = Proc::spawn("udt send (first)", cmd, Stdio::null());
     assert!(
         recv.stderr_line("big.bin:", Duration::from_secs(10)).is_some(),
@@ -847,7 +886,7 @@ fn queued_sender_says_it_waits() {
     );
     let start = Instant::now();
     let mut cmd = send_cmd(&[&small], addr);
-    cmd.arg("--json");
+    cmd.env_remove("UDT_CODE").args(["--json", "--key-file", key]);
     let second = run("udt send (second)", cmd);
     let waited = start.elapsed();
     let first = first.wait();
@@ -970,4 +1009,52 @@ fn interrupt_exits_130_and_tells_the_peer() {
     let done = client.wait();
     assert_eq!(done.status.code(), Some(130), "{done:?}");
     drop(server);
+}
+
+/// `udt recv` without a credential shows a fresh code phrase; `udt send` with it transfers; a
+/// wrong code fails on both ends with a message and leaves no file; a sender without any
+/// credential is a usage error.
+#[test]
+fn code_phrases_secure_transfers_by_default() {
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("secret.txt");
+    std::fs::write(&file, data(300_000, 21)).unwrap();
+
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = udt();
+    cmd.env_remove("UDT_CODE").args(["recv", "--listen", "127.0.0.1:0", "--out"]).arg(out.path());
+    let mut recv = Proc::spawn("udt recv", cmd, Stdio::null());
+    let addr = recv.listening_addr();
+    let line = recv.stderr_line("code phrase ", Duration::from_secs(10)).expect("a code phrase line");
+    let code = line.split("code phrase ").nth(1).unwrap().split(';').next().unwrap().to_string();
+    assert_eq!(code.split('-').count(), 4, "{line}");
+    let mut cmd = send_cmd(&[&file], addr);
+    cmd.env_remove("UDT_CODE").args(["--code", &code]);
+    let sent = run("udt send", cmd);
+    assert!(sent.status.success(), "{}", sent.stderr);
+    assert!(recv.wait().status.success());
+    assert_eq!(std::fs::read(out.path().join("secret.txt")).unwrap(), data(300_000, 21));
+
+    let out = tempfile::tempdir().unwrap();
+    let (recv, addr) = start_recv(out.path(), &[]);
+    let mut cmd = send_cmd(&[&file], addr);
+    cmd.args(["--code", "9999-not-the-code"]);
+    let sent = run("udt send", cmd);
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(sent.stderr.contains("code phrase does not match"), "{}", sent.stderr);
+    let received = recv.wait();
+    assert_eq!(received.status.code(), Some(1), "{received:?}");
+    assert!(received.stderr.contains("the code phrase is spent"), "{}", received.stderr);
+    assert!(listing(out.path()).is_empty(), "no file written");
+
+    let mut cmd = send_cmd(&[&file], "127.0.0.1:9".parse().unwrap());
+    cmd.env_remove("UDT_CODE");
+    let done = run("udt send", cmd);
+    assert_eq!(done.status.code(), Some(2), "{done:?}");
+    assert!(done.stderr.contains("--code") && done.stderr.contains("--insecure"), "{}", done.stderr);
+    let mut cmd = udt();
+    cmd.env_remove("UDT_CODE").args(["recv", "--keep-listening", "--listen", "127.0.0.1:0"]);
+    let done = run("udt recv", cmd);
+    assert_eq!(done.status.code(), Some(2), "{done:?}");
+    assert!(done.stderr.contains("--key-file"), "{}", done.stderr);
 }

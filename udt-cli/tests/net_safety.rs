@@ -22,8 +22,14 @@ const DEAD_PEER_BOUND: Duration = Duration::from_secs(25);
 fn udt() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_udt"));
     c.env_remove("RUST_LOG");
+    // Both ends of every transfer here are secured with the same code phrase (the tool's
+    // default is secure; the connecting end must be given the listening end's code).
+    c.env("UDT_CODE", TEST_CODE);
     c
 }
+
+/// The code phrase both ends of a test's transfers use.
+const TEST_CODE: &str = "4242-test-code-phrase";
 
 /// A background `udt` process whose stderr lines arrive on a channel; killed on drop.
 struct Proc {
@@ -193,13 +199,21 @@ fn the_default_listen_address_takes_ipv6_and_ipv4_senders() {
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let port = free_port();
-    let receiver = Proc::spawn(recv(&port.to_string(), &out, &["--keep-listening"]));
+    // Several senders: a shared key file.
+    let key = dir.path().join("key");
+    std::fs::write(&key, "a secret shared by the test's ends").unwrap();
+    let key = key.to_str().unwrap();
+    let mut r = recv(&port.to_string(), &out, &["--keep-listening", "--key-file", key]);
+    r.env_remove("UDT_CODE");
+    let receiver = Proc::spawn(r);
     receiver.expect_line("listening on");
     for (name, target) in [("v6.txt", format!("[::1]:{port}")), ("v4.txt", format!("127.0.0.1:{port}"))] {
         let file = dir.path().join(name);
         std::fs::write(&file, format!("sent to {target}\n")).unwrap();
         let started = Instant::now();
-        let sent = run(send(&file, &target, &[]));
+        let mut s = send(&file, &target, &["--key-file", key]);
+        s.env_remove("UDT_CODE");
+        let sent = run(s);
         assert!(sent.status.success(), "send to {target}: {}", String::from_utf8_lossy(&sent.stderr));
         assert!(started.elapsed() < Duration::from_secs(20), "send to {target} took {:?}", started.elapsed());
         assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), format!("sent to {target}\n"));
@@ -269,7 +283,8 @@ fn send_via_ipv6_first_localhost(dir: &Path, file: &Path, port: u16) -> Option<O
         .arg(env!("CARGO_BIN_EXE_udt"))
         .arg(file)
         .arg(port.to_string())
-        .env_remove("RUST_LOG");
+        .env_remove("RUST_LOG")
+        .env("UDT_CODE", TEST_CODE);
     Some(run(cmd))
 }
 

@@ -52,6 +52,10 @@ fn out_dir(ctx: &Ctx, slot: u16) -> PathBuf {
     ctx.dir.join(format!("recv-{slot}"))
 }
 
+/// The code phrase the benchmark's `udt recv` and `udt send` share: transfers run as a user
+/// runs them, encrypted (the paths are the benchmark's own namespaces).
+const BENCH_CODE: &str = "1000-bench-path-code";
+
 /// The commands of a flow in `slot` (writes the test file if needed).
 pub fn commands(ctx: &Ctx, slot: u16) -> Result<Commands> {
     let file = test_file(ctx)?;
@@ -69,8 +73,18 @@ pub fn commands(ctx: &Ctx, slot: u16) -> Result<Commands> {
             "--out".into(),
             out.display().to_string(),
             "--force".into(),
+            "--code".into(),
+            BENCH_CODE.into(),
         ],
-        client: vec![exe, "-q".into(), "send".into(), file.display().to_string(), addr],
+        client: vec![
+            exe,
+            "-q".into(),
+            "send".into(),
+            file.display().to_string(),
+            addr,
+            "--code".into(),
+            BENCH_CODE.into(),
+        ],
     })
 }
 

@@ -1,0 +1,231 @@
+//! The `udt` tool's security options: every transfer between two `udt` ends is encrypted and
+//! mutually authenticated unless `--insecure` says otherwise (docs/security.md).
+//!
+//! The listening end (`udt recv`, `udt cat --listen`) shows a one-time code phrase, which the
+//! connecting end is given with `--code` (or `UDT_CODE`); scripts and servers share a key file
+//! instead (`--key-file`, both ends). A code phrase is four digits and three words from a list
+//! of 256 (37 bits): the key agreement (SPAKE2) lets an attacker test one guess per connection,
+//! and the listening end stops after a wrong one.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use rand_core::{OsRng, RngCore};
+use udt::secure::Credential;
+use udt::Options;
+
+/// The security arguments every transfer command takes.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SecurityArgs {
+    /// The code phrase the listening end showed (`udt recv` prints one when it starts); the
+    /// listening end may also be given one to use instead of a fresh one. Also from the
+    /// environment variable UDT_CODE, which other users cannot read in the process list.
+    #[arg(long, value_name = "CODE", env = "UDT_CODE", hide_env_values = true)]
+    pub code: Option<String>,
+    /// A file holding a secret both ends share (at least 16 bytes; for example
+    /// `head -c 32 /dev/urandom > key`), instead of a one-time code phrase: for scripts and
+    /// servers that take many transfers.
+    #[arg(long, value_name = "FILE", conflicts_with = "code")]
+    pub key_file: Option<PathBuf>,
+    /// No encryption and no authentication: plain UDT4, for UDT4 peers and trusted networks.
+    /// Anyone who can reach the port can then send, and every byte crosses the network in
+    /// clear.
+    #[arg(long, conflicts_with_all = ["code", "key_file"])]
+    pub insecure: bool,
+}
+
+/// The words of a code phrase.
+const WORDS: [&str; 256] = [
+    "acid", "acorn", "actor", "adobe", "agent", "alarm", "album", "alert", "algae", "alley", "alpha",
+    "amber", "ample", "angle", "ankle", "apple", "apron", "arena", "argue", "armor", "arrow", "aspen",
+    "atlas", "attic", "audio", "autumn", "avenue", "bacon", "badge", "bagel", "baker", "banjo", "barge",
+    "basil", "beach", "beard", "bench", "berry", "bingo", "birch", "bison", "blade", "blank", "blaze",
+    "bloom", "board", "boat", "bonus", "boots", "brain", "brass", "bread", "brick", "bride", "brush",
+    "bucket", "buddy", "bugle", "bunny", "cabin", "cable", "cactus", "camel", "candy", "canoe", "canyon",
+    "cargo", "carrot", "castle", "cedar", "chalk", "charm", "cheek", "chess", "chief", "chili", "cider",
+    "cinema", "circus", "citrus", "clay", "cliff", "clock", "cloud", "clover", "coast", "cobra", "cocoa",
+    "comet", "coral", "cotton", "couch", "cowboy", "crane", "crater", "crown", "cube", "curry", "dairy",
+    "daisy", "dance", "delta", "denim", "desert", "diary", "dingo", "disco", "dodge", "dolphin", "donkey",
+    "dragon", "drum", "eagle", "easel", "echo", "elbow", "ember", "engine", "epoch", "fable", "falcon",
+    "fancy", "farm", "feast", "fern", "ferry", "fiber", "fiddle", "field", "finch", "flame", "flint",
+    "flute", "focus", "forest", "fossil", "fox", "frost", "fudge", "galaxy", "garden", "garlic", "gecko",
+    "giant", "ginger", "glacier", "globe", "goat", "gold", "gorilla", "grape", "gravel", "guitar", "gulf",
+    "habit", "hammer", "harbor", "hazel", "helmet", "heron", "hill", "honey", "hotel", "husky", "igloo",
+    "index", "ink", "iris", "island", "ivory", "jacket", "jade", "jaguar", "jazz", "jelly", "jewel",
+    "jungle", "kayak", "kettle", "kiwi", "koala", "ladder", "lagoon", "lamp", "lava", "lemon", "lens",
+    "lily", "lime", "linen", "lion", "llama", "lobster", "locket", "lotus", "lunar", "magnet", "mango",
+    "maple", "marble", "meadow", "melon", "mint", "mirror", "mocha", "moose", "mosaic", "motor", "mural",
+    "nectar", "needle", "nickel", "noodle", "north", "nutmeg", "oasis", "ocean", "olive", "onion", "opal",
+    "orbit", "orchid", "otter", "owl", "paddle", "panda", "paper", "parrot", "peach", "pearl", "pebble",
+    "pencil", "pepper", "piano", "pilot", "pine", "pixel", "planet", "plum", "polar", "pony", "poppy",
+    "prism", "pumpkin", "puzzle", "quartz", "quill", "rabbit", "radar", "radio", "raven", "reef", "ribbon",
+    "river", "robin", "rocket",
+];
+
+/// Bytes of a key file, at least and at most.
+const KEY_FILE_MIN: usize = 16;
+const KEY_FILE_MAX: usize = 64 * 1024;
+
+/// A fresh code phrase: `NNNN-word-word-word`.
+pub fn new_code_phrase() -> String {
+    let mut rng = OsRng;
+    let number = rng.next_u32() % 10_000;
+    let mut pick = [0u8; 3];
+    rng.fill_bytes(&mut pick);
+    let [a, b, c] = pick.map(|i| WORDS[usize::from(i)]);
+    format!("{number:04}-{a}-{b}-{c}")
+}
+
+/// The credential in a key file: BLAKE3's key derivation over its bytes (trailing whitespace
+/// dropped, so a line written with `echo` works), so a passphrase and random bytes alike give
+/// a uniform 32-byte key.
+pub fn read_key_file(path: &Path) -> Result<Credential> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read the key file {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(KEY_FILE_MAX as u64 + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read the key file {}", path.display()))?;
+    if bytes.len() > KEY_FILE_MAX {
+        bail!("the key file {} is larger than {KEY_FILE_MAX} bytes: is it the right file?", path.display());
+    }
+    while bytes.last().is_some_and(u8::is_ascii_whitespace) {
+        bytes.pop();
+    }
+    if bytes.len() < KEY_FILE_MIN {
+        bail!(
+            "the key file {} holds {} bytes; a shared secret needs at least {KEY_FILE_MIN} \
+             (for example: head -c 32 /dev/urandom > {})",
+            path.display(),
+            bytes.len(),
+            path.display()
+        );
+    }
+    Ok(Credential::Key(blake3::derive_key("udt 2026 key file", &bytes)))
+}
+
+/// Which end of the connection the command is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// It connects: it must be given the credential.
+    Connects,
+    /// It listens: without a credential it makes up a code phrase.
+    Listens,
+}
+
+/// What the command's security comes to.
+#[derive(Clone, Debug)]
+pub enum Security {
+    /// `--insecure`.
+    Plain,
+    /// A key file.
+    Key(Credential),
+    /// A code phrase (given, or made up by a listening end: then `shown` to the user).
+    Code {
+        /// The credential.
+        credential: Credential,
+        /// The phrase, to print when this end made it up.
+        shown: Option<String>,
+    },
+}
+
+impl Security {
+    /// Set `options` to use it.
+    pub fn apply(&self, options: &mut Options) {
+        options.security = match self {
+            Security::Plain => None,
+            Security::Key(c) | Security::Code { credential: c, .. } => Some(c.clone()),
+        };
+    }
+
+    /// Whether it is a one-time code phrase (spent by one transfer or one wrong guess).
+    pub fn is_code(&self) -> bool {
+        matches!(self, Security::Code { .. })
+    }
+}
+
+/// Print the code phrase a listening end made up (even with `--quiet`: the other end cannot
+/// connect without it), with the command the other end runs (`example`, the code appended).
+pub fn show_code(security: &Security, command: &str, example: &str) {
+    if let Security::Code { shown: Some(code), .. } = security {
+        eprintln!("udt {command}: code phrase {code}; on the other end:\n  {example} --code {code}");
+    }
+}
+
+/// The security `args` ask for, for a command that is `side` (`command` names it in errors).
+pub fn resolve(args: &SecurityArgs, side: Side, command: &str) -> Result<Security> {
+    if args.insecure {
+        return Ok(Security::Plain);
+    }
+    if let Some(path) = &args.key_file {
+        return Ok(Security::Key(read_key_file(path)?));
+    }
+    if let Some(code) = &args.code {
+        let normalized = udt::secure::handshake::normalize_code(code);
+        if normalized.len() < 6 {
+            bail!("the code phrase `{code}` is too short to protect anything (at least 6 characters)");
+        }
+        return Ok(Security::Code { credential: Credential::CodePhrase(normalized), shown: None });
+    }
+    match side {
+        Side::Listens => {
+            let code = new_code_phrase();
+            Ok(Security::Code { credential: Credential::CodePhrase(code.clone()), shown: Some(code) })
+        }
+        Side::Connects => bail!(
+            "`udt {command}` needs the code phrase the other end showed: --code CODE (or UDT_CODE=CODE), \
+             or a shared --key-file FILE, or --insecure for a plain UDT peer"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_phrases_are_four_digits_and_three_listed_words() {
+        let code = new_code_phrase();
+        let parts: Vec<&str> = code.split('-').collect();
+        assert_eq!(parts.len(), 4, "{code}");
+        assert!(parts[0].len() == 4 && parts[0].bytes().all(|b| b.is_ascii_digit()), "{code}");
+        assert!(parts[1..].iter().all(|w| WORDS.contains(w)), "{code}");
+        let mut sorted = WORDS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 256, "the words are distinct");
+    }
+
+    #[test]
+    fn key_files_need_enough_secret_and_ignore_a_trailing_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, short) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("short"));
+        std::fs::write(&a, "correct horse battery staple\n").unwrap();
+        std::fs::write(&b, "correct horse battery staple").unwrap();
+        std::fs::write(&short, "hunter2\n").unwrap();
+        let key = |p: &Path| match read_key_file(p).unwrap() {
+            Credential::Key(k) => k,
+            Credential::CodePhrase(_) => unreachable!(),
+        };
+        assert_eq!(key(&a), key(&b));
+        let e = read_key_file(&short).unwrap_err().to_string();
+        assert!(e.contains("at least 16"), "{e}");
+        assert!(read_key_file(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn a_connecting_end_needs_a_credential_and_a_listening_one_makes_a_code() {
+        let none = SecurityArgs::default();
+        let e = resolve(&none, Side::Connects, "send").unwrap_err().to_string();
+        assert!(e.contains("--code") && e.contains("--insecure"), "{e}");
+        assert!(matches!(
+            resolve(&none, Side::Listens, "recv").unwrap(),
+            Security::Code { shown: Some(_), .. }
+        ));
+        let plain = SecurityArgs { insecure: true, ..SecurityArgs::default() };
+        assert!(matches!(resolve(&plain, Side::Connects, "send").unwrap(), Security::Plain));
+        let short = SecurityArgs { code: Some("ab".into()), ..SecurityArgs::default() };
+        assert!(resolve(&short, Side::Connects, "send").is_err());
+    }
+}
