@@ -211,7 +211,7 @@ def paced(udt, secs, rounds, tmp, skip):
 def self_test(udt, secs):
     """(e): `udt perf --self`."""
     log(f"(e) udt perf --self -t {secs}")
-    cmd = [udt, "perf", "--self", "-t", str(secs), "--json"]
+    cmd = [udt, "perf", "--self", "-t", str(secs), "--json", "--insecure"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     summary = json.loads(finish(p, secs + 120))["summary"]
     summary.pop("streams", None)

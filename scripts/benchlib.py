@@ -85,10 +85,11 @@ def run_udt(udt, secs, tmp, parallel=1, bandwidth=None, server_args=(), client_a
     Bytes and seconds are the client's summary (application bytes the server acknowledged);
     Run.client and Run.server hold both ends' JSON reports."""
     port = free_port()
-    srv_cmd = [udt, "perf", "server", "-1", "--json", "-l", f"127.0.0.1:{port}", *server_args]
+    # In clear: the runtime measured as UDT4 is (no encryption there).
+    srv_cmd = [udt, "perf", "server", "-1", "--json", "--insecure", "-l", f"127.0.0.1:{port}", *server_args]
     srv, srv_t = timed(srv_cmd, tmp, "udt-srv")
     time.sleep(0.3)
-    cli_cmd = [udt, "perf", "client", f"127.0.0.1:{port}", "-t", str(secs), "-P", str(parallel), "--json"]
+    cli_cmd = [udt, "perf", "client", f"127.0.0.1:{port}", "-t", str(secs), "-P", str(parallel), "--json", "--insecure"]
     if bandwidth:
         cli_cmd += ["-b", bandwidth]
     cli, cli_t = timed(cli_cmd + list(client_args), tmp, "udt-cli")

@@ -109,6 +109,9 @@ fn main() -> ExitCode {
         Command::Send(a) => (true, false, Some(&a.security), "send"),
         Command::Cat(a) => (a.target.is_some(), false, Some(&a.security), "cat"),
         Command::Recv(a) => (false, a.keep_listening, Some(&a.security), "recv"),
+        Command::Perf(perf::Args { mode: Some(perf::Mode::Client(c)), .. }) => {
+            (true, false, Some(&c.test.security), "perf client")
+        }
         _ => (false, false, None, ""),
     };
     if let Some(s) = security {

@@ -28,6 +28,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use udt::UdtStream;
 
+use crate::security::{self, SecurityArgs, Side};
 use crate::{link, net, units};
 
 /// Arguments of `udt perf`.
@@ -88,6 +89,8 @@ pub struct ServerArgs {
     /// spread over them (one flow uses one thread whatever this is).
     #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub io_threads: u16,
+    #[command(flatten)]
+    pub security: SecurityArgs,
 }
 
 /// Arguments of `udt perf client`.
@@ -131,6 +134,10 @@ pub struct TestOpts {
     /// 10mbit, 500m, 1gbit. Default: no cap.
     #[arg(short = 'b', long, value_name = "RATE", value_parser = parse_bandwidth)]
     pub bandwidth: Option<u64>,
+    /// Encryption (a client needs the server's code phrase or key; `--self` encrypts with a
+    /// key of its own unless `--insecure`).
+    #[command(flatten)]
+    pub security: SecurityArgs,
 }
 
 /// A rate cap in bits per second (`udt netem`'s syntax), not zero.
@@ -157,9 +164,12 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         Some(Mode::Server(s)) => {
             let mut options = link::with_peer_timeout(server::options(s.mss, s.cc.as_ref()), s.peer_timeout);
             options.io_threads = usize::from(s.io_threads);
+            let security = security::resolve(&s.security, Side::Listens, "perf server")?;
+            security.apply(&mut options);
             let mss = options.config.mss;
             let listener = net::listen(s.listen, options)?;
             let local = listener.local_addr().context("reading the bound address")?;
+            security::show_code(&security, "perf server", &format!("udt perf client HOST:{}", local.port()));
             if s.json {
                 // Standard output is for the JSON lines only.
                 if !quiet {
@@ -173,7 +183,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                 (false, false) => server::Output::Text { intervals: true },
                 (false, true) => server::Output::Text { intervals: false },
             };
-            server::serve(listener, s.one_off, output, s.interval, mss)?;
+            server::serve(listener, s.one_off, output, s.interval, mss, security.is_code())?;
             Ok(())
         }
         Some(Mode::Client(c)) => {
@@ -201,15 +211,23 @@ fn client_output(test: &TestOpts, quiet: bool) -> client::Output {
 
 /// `udt perf --self`: server and client in this process over loopback.
 fn run_self(test: &TestOpts, quiet: bool) -> Result<()> {
-    let options = link::with_peer_timeout(server::options(test.mss, test.cc.as_ref()), test.peer_timeout);
+    let mut options = link::with_peer_timeout(server::options(test.mss, test.cc.as_ref()), test.peer_timeout);
+    // Both ends in this process: a key of its own, unless told otherwise.
+    let given = &test.security;
+    let security = if given.insecure || given.code.is_some() || given.key_file.is_some() {
+        security::resolve(given, Side::Connects, "perf")?
+    } else {
+        security::Security::Key(security::random_key())
+    };
+    security.apply(&mut options);
     let mss = options.config.mss;
     let listener = net::listen(SocketAddr::from(([127, 0, 0, 1], 0)), options)?;
     let addr = listener.local_addr().context("reading the bound address")?;
     let interval = test.interval;
     let server = std::thread::Builder::new()
         .name("perf-server".into())
-        .spawn(move || server::serve(listener, true, server::Output::Silent, interval, mss))?;
-    let mut result = client::run(&addr.to_string(), test, client_output(test, quiet))?;
+        .spawn(move || server::serve(listener, true, server::Output::Silent, interval, mss, false))?;
+    let mut result = client::run_with(&addr.to_string(), test, client_output(test, quiet), &security)?;
     // The server finishes once every stream has been read to its end.
     let receiver = server
         .join()

@@ -147,7 +147,7 @@ fn accept_in_background(listener: UdtListener, keep_listening: bool, one_time_co
                     )));
                     return;
                 }
-                Err(e) if is_peer_failure(&e) => {
+                Err(e) if security::is_peer_failure(&e) => {
                     eprintln!("udt recv: refused a connection: {e}");
                     continue;
                 }
@@ -182,22 +182,6 @@ fn accept_in_background(listener: UdtListener, keep_listening: bool, one_time_co
         }
     })?;
     Ok(queue)
-}
-
-/// Whether an `accept` error is one peer's (it failed the key agreement, went silent, or
-/// closed), not the listener's: the next peer may still be served.
-fn is_peer_failure(e: &io::Error) -> bool {
-    use io::ErrorKind::*;
-    matches!(
-        e.kind(),
-        PermissionDenied
-            | InvalidData
-            | TimedOut
-            | WouldBlock
-            | UnexpectedEof
-            | ConnectionReset
-            | ConnectionAborted
-    )
 }
 
 /// Accepted connections, in order, or the error that ended accepting.

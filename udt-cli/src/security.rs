@@ -67,6 +67,30 @@ const WORDS: [&str; 256] = [
 const KEY_FILE_MIN: usize = 16;
 const KEY_FILE_MAX: usize = 64 * 1024;
 
+/// A random key, for ends in one process (`udt perf --self`).
+pub fn random_key() -> Credential {
+    let mut key = [0u8; 32];
+    OsRng.fill_bytes(&mut key);
+    Credential::Key(key)
+}
+
+/// Whether an `accept` error is one peer's (it failed the key agreement, went silent, or
+/// closed), not the listener's: the next peer may still be served. (An accept timeout is one
+/// too: nobody came.)
+pub fn is_peer_failure(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        PermissionDenied
+            | InvalidData
+            | TimedOut
+            | WouldBlock
+            | UnexpectedEof
+            | ConnectionReset
+            | ConnectionAborted
+    )
+}
+
 /// A fresh code phrase: `NNNN-word-word-word`.
 pub fn new_code_phrase() -> String {
     let mut rng = OsRng;

@@ -667,6 +667,9 @@ fn sim_takes_catalog_specifications_and_sweeps() {
 /// Start `udt perf server` on an ephemeral loopback port; returns it and its address.
 fn start_perf_server(extra: &[&str]) -> (Proc, SocketAddr) {
     let mut cmd = udt();
+    if extra.contains(&"--insecure") {
+        cmd.env_remove("UDT_CODE");
+    }
     cmd.args(["perf", "server", "--listen", "127.0.0.1:0"]).args(extra);
     let mut p = Proc::spawn("udt perf server", cmd, Stdio::null());
     // With --json, standard output carries nothing but JSON lines.
@@ -680,7 +683,7 @@ fn start_perf_server(extra: &[&str]) -> (Proc, SocketAddr) {
 fn wrong_service_fails_at_once() {
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), b"content").unwrap();
-    let (server, addr) = start_perf_server(&[]);
+    let (server, addr) = start_perf_server(&["--insecure"]);
     let start = Instant::now();
     let mut cmd = send_cmd(&[file.path()], addr);
     cmd.env_remove("UDT_CODE").arg("--insecure");
@@ -693,7 +696,7 @@ fn wrong_service_fails_at_once() {
     drop(server);
 
     // A secured `udt send` says the perf server does not encrypt.
-    let (server, addr) = start_perf_server(&[]);
+    let (server, addr) = start_perf_server(&["--insecure"]);
     let sent = run("udt send", send_cmd(&[file.path()], addr));
     assert_eq!(sent.status.code(), Some(1), "{sent:?}");
     assert!(sent.stderr.contains("the peer does not encrypt"), "{}", sent.stderr);
@@ -707,7 +710,7 @@ fn wrong_service_fails_at_once() {
     let mut recv = Proc::spawn("udt recv", cmd, Stdio::null());
     let addr = recv.listening_addr();
     let mut cmd = udt();
-    cmd.args(["perf", "client", &addr.to_string(), "--time", "1"]);
+    cmd.env_remove("UDT_CODE").args(["perf", "client", &addr.to_string(), "--time", "1", "--insecure"]);
     let start = Instant::now();
     let client = run("udt perf client", cmd);
     assert_eq!(client.status.code(), Some(1), "{client:?}");

@@ -93,7 +93,7 @@ fn a_server_with_two_io_threads_serves_every_stream() {
 fn run_64_streams(server_extra: &[&str]) {
     let mut server = udt();
     server
-        .args(["perf", "server", "--listen", "127.0.0.1:0", "-1", "--json"])
+        .args(["perf", "server", "--listen", "127.0.0.1:0", "-1", "--json", "--insecure"])
         .args(server_extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -115,7 +115,17 @@ fn run_64_streams(server_extra: &[&str]) {
 
     let mut client = udt();
     client
-        .args(["perf", "client", &addr.to_string(), "-P", &STREAMS.to_string(), "-t", "2", "--json"])
+        .args([
+            "perf",
+            "client",
+            &addr.to_string(),
+            "-P",
+            &STREAMS.to_string(),
+            "-t",
+            "2",
+            "--json",
+            "--insecure",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());

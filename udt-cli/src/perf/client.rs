@@ -16,6 +16,7 @@ use super::{
 };
 use crate::cpu::CpuTime;
 use crate::protocol::{self, Greeting};
+use crate::security::{self, Security, Side};
 use crate::{interrupt, link, net, units};
 
 /// The buffer every write comes from.
@@ -93,9 +94,16 @@ where
 /// What a writer thread returns: bytes written, when the last was acknowledged.
 type WriterResult = Result<(u64, Instant)>;
 
-/// Run a test against `target`, printing as `output` says.
+/// Run a test against `target`, printing as `output` says, secured as `opts` ask.
 pub fn run(target: &str, opts: &TestOpts, output: Output) -> Result<TestReport> {
+    let security = security::resolve(&opts.security, Side::Connects, "perf client")?;
+    run_with(target, opts, output, &security)
+}
+
+/// [`run`] with the security decided.
+pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Security) -> Result<TestReport> {
     let mut options = link::with_peer_timeout(net::options(opts.mss, opts.cc.as_ref()), opts.peer_timeout);
+    security.apply(&mut options);
     options.write_timeout = Some(WRITE_POLL);
     // UDT_MAXBW counts bytes per second of UDT packets.
     options.config.max_bandwidth = opts.bandwidth.map(|bits| bits / 8);

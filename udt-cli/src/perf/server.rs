@@ -84,6 +84,7 @@ pub fn serve(
     output: Output,
     interval: Duration,
     mss: u32,
+    one_time_code: bool,
 ) -> Result<Option<Summary>> {
     listener.set_accept_timeout(Some(ACCEPT_POLL));
     let registry: Registry = Arc::default();
@@ -99,7 +100,18 @@ pub fn serve(
         }
         let (stream, peer) = match listener.accept() {
             Ok(x) => x,
-            Err(e) if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) => continue,
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && one_time_code => {
+                anyhow::bail!(
+                    "a client failed the key agreement ({e}); the code phrase is spent: start the \
+                     server again for a new one (or share a --key-file)"
+                )
+            }
+            Err(e) if crate::security::is_peer_failure(&e) => {
+                if !matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) {
+                    eprintln!("udt perf server: refused a connection: {e}");
+                }
+                continue;
+            }
             Err(e) => return Err(e).context("accepting a connection"),
         };
         let (registry, done_tx) = (Arc::clone(&registry), done_tx.clone());
