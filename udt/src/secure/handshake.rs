@@ -16,7 +16,8 @@
 //! I -> R  hello: "UDTSEC" version mode          (mode 1 = key, 2 = code phrase)
 //! [code]  I -> R frame(SPAKE2 A)     R -> I  hello-reply, frame(SPAKE2 B)
 //! I -> R  frame(Noise message 1)
-//! R -> I  [key: hello-reply] status, frame(Noise message 2)
+//! R -> I  [key: hello-reply] status, frame(Noise message 2)   (R opens sealed packets from here)
+//! I -> R  0x5A, sealed                                         (I seals from here; R after it)
 //! ```
 //! A hello-reply is "UDTSEC" version status; a status other than 0 is a refusal (a wrong
 //! credential, another mode) and ends the connection. A frame is a 16-bit big-endian length and
