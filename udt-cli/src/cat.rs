@@ -11,8 +11,9 @@
 //!   (`flush_acknowledged`), then keep copying the peer's data to standard output until the
 //!   peer closes, or until nothing has arrived for the idle timeout; then we close.
 //! - The idle timeout is `--idle-timeout SECS` if given (0: close as soon as everything is
-//!   acknowledged). Without it, a side that sent data waits 1 s of silence (enough to collect
-//!   a prompt reply), and a side that sent nothing (a pure receiver, like
+//!   acknowledged). Without it, a side that sent data waits two round trips of silence (at
+//!   least 20 ms: what the peer sent before it saw our end has arrived by then, and a prompt
+//!   reply has begun), and a side that sent nothing (a pure receiver, like
 //!   `udt cat --listen :9000 > file < /dev/null`) waits for the peer to close, however long.
 //! - When the peer closes, we finish writing what it sent and exit. If some of our input was
 //!   then still unacknowledged, that data was lost: we say so and exit 1.
@@ -36,9 +37,14 @@ const STDIN_CHUNK: usize = 256 * 1024;
 /// Size of a stream read.
 const STREAM_CHUNK: usize = 1 << 20;
 /// How often blocked reads of the stream look up to check whether to stop.
-const POLL: Duration = Duration::from_millis(100);
-/// Default idle timeout after our input ended, when we sent data.
-const DEFAULT_IDLE_AFTER_SENDING: Duration = Duration::from_secs(1);
+/// (Short: closing waits for the reader to look up.)
+const POLL: Duration = Duration::from_millis(20);
+/// After our input ended and was acknowledged, when we sent data: close once nothing has
+/// arrived for this many round trips (what the peer sent meanwhile has arrived by then), and
+/// at least [`IDLE_FLOOR`].
+const IDLE_ROUND_TRIPS: u32 = 2;
+/// The least idle time before closing (a loopback RTT is microseconds; the ACK clock is 10 ms).
+const IDLE_FLOOR: Duration = Duration::from_millis(20);
 /// How long a normal close may wait for the peer to acknowledge the rest.
 const CLOSE_LIMIT: Duration = Duration::from_secs(30);
 /// How long a close after an error may wait.
@@ -54,8 +60,10 @@ pub struct Args {
     /// Accept one connection on ADDR:PORT (or :PORT, PORT) instead of connecting.
     #[arg(short, long, value_name = "ADDR:PORT", value_parser = net::parse_listen)]
     pub listen: Option<SocketAddr>,
-    /// After standard input ends, close once the peer has been silent this many seconds
-    /// (0: at once). Default: 1 if we sent anything, else wait for the peer to close.
+    /// After standard input ends and is acknowledged, close once the peer has been silent this
+    /// many seconds (0: at once). Default: two round trips (at least 20 ms) if we sent
+    /// anything, so a request's reply must start within that (give more for a slow server),
+    /// else wait for the peer to close.
     #[arg(short = 'i', long, value_name = "SECS", value_parser = parse_secs)]
     pub idle_timeout: Option<Duration>,
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
@@ -80,8 +88,10 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 
 /// What the copying threads tell the main thread.
 enum Event {
-    /// Standard input ended and everything sent was acknowledged; `sent` bytes in all.
-    InputDone { sent: u64 },
+    /// Standard input ended and everything sent was acknowledged; `sent` bytes in all, the last
+    /// of them acknowledged `ack_wait` after standard input ended (a bound on the round trip
+    /// before the connection has measured one).
+    InputDone { sent: u64, ack_wait: Duration },
     /// Reading standard input or sending failed.
     InputFailed(anyhow::Error),
     /// The peer closed and all it sent was written out.
@@ -128,7 +138,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             (Arc::downgrade(&stream), tx.clone(), Arc::clone(&holding), Arc::clone(&stop));
         thread::Builder::new().name("stdin".into()).spawn(move || {
             let event = match copy_input(&weak, &holding, &stop) {
-                Ok(sent) => Event::InputDone { sent },
+                Ok((sent, ack_wait)) => Event::InputDone { sent, ack_wait },
                 Err(e) => Event::InputFailed(e),
             };
             let _ = tx.send(event);
@@ -147,9 +157,18 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 
     let mut input_done: Option<(Instant, Duration)> = None; // (when, idle timeout)
     let ended = loop {
-        match rx.recv_timeout(POLL) {
-            Ok(Event::InputDone { sent }) => {
-                let idle = args.idle_timeout.or((sent > 0).then_some(DEFAULT_IDLE_AFTER_SENDING));
+        // Once input is done, wake when the idle timeout may have passed, not a poll later.
+        let wait = input_done.map_or(POLL, |(since, idle)| {
+            let last = *last_received.lock().unwrap_or_else(|e| e.into_inner());
+            (since.max(last) + idle).saturating_duration_since(Instant::now()).clamp(Duration::from_millis(1), POLL)
+        });
+        match rx.recv_timeout(wait) {
+            Ok(Event::InputDone { sent, ack_wait }) => {
+                // The connection's RTT starts at UDT's 100 ms guess: a short exchange has no
+                // better one, but its acknowledgement's wait bounds the round trip.
+                let rtt = Duration::from_micros(stream.stats(false).now.rtt_us).min(ack_wait);
+                let default = (rtt * IDLE_ROUND_TRIPS).max(IDLE_FLOOR);
+                let idle = args.idle_timeout.or((sent > 0).then_some(default));
                 tracing::debug!(sent, ?idle, "standard input done, all acknowledged");
                 input_done = idle.map(|idle| (Instant::now(), idle));
                 if input_done.is_none() {
@@ -213,9 +232,9 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 }
 
 /// Copy standard input into the stream until it ends, then wait for the acknowledgement of
-/// everything. Returns the bytes sent. Holds the stream only while writing; stops early (with
-/// an error) when `stop` is set.
-fn copy_input(stream: &Weak<UdtStream>, holding: &AtomicBool, stop: &AtomicBool) -> Result<u64> {
+/// everything. Returns the bytes sent and how long the acknowledgement took after the input
+/// ended. Holds the stream only while writing; stops early (with an error) when `stop` is set.
+fn copy_input(stream: &Weak<UdtStream>, holding: &AtomicBool, stop: &AtomicBool) -> Result<(u64, Duration)> {
     let mut stdin = io::stdin().lock();
     let mut buf = vec![0u8; STDIN_CHUNK];
     let mut sent = 0u64;
@@ -242,12 +261,13 @@ fn copy_input(stream: &Weak<UdtStream>, holding: &AtomicBool, stop: &AtomicBool)
         holding.store(false, Ordering::SeqCst);
         sent += n as u64;
     }
+    let ended = Instant::now();
     loop {
         let Some(s) = stream.upgrade().filter(|_| !stop.load(Ordering::SeqCst)) else {
             return Err(stopped());
         };
         match s.flush_acknowledged() {
-            Ok(()) => return Ok(sent),
+            Ok(()) => return Ok((sent, ended.elapsed())),
             Err(e) if is_poll_timeout(&e) => {}
             Err(e) => return Err(sending_failed(e, sent)),
         }
