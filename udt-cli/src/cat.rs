@@ -160,7 +160,9 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         // Once input is done, wake when the idle timeout may have passed, not a poll later.
         let wait = input_done.map_or(POLL, |(since, idle)| {
             let last = *last_received.lock().unwrap_or_else(|e| e.into_inner());
-            (since.max(last) + idle).saturating_duration_since(Instant::now()).clamp(Duration::from_millis(1), POLL)
+            (since.max(last) + idle)
+                .saturating_duration_since(Instant::now())
+                .clamp(Duration::from_millis(1), POLL)
         });
         match rx.recv_timeout(wait) {
             Ok(Event::InputDone { sent, ack_wait }) => {

@@ -21,6 +21,8 @@ pub struct Link {
     deadline: Option<(Instant, String)>,
     /// The file being moved, told when nothing moves.
     pub progress: Option<FileProgress>,
+    /// Reads fail with `TimedOut` after this long without a byte (`None`: never).
+    idle: Option<Duration>,
 }
 
 impl Link {
@@ -28,13 +30,19 @@ impl Link {
     pub fn new(mut stream: UdtStream) -> Link {
         stream.set_read_timeout(Some(POLL));
         stream.set_write_timeout(Some(POLL));
-        Link { stream, deadline: None, progress: None }
+        Link { stream, deadline: None, progress: None, idle: None }
     }
 
     /// Fail reads and writes that have not completed within `limit` (`None`: no limit), with
     /// an error saying `what` did not come.
     pub fn set_deadline(&mut self, limit: Option<Duration>, what: &str) {
         self.deadline = limit.map(|l| (Instant::now() + l, what.to_string()));
+    }
+
+    /// Fail a read that waits `limit` without a byte (`None`: wait as long as the peer is
+    /// alive): a peer that keeps the connection up but sends nothing.
+    pub fn set_idle_limit(&mut self, limit: Option<Duration>) {
+        self.idle = limit;
     }
 
     /// One slice elapsed with nothing done: an interrupt or the deadline ends the wait.
@@ -115,9 +123,21 @@ impl Read for Link {
         if interrupt::requested() {
             return Err(interrupt::error());
         }
+        let started = Instant::now();
         loop {
             match (&self.stream).read(buf) {
-                Err(e) if is_slice_timeout(&e) => self.waited()?,
+                Err(e) if is_slice_timeout(&e) => {
+                    self.waited()?;
+                    if let Some(idle) = self.idle.filter(|&idle| started.elapsed() >= idle) {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "nothing came from the peer for {} s (--idle-timeout)",
+                                idle.as_secs_f64()
+                            ),
+                        ));
+                    }
+                }
                 other => return other,
             }
         }

@@ -14,13 +14,14 @@
 //! permission where it has read permission if the source was executable (like rsync's
 //! `--executability`).
 
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -31,6 +32,7 @@ use crate::progress::{self, FileProgress};
 use crate::protocol::{self, AbortScope, FileHeader, Header, Record, Status, CHUNK, HASH_LEN, VERSION};
 use crate::report::Report;
 use crate::security::{self, SecurityArgs, Side};
+use crate::units;
 use crate::{interrupt, net};
 
 /// Arguments of `udt recv`.
@@ -61,6 +63,17 @@ pub struct Args {
     /// One JSON object per line on standard output: one per file, then a total per transfer.
     #[arg(long)]
     pub json: bool,
+    /// Refuse any file larger than this (bytes, or 500M, 2G, 10GB), before any of it is
+    /// written. Files that would not fit the free space of --out are refused anyway.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub max_size: Option<u64>,
+    /// With --keep-listening: transfers served at once; later senders wait their turn.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_transfers: u32,
+    /// Drop a sender that sends nothing for this many seconds while the connection stays up
+    /// (default 30).
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = link::parse_peer_timeout)]
+    pub idle_timeout: Duration,
     #[command(flatten)]
     pub security: SecurityArgs,
 }
@@ -98,28 +111,91 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         eprintln!("udt recv: listening on {local}, writing into {}", out.display());
     }
     security::show_code(&security, "recv", &format!("udt send FILE... HOST:{}", local.port()));
-    let queue = accept_in_background(listener, args.keep_listening, security.is_code())?;
-    loop {
-        let (stream, peer) = loop {
-            match queue.rx.recv_timeout(link::POLL) {
-                Ok(Ok(conn)) => break conn,
-                Ok(Err(e)) => return Err(e),
-                Err(mpsc::RecvTimeoutError::Timeout) if interrupt::requested() => {
-                    return Err(interrupt::error().into())
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the listener stopped accepting"),
-            }
-        };
+    let max = if args.keep_listening { args.max_transfers as usize } else { 1 };
+    // Several files' bars at once would overwrite each other: lines instead.
+    let mode = if max > 1 && mode == progress::Mode::Bar { progress::Mode::Lines } else { mode };
+    let queue = accept_in_background(listener, args.keep_listening, max, security.is_code())?;
+    let claims = Claims::default();
+    if !args.keep_listening {
+        let (stream, peer) = next_connection(&queue, None)?;
         tracing::info!(%peer, "serving a connection");
-        let result = serve(stream, &out, args, mode);
-        queue.pending.fetch_sub(1, Ordering::SeqCst);
-        if !args.keep_listening || interrupt::requested() {
-            return result.with_context(|| format!("transfer from {peer}"));
+        return serve(stream, &out, args, mode, &claims).with_context(|| format!("transfer from {peer}"));
+    }
+    // Up to `max` transfers at once, each on a thread of its own; a Ctrl-C ends them all.
+    std::thread::scope(|scope| -> Result<()> {
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let mut running = 0usize;
+        loop {
+            while running >= max {
+                match done_rx.recv_timeout(link::POLL) {
+                    Ok(()) => running -= 1,
+                    Err(_) if interrupt::requested() => return Err(interrupt::error().into()),
+                    Err(_) => {}
+                }
+            }
+            let (stream, peer) = next_connection(&queue, Some((&done_rx, &mut running)))?;
+            tracing::info!(%peer, "serving a connection");
+            running += 1;
+            let (done_tx, pending, out, claims) =
+                (done_tx.clone(), Arc::clone(&queue.pending), &out, &claims);
+            std::thread::Builder::new().name(format!("recv {peer}")).spawn_scoped(scope, move || {
+                if let Err(e) = serve(stream, out, args, mode, claims) {
+                    if !interrupt::requested() {
+                        eprintln!("udt recv: transfer from {peer} failed: {e:#}");
+                    }
+                }
+                pending.fetch_sub(1, Ordering::SeqCst);
+                let _ = done_tx.send(());
+            })?;
         }
-        if let Err(e) = result {
-            eprintln!("udt recv: transfer from {peer} failed: {e:#}");
+    })
+}
+
+/// The next accepted connection (counting the transfers that ended meanwhile off `running`),
+/// or why there will be none.
+fn next_connection(
+    queue: &Queue,
+    mut finished: Option<(&mpsc::Receiver<()>, &mut usize)>,
+) -> Result<(UdtStream, SocketAddr)> {
+    loop {
+        if let Some((done, running)) = finished.as_mut() {
+            while done.try_recv().is_ok() {
+                **running -= 1;
+            }
         }
+        match queue.rx.recv_timeout(link::POLL) {
+            Ok(Ok(conn)) => return Ok(conn),
+            Ok(Err(e)) => return Err(e),
+            Err(mpsc::RecvTimeoutError::Timeout) if interrupt::requested() => {
+                return Err(interrupt::error().into())
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => bail!("the listener stopped accepting"),
+        }
+    }
+}
+
+/// The names of the files being received right now, across concurrent transfers: a second
+/// transfer of the same name is refused while the first runs (it would take its temporary file).
+#[derive(Default)]
+struct Claims(Mutex<HashSet<String>>);
+
+/// A name claimed for one file's reception, released when dropped.
+struct Claim<'a> {
+    claims: &'a Claims,
+    name: String,
+}
+
+impl Claims {
+    fn claim(&self, name: &str) -> Option<Claim<'_>> {
+        let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        set.insert(name.to_string()).then(|| Claim { claims: self, name: name.to_string() })
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.claims.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.name);
     }
 }
 
@@ -131,7 +207,12 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 /// A peer that fails the key agreement is skipped with a warning, except a wrong code phrase
 /// (`one_time_code`): that spends the code, and ends `udt recv` with an error, so an attacker
 /// gets one guess.
-fn accept_in_background(listener: UdtListener, keep_listening: bool, one_time_code: bool) -> Result<Queue> {
+fn accept_in_background(
+    listener: UdtListener,
+    keep_listening: bool,
+    max: usize,
+    one_time_code: bool,
+) -> Result<Queue> {
     let (tx, rx) = mpsc::channel();
     let pending = Arc::new(AtomicUsize::new(0));
     let queue = Queue { rx, pending: Arc::clone(&pending) };
@@ -171,7 +252,7 @@ fn accept_in_background(listener: UdtListener, keep_listening: bool, one_time_co
                 std::thread::spawn(move || link::close_within(stream, ERROR_LIMIT));
                 continue;
             }
-            if pending.fetch_add(1, Ordering::SeqCst) > 0 {
+            if pending.fetch_add(1, Ordering::SeqCst) >= max {
                 let _ = Status::Wait("busy with another transfer".into()).write(&mut first);
             }
             let _ = (&stream).write_all(&first);
@@ -193,11 +274,13 @@ struct Queue {
 
 /// Serve one connection and close it: normally once all is acknowledged, after a failure with
 /// the reason sent first (unless the sender is the one that stopped).
-fn serve(stream: UdtStream, out: &Path, args: &Args, mode: progress::Mode) -> Result<()> {
+fn serve(stream: UdtStream, out: &Path, args: &Args, mode: progress::Mode, claims: &Claims) -> Result<()> {
     let mut link = Link::new(stream);
     let mut report = Report::new("recv", args.json);
     let mut session = Session { announced: 0, start: None };
-    let result = receive(&mut link, out, args.force, mode, &mut report, &mut session);
+    link.set_idle_limit(Some(args.idle_timeout));
+    let limits = Limits { force: args.force, max_size: args.max_size };
+    let result = receive(&mut link, out, limits, claims, mode, &mut report, &mut session);
     if let Some(start) = session.start {
         report.total(session.announced, start.elapsed());
     }
@@ -269,11 +352,21 @@ fn to_peer(e: io::Error) -> Failure {
     Failure::Peer(anyhow::Error::new(e).context("answering the sender"))
 }
 
+/// What a receiver accepts.
+#[derive(Clone, Copy)]
+struct Limits {
+    /// Replace existing files.
+    force: bool,
+    /// The largest file taken.
+    max_size: Option<u64>,
+}
+
 /// The exchange of one session.
 fn receive(
     link: &mut Link,
     out: &Path,
-    force: bool,
+    limits: Limits,
+    claims: &Claims,
     mode: progress::Mode,
     report: &mut Report,
     session: &mut Session,
@@ -307,7 +400,7 @@ fn receive(
             FileHeader::read(link).map_err(|e| from_peer(e, || format!("before file {} of {n}", i + 1)))?;
         let lossy = String::from_utf8_lossy(&fh.name).into_owned();
         let shown = protocol::display_name(&lossy);
-        let target = match prepare(&fh, out, force) {
+        let target = match prepare(&fh, out, limits, claims) {
             Ok(target) => target,
             Err(msg) => {
                 Status::Error(msg.clone()).write(link).map_err(to_peer)?;
@@ -316,7 +409,7 @@ fn receive(
             }
         };
         Status::Ok.write(link).map_err(to_peer)?;
-        match receive_file(link, &fh, target, force, &shown, mode)? {
+        match receive_file(link, &fh, target, limits.force, &shown, mode)? {
             Ok((took, hash)) => {
                 Status::Ok.write(link).map_err(to_peer)?;
                 report.ok(&lossy, &shown, fh.size, took, &hash);
@@ -331,7 +424,9 @@ fn receive(
 }
 
 /// Where an accepted file goes.
-struct Target {
+struct Target<'c> {
+    /// The name, held against concurrent transfers until this file is done.
+    _claim: Claim<'c>,
     /// Final path.
     dest: PathBuf,
     /// The open temporary file, removed on drop unless committed.
@@ -361,8 +456,32 @@ impl Drop for TempFile {
 
 /// Decide whether to accept a file, and open its temporary file. `Err` is the refusal sent to
 /// the sender.
-fn prepare(fh: &FileHeader, out: &Path, force: bool) -> Result<Target, String> {
+fn prepare<'c>(
+    fh: &FileHeader,
+    out: &Path,
+    limits: Limits,
+    claims: &'c Claims,
+) -> Result<Target<'c>, String> {
+    let force = limits.force;
     let name = protocol::check_name(&fh.name)?;
+    let claim = claims
+        .claim(name)
+        .ok_or_else(|| "another transfer is receiving a file of this name right now".to_string())?;
+    if let Some(max) = limits.max_size.filter(|&max| fh.size > max) {
+        return Err(format!(
+            "too large: {} ({} bytes), this receiver takes at most {} (--max-size)",
+            units::bytes(fh.size),
+            fh.size,
+            units::bytes(max)
+        ));
+    }
+    if let Some(free) = free_space(out).filter(|&free| fh.size > free) {
+        return Err(format!(
+            "too large for the receiver's disk: {} needed, {} free",
+            units::bytes(fh.size),
+            units::bytes(free)
+        ));
+    }
     let dest = out.join(name);
     // `check_name` allows exactly one normal component; make sure of the consequence.
     if dest.parent() != Some(out) {
@@ -392,7 +511,21 @@ fn prepare(fh: &FileHeader, out: &Path, force: bool) -> Result<Target, String> {
         .create_new(true)
         .open(&temp_path)
         .map_err(|e| format!("cannot create {}: {e}", temp_path.display()))?;
-    Ok(Target { dest, temp: TempFile { path: temp_path, armed: true }, file })
+    Ok(Target { dest, temp: TempFile { path: temp_path, armed: true }, file, _claim: claim })
+}
+
+/// Bytes an unprivileged writer may still put into the file system of `dir` (`None`: unknown).
+fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `path` is a valid NUL-terminated string and `st` a writable statvfs that the call
+    // fills; nothing is kept past the call.
+    #[allow(unsafe_code)]
+    let st = unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        (libc::statvfs(path.as_ptr(), &mut st) == 0).then_some(st)
+    }?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// `.NAME.udt-partial`, or a hashed name if that would exceed 255 bytes.
@@ -417,7 +550,7 @@ fn receive_file(
     shown: &str,
     mode: progress::Mode,
 ) -> Result<Result<(Duration, blake3::Hash), String>, Failure> {
-    let Target { dest, temp, file } = target;
+    let Target { dest, temp, file, _claim } = target;
     link.progress = Some(FileProgress::new(mode, shown, fh.size));
     let result = receive_data(link, fh, &file);
     let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();

@@ -22,6 +22,32 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// Parse a size: bytes, or a number with `K`, `M`, `G`, `T` (powers of 1024, also `KiB` ...)
+/// or `KB`, `MB`, `GB`, `TB` (powers of 1000); fractions allowed (`1.5G`).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (like 500M, 2G, 10GB)"))?;
+    let scale: f64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1.0,
+        "K" | "KIB" => 1024.0,
+        "M" | "MIB" => 1024f64.powi(2),
+        "G" | "GIB" => 1024f64.powi(3),
+        "T" | "TIB" => 1024f64.powi(4),
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        other => return Err(format!("`{other}` is not a size unit (K, M, G, T; KB, MB, GB, TB)")),
+    };
+    let bytes = value * scale;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(format!("`{s}` is out of range"));
+    }
+    Ok(bytes.round() as u64)
+}
+
 /// A rate in bytes per second as bits per second: `1.2 Gb/s`, `940 Mb/s`, `12.5 kb/s`.
 pub fn rate(bytes_per_sec: f64) -> String {
     bits(bytes_per_sec * 8.0)
@@ -53,6 +79,16 @@ pub fn secs(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_and_decimal_units() {
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("1K"), Ok(1024));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("2GB"), Ok(2_000_000_000));
+        assert_eq!(parse_size("10 MiB"), Ok(10 << 20));
+        assert!(parse_size("ten").is_err() && parse_size("5X").is_err() && parse_size("").is_err());
+    }
 
     #[test]
     fn formats() {

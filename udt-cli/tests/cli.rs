@@ -873,6 +873,8 @@ fn queued_sender_says_it_waits() {
         "--listen",
         "127.0.0.1:0",
         "--keep-listening",
+        "--max-transfers",
+        "1",
         "--key-file",
         key,
     ]);
@@ -1060,4 +1062,68 @@ fn code_phrases_secure_transfers_by_default() {
     let done = run("udt recv", cmd);
     assert_eq!(done.status.code(), Some(2), "{done:?}");
     assert!(done.stderr.contains("--key-file"), "{}", done.stderr);
+}
+
+/// A receiver serving several senders: a peer that connects, announces a transfer and goes
+/// silent is dropped after `--idle-timeout` while another sender's transfer completes beside it;
+/// a file over `--max-size` is refused before any of it is written.
+#[test]
+fn a_silent_sender_is_dropped_while_others_complete_and_max_size_refuses_early() {
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let secret = "a secret shared by the test's ends";
+    let key = src.path().join("key");
+    std::fs::write(&key, secret).unwrap();
+    let key = key.to_str().unwrap();
+    let mut cmd = udt();
+    cmd.env_remove("UDT_CODE").args([
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--keep-listening",
+        "--key-file",
+        key,
+    ]);
+    cmd.args(["--idle-timeout", "2", "--max-size", "100K", "--out"]).arg(out.path());
+    let mut recv = Proc::spawn("udt recv", cmd, Stdio::null());
+    let addr = recv.listening_addr();
+
+    // The silent one: a hand-made sender that stops after the transfer's header.
+    let options = Options {
+        read_timeout: Some(Duration::from_secs(10)),
+        security: Some(udt::secure::Credential::Key(blake3::derive_key(
+            "udt 2026 key file",
+            secret.as_bytes(),
+        ))),
+        ..Options::default()
+    };
+    let mut silent = UdtStream::connect_with(addr, options).unwrap();
+    let mut header = b"UDTF".to_vec();
+    header.extend_from_slice(&2u16.to_le_bytes());
+    header.extend_from_slice(&0u16.to_le_bytes());
+    header.extend_from_slice(&1u32.to_le_bytes());
+    silent.write_all(&header).unwrap();
+
+    let small = src.path().join("small.bin");
+    std::fs::write(&small, data(50_000, 4)).unwrap();
+    let mut cmd = send_cmd(&[&small], addr);
+    cmd.env_remove("UDT_CODE").args(["--key-file", key]);
+    let sent = run("udt send (small)", cmd);
+    assert!(sent.status.success(), "{}", sent.stderr);
+    assert_eq!(std::fs::read(out.path().join("small.bin")).unwrap(), data(50_000, 4));
+
+    let big = src.path().join("big.bin");
+    std::fs::write(&big, data(200_000, 5)).unwrap();
+    let mut cmd = send_cmd(&[&big], addr);
+    cmd.env_remove("UDT_CODE").args(["--key-file", key]);
+    let sent = run("udt send (big)", cmd);
+    assert_eq!(sent.status.code(), Some(1), "{sent:?}");
+    assert!(sent.stderr.contains("too large") && sent.stderr.contains("--max-size"), "{}", sent.stderr);
+    assert!(!out.path().join("big.bin").exists());
+
+    let dropped = recv.stderr_line("nothing came from the peer", Duration::from_secs(30));
+    assert!(dropped.is_some(), "the silent sender was not dropped");
+    recv.interrupt();
+    let _ = recv.wait();
+    assert_eq!(listing(out.path()), ["small.bin"], "nothing else written");
 }

@@ -4,13 +4,13 @@
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::accept_queue::{AcceptQueue, Accepted};
 use crate::mux::{Mux, Shard};
 use crate::options::Options;
-use crate::secure::handshake::Role;
+use crate::secure::acceptor::Acceptor;
 use crate::stream::{resolve, UdtStream};
 
 /// A listening UDT socket.
@@ -22,6 +22,8 @@ pub struct UdtListener {
     shards: Vec<Arc<Mux>>,
     pub(crate) options: Options,
     accept_timeout: Option<Duration>,
+    /// With `Options::security`: the key agreements, started by the first `accept`.
+    acceptor: Mutex<Option<Arc<Acceptor>>>,
 }
 
 impl UdtListener {
@@ -35,7 +37,13 @@ impl UdtListener {
     pub fn bind_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtListener> {
         let addr = resolve(addr)?;
         let shards = bind_shards(addr, &options)?;
-        let listener = UdtListener { mux: Arc::clone(&shards[0]), shards, options, accept_timeout: None };
+        let listener = UdtListener {
+            mux: Arc::clone(&shards[0]),
+            shards,
+            options,
+            accept_timeout: None,
+            acceptor: Mutex::new(None),
+        };
         listener.options.hooks().after_bind();
         let per_thread = listener.options.max_accepted.div_ceil(listener.shards.len());
         for mux in &listener.shards {
@@ -56,18 +64,29 @@ impl UdtListener {
         self.accept_timeout = timeout;
     }
 
-    /// Wait for the next connection. With `Options::security`, the key agreement runs here
-    /// (at most `Options::handshake_timeout`), and a peer that fails it is an error (the
-    /// connection closed; call `accept` again for the next one).
+    /// Wait for the next connection. With `Options::security`, the next connection whose key
+    /// agreement completed: agreements run concurrently, each on a thread of its own and for at
+    /// most `Options::handshake_timeout`, so a peer that stalls delays nobody else; a peer that
+    /// failed its agreement is an error (its connection closed; call `accept` again for the
+    /// next one).
     pub fn accept(&self) -> io::Result<(UdtStream, SocketAddr)> {
-        let accepted = self.mux.accept_queue().pop(self.accept_timeout)?;
-        let (mut stream, peer) = self.take(accepted);
-        if let Some(credential) = &self.options.security {
-            stream
-                .secure(credential, Role::Responder, self.options.handshake_timeout)
-                .map_err(|e| io::Error::new(e.kind(), format!("{peer}: {e}")))?;
+        if self.options.security.is_some() {
+            let acceptor = {
+                let mut slot = self.acceptor.lock().unwrap_or_else(|e| e.into_inner());
+                match slot.as_ref() {
+                    Some(a) => Arc::clone(a),
+                    None => {
+                        let queue = Arc::clone(self.mux.accept_queue());
+                        let a = Arc::new(Acceptor::start(queue, self.shards.clone(), self.options.clone())?);
+                        *slot = Some(Arc::clone(&a));
+                        a
+                    }
+                }
+            };
+            return acceptor.next(self.accept_timeout);
         }
-        Ok((stream, peer))
+        let accepted = self.mux.accept_queue().pop(self.accept_timeout)?;
+        Ok(self.take(accepted))
     }
 
     /// Take an accepted connection if one is waiting; otherwise register `waker` for the next.

@@ -176,3 +176,28 @@ fn a_plain_peer_and_a_secured_one_refuse_each_other() {
     let e = server.join().unwrap().expect_err("must refuse");
     assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
 }
+
+#[test]
+fn a_peer_that_stalls_its_key_agreement_delays_nobody_else() {
+    let key = Credential::Key([5; 32]);
+    // The stalled agreement would hold a serial accept for a minute; accept gives up after 30 s.
+    let options = Options { handshake_timeout: Duration::from_secs(60), ..secure(key.clone()) };
+    let mut listener = UdtListener::bind_with("127.0.0.1:0", options).unwrap();
+    listener.set_accept_timeout(Some(Duration::from_secs(30)));
+    let addr = listener.local_addr().unwrap();
+    // Connected at the UDT level, silent ever after.
+    let stalled = UdtStream::connect(addr).unwrap();
+    thread::sleep(Duration::from_millis(200));
+    let good = thread::spawn(move || {
+        let mut c = UdtStream::connect_with(addr, secure(key)).unwrap();
+        c.write_all(b"on time").unwrap();
+        c.flush_acknowledged().unwrap();
+        c
+    });
+    let (mut s, _) = listener.accept().expect("the good peer is accepted while the other stalls");
+    let mut got = [0u8; 7];
+    s.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"on time");
+    drop(good.join().unwrap());
+    drop(stalled);
+}

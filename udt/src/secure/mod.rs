@@ -6,6 +6,7 @@
 //! I/O thread. A plain UDT4 peer never sees any of this: security is off unless the
 //! application asks for it, on both ends.
 
+pub(crate) mod acceptor;
 pub mod handshake;
 pub mod seal;
 

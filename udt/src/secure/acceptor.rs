@@ -1,0 +1,93 @@
+//! The key agreements of a secured listener's connections, each on a thread of its own, so a
+//! peer that connects and then stalls delays nobody else: `UdtListener::accept` hands out the
+//! connections whose agreement completed, in the order they completed, and the failures.
+//!
+//! Started by the first blocking `accept` of a listener with `Options::security` (the async
+//! listener agrees on keys in its own way, `async_io.rs`). At most [`MAX_AGREEING`]
+//! agreements run at once; a connection beyond that is closed at once. The thread ends when the
+//! listener closes its accept queue; agreements still running then end with their timeout,
+//! and their connections are closed.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use crate::accept_queue::AcceptQueue;
+use crate::mux::Mux;
+use crate::options::Options;
+use crate::secure::handshake::Role;
+use crate::stream::UdtStream;
+
+/// Key agreements running at once, at most.
+pub const MAX_AGREEING: usize = 256;
+
+/// What the agreements produced: secured streams, or why a peer failed.
+pub(crate) type Outcome = io::Result<(UdtStream, SocketAddr)>;
+
+/// The receiving end of a listener's agreements.
+#[derive(Debug)]
+pub(crate) struct Acceptor {
+    rx: Mutex<mpsc::Receiver<Outcome>>,
+}
+
+impl Acceptor {
+    /// Start taking connections from `queue` (the port's I/O threads are `shards`).
+    pub fn start(queue: Arc<AcceptQueue>, shards: Vec<Arc<Mux>>, options: Options) -> io::Result<Acceptor> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("udt-acceptor".into())
+            .spawn(move || run(&queue, &shards, &options, &tx))?;
+        Ok(Acceptor { rx: Mutex::new(rx) })
+    }
+
+    /// The next outcome, waiting at most `timeout` (`None`: for ever).
+    pub fn next(&self, timeout: Option<Duration>) -> Outcome {
+        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        let closed = || io::Error::new(io::ErrorKind::NotConnected, "the listener is closed");
+        match timeout {
+            None => rx.recv().map_err(|_| closed())?,
+            Some(t) => match rx.recv_timeout(t) {
+                Ok(outcome) => outcome,
+                Err(mpsc::RecvTimeoutError::Timeout) => Err(crate::error::timed_out("accept")),
+                Err(mpsc::RecvTimeoutError::Disconnected) => Err(closed()),
+            },
+        }
+    }
+}
+
+fn run(queue: &AcceptQueue, shards: &[Arc<Mux>], options: &Options, tx: &mpsc::Sender<Outcome>) {
+    let Some(credential) = options.security.clone() else { return };
+    let agreeing = Arc::new(AtomicUsize::new(0));
+    // Ends when the listener closes its queue.
+    while let Ok(accepted) = queue.pop(None) {
+        let mux = &shards[accepted.shard];
+        if !mux.try_add_handle() {
+            // The listener is closing: its I/O thread takes no new stream.
+            continue;
+        }
+        let peer = accepted.conn.peer_addr();
+        let mut stream = UdtStream::wrap(accepted.conn, Arc::clone(mux), options);
+        if agreeing.fetch_add(1, Ordering::SeqCst) >= MAX_AGREEING {
+            agreeing.fetch_sub(1, Ordering::SeqCst);
+            tracing::warn!(%peer, "too many key agreements at once: connection closed");
+            continue;
+        }
+        let (tx, count, credential, timeout) =
+            (tx.clone(), Arc::clone(&agreeing), credential.clone(), options.handshake_timeout);
+        let spawned = std::thread::Builder::new().name("udt-agree".into()).spawn(move || {
+            let outcome = stream
+                .secure(&credential, Role::Responder, timeout)
+                .map(|()| (stream, peer))
+                .map_err(|e| io::Error::new(e.kind(), format!("{peer}: {e}")));
+            count.fetch_sub(1, Ordering::SeqCst);
+            // A listener gone meanwhile drops (closes) the stream.
+            let _ = tx.send(outcome);
+        });
+        if let Err(e) = spawned {
+            agreeing.fetch_sub(1, Ordering::SeqCst);
+            tracing::warn!(%peer, error = %e, "cannot start a key agreement: connection closed");
+        }
+    }
+}
