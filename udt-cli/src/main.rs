@@ -27,6 +27,7 @@ mod report;
 mod security;
 mod send;
 mod sim;
+mod tree;
 mod units;
 
 use std::io::IsTerminal;

@@ -24,13 +24,17 @@ pub const MAGIC: [u8; 4] = *b"UDTF";
 /// The first four bytes the receiver sends.
 pub const RECEIVER_MAGIC: [u8; 4] = *b"UDTR";
 /// The protocol version this program speaks.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 /// Largest data chunk, and bytes per file read, stream write and hash update.
 pub const CHUNK: usize = 1 << 20;
 /// The chunk length that announces an abort record instead of data.
 pub const ABORT_MARK: u32 = u32::MAX;
 /// Longest file name accepted, in bytes (Linux `NAME_MAX`).
 pub const MAX_NAME_LEN: usize = 255;
+/// Longest path accepted, in bytes (Linux `PATH_MAX`).
+pub const MAX_PATH_LEN: usize = 4096;
+/// The `nanos` of a modification time that is unknown.
+pub const NO_MTIME: u32 = u32::MAX;
 /// Longest status or abort message sent; longer ones are cut.
 pub const MAX_MESSAGE_LEN: usize = 1024;
 /// Length of a BLAKE3 hash.
@@ -147,43 +151,90 @@ pub fn describe_magic(b: &[u8]) -> String {
     }
 }
 
-/// What precedes each file's bytes.
+/// What an entry of the transfer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file: its bytes follow once the receiver accepts it.
+    File,
+    /// A directory: created (with its parents); nothing follows.
+    Dir,
+}
+
+/// What precedes each file's bytes, or announces a directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileHeader {
-    /// The name as sent: raw bytes, validated by the receiver with [`check_name`].
+    /// File or directory.
+    pub kind: Kind,
+    /// The path as sent: raw bytes, `/`-separated, validated by the receiver with
+    /// [`check_path`].
     pub name: Vec<u8>,
-    /// Size in bytes.
+    /// Size in bytes (0 for a directory).
     pub size: u64,
     /// Unix permission bits of the source (0: unknown).
     pub mode: u32,
+    /// Modification time of the source: seconds since the Unix epoch and nanoseconds
+    /// ([`NO_MTIME`]: unknown).
+    pub mtime: (i64, u32),
 }
 
 impl FileHeader {
     /// Write it.
     pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
-        let len = u16::try_from(self.name.len()).map_err(|_| invalid("file name longer than 65535 bytes"))?;
-        let mut b = Vec::with_capacity(2 + self.name.len() + 12);
-        b.extend_from_slice(&len.to_le_bytes());
+        if self.name.len() > MAX_PATH_LEN {
+            return Err(invalid(format!("a path longer than {MAX_PATH_LEN} bytes")));
+        }
+        let mut b = Vec::with_capacity(3 + self.name.len() + 24);
+        b.push(match self.kind {
+            Kind::File => 0,
+            Kind::Dir => 1,
+        });
+        b.extend_from_slice(&(self.name.len() as u16).to_le_bytes());
         b.extend_from_slice(&self.name);
         b.extend_from_slice(&self.size.to_le_bytes());
         b.extend_from_slice(&self.mode.to_le_bytes());
+        b.extend_from_slice(&self.mtime.0.to_le_bytes());
+        b.extend_from_slice(&self.mtime.1.to_le_bytes());
         w.write_all(&b)
     }
 
     /// Read one.
     pub fn read(r: &mut impl Read) -> io::Result<FileHeader> {
-        let mut len = [0u8; 2];
-        r.read_exact(&mut len)?;
-        let mut name = vec![0u8; usize::from(u16::from_le_bytes(len))];
+        let mut head = [0u8; 3];
+        r.read_exact(&mut head)?;
+        let kind = match head[0] {
+            0 => Kind::File,
+            1 => Kind::Dir,
+            other => return Err(invalid(format!("unknown entry kind {other}"))),
+        };
+        let len = usize::from(u16::from_le_bytes([head[1], head[2]]));
+        if len > MAX_PATH_LEN {
+            return Err(invalid(format!("a path of {len} bytes (at most {MAX_PATH_LEN})")));
+        }
+        let mut name = vec![0u8; len];
         r.read_exact(&mut name)?;
-        let mut rest = [0u8; 12];
+        let mut rest = [0u8; 24];
         r.read_exact(&mut rest)?;
-        let mut size = [0u8; 8];
-        size.copy_from_slice(&rest[..8]);
-        let mut mode = [0u8; 4];
-        mode.copy_from_slice(&rest[8..]);
-        Ok(FileHeader { name, size: u64::from_le_bytes(size), mode: u32::from_le_bytes(mode) })
+        let u64_at = |i: usize| u64::from_le_bytes(rest[i..i + 8].try_into().unwrap_or([0; 8]));
+        let u32_at = |i: usize| u32::from_le_bytes(rest[i..i + 4].try_into().unwrap_or([0; 4]));
+        let size = u64_at(0);
+        if kind == Kind::Dir && size != 0 {
+            return Err(invalid("a directory with a size"));
+        }
+        Ok(FileHeader { kind, name, size, mode: u32_at(8), mtime: (u64_at(12) as i64, u32_at(20)) })
     }
+}
+
+/// The offset a file's data starts at (after the receiver's go-ahead): 0, or the resume offset
+/// the receiver offered when the sender's bytes up to it hash alike.
+pub fn write_start(w: &mut impl Write, start: u64) -> io::Result<()> {
+    w.write_all(&start.to_le_bytes())
+}
+
+/// Read the start offset of a file's data.
+pub fn read_start(r: &mut impl Read) -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b)?;
+    Ok(u64::from_le_bytes(b))
 }
 
 /// What an abort record ends.
@@ -257,12 +308,33 @@ pub enum Status {
     Wait(String),
     /// The receiver stops the whole session, for this reason, and closes.
     Abort(String),
+    /// Go ahead, and the receiver already holds the first `offset` bytes (an interrupted
+    /// transfer's), whose BLAKE3 hash is `hash`: the sender may start there if its own bytes
+    /// hash alike.
+    Resume {
+        /// Bytes held.
+        offset: u64,
+        /// BLAKE3 of them.
+        hash: [u8; HASH_LEN],
+    },
 }
+
+/// Length of a resume status's body: the offset and the hash.
+const RESUME_LEN: usize = 8 + HASH_LEN;
 
 impl Status {
     /// Write it (messages longer than [`MAX_MESSAGE_LEN`] bytes are cut at a character boundary).
     pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
+        if let Status::Resume { offset, hash } = self {
+            let mut b = Vec::with_capacity(3 + RESUME_LEN);
+            b.push(4);
+            b.extend_from_slice(&(RESUME_LEN as u16).to_le_bytes());
+            b.extend_from_slice(&offset.to_le_bytes());
+            b.extend_from_slice(hash);
+            return w.write_all(&b);
+        }
         let (code, msg) = match self {
+            Status::Resume { .. } => (4u8, ""),
             Status::Ok => (0u8, ""),
             Status::Error(m) => (1u8, truncate(m, MAX_MESSAGE_LEN)),
             Status::Wait(m) => (2u8, truncate(m, MAX_MESSAGE_LEN)),
@@ -279,6 +351,18 @@ impl Status {
     pub fn read(r: &mut impl Read) -> io::Result<Status> {
         let mut head = [0u8; 3];
         r.read_exact(&mut head)?;
+        if head[0] == 4 {
+            if usize::from(u16::from_le_bytes([head[1], head[2]])) != RESUME_LEN {
+                return Err(invalid("a resume status of the wrong length"));
+            }
+            let mut body = [0u8; RESUME_LEN];
+            r.read_exact(&mut body)?;
+            let mut hash = [0u8; HASH_LEN];
+            hash.copy_from_slice(&body[8..]);
+            let mut offset = [0u8; 8];
+            offset.copy_from_slice(&body[..8]);
+            return Ok(Status::Resume { offset: u64::from_le_bytes(offset), hash });
+        }
         let msg = read_message(r, u16::from_le_bytes([head[1], head[2]]))?;
         let or_unspecified = |m: String| if m.is_empty() { "unspecified error".to_string() } else { m };
         match head[0] {
@@ -368,6 +452,22 @@ pub fn check_name(raw: &[u8]) -> Result<&str, String> {
     }
 }
 
+/// Check a path as received (or before sending): `/`-separated components, each a plain name
+/// by [`check_name`] (so no `..`, no absolute path, nothing that leaves the output directory),
+/// at most [`MAX_PATH_LEN`] bytes. Returns the components, or why it is refused.
+pub fn check_path(raw: &[u8]) -> Result<Vec<&str>, String> {
+    if raw.len() > MAX_PATH_LEN {
+        return Err(format!("path is longer than {MAX_PATH_LEN} bytes"));
+    }
+    if raw.first() == Some(&b'/') {
+        return Err(format!(
+            "file name \"{}\" is an absolute path; only paths inside the output directory are accepted",
+            display_name(&String::from_utf8_lossy(raw))
+        ));
+    }
+    raw.split(|&b| b == b'/').map(check_name).collect()
+}
+
 /// A name as it can be shown safely on a terminal: control characters and bidirectional-text
 /// controls escaped (`\t`, `\u{202e}`), at most 300 bytes.
 pub fn display_name(name: &str) -> String {
@@ -434,16 +534,29 @@ mod tests {
 
     #[test]
     fn file_header_and_status_round_trip() {
-        let f = FileHeader { name: b"c.txt".to_vec(), size: 1 << 40, mode: 0o755 };
+        let f = FileHeader {
+            kind: Kind::File,
+            name: b"d/c.txt".to_vec(),
+            size: 1 << 40,
+            mode: 0o755,
+            mtime: (-5, 7),
+        };
         let mut b = Vec::new();
         f.write(&mut b).unwrap();
-        assert_eq!(b.len(), 2 + 5 + 8 + 4);
+        assert_eq!(b.len(), 3 + 7 + 24);
         assert_eq!(FileHeader::read(&mut &b[..]).unwrap(), f);
+        let mut dir_with_size = b.clone();
+        dir_with_size[0] = 1;
+        assert!(FileHeader::read(&mut &dir_with_size[..]).is_err());
+        let mut long = vec![0u8];
+        long.extend_from_slice(&5000u16.to_le_bytes());
+        assert!(FileHeader::read(&mut &long[..]).is_err(), "a path over the limit is not read");
         for s in [
             Status::Ok,
             Status::Error("exists; use --force".into()),
             Status::Wait("busy".into()),
             Status::Abort("interrupted".into()),
+            Status::Resume { offset: 12345, hash: [9; 32] },
         ] {
             let mut b = Vec::new();
             s.write(&mut b).unwrap();
@@ -463,6 +576,16 @@ mod tests {
         abort.extend_from_slice(&2000u16.to_le_bytes());
         abort.extend(std::iter::repeat_n(b'x', 2000));
         assert!(read_record(&mut &abort[..], 5).is_err());
+    }
+
+    #[test]
+    fn paths_are_checked_component_by_component() {
+        assert_eq!(check_path(b"a/b c/d.txt"), Ok(vec!["a", "b c", "d.txt"]));
+        assert_eq!(check_path(b".hidden/x"), Ok(vec![".hidden", "x"]));
+        for bad in [&b"/etc/passwd"[..], b"a/../b", b"..", b"a//b", b"a/", b"a/./b", b"a/.x.udt-partial"] {
+            assert!(check_path(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+        assert!(check_path(&vec![b'a'; 5000]).is_err());
     }
 
     #[test]

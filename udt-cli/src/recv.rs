@@ -16,9 +16,9 @@
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, Write};
 use std::net::SocketAddr;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -29,7 +29,7 @@ use udt::{UdtListener, UdtStream};
 
 use crate::link::{self, Link};
 use crate::progress::{self, FileProgress};
-use crate::protocol::{self, AbortScope, FileHeader, Header, Record, Status, CHUNK, HASH_LEN, VERSION};
+use crate::protocol::{self, AbortScope, FileHeader, Header, Kind, Record, Status, CHUNK, HASH_LEN, VERSION};
 use crate::report::Report;
 use crate::security::{self, SecurityArgs, Side};
 use crate::units;
@@ -390,26 +390,72 @@ fn receive(
         return Err(Failure::Peer(anyhow::anyhow!(msg)));
     }
     Status::Ok.write(link).map_err(to_peer)?;
-    session.announced = header.file_count as usize;
     session.start = Some(Instant::now());
-    tracing::info!(files = header.file_count, "transfer accepted");
+    tracing::info!(entries = header.file_count, "transfer accepted");
 
-    for i in 0..header.file_count {
-        let n = header.file_count;
-        let fh =
-            FileHeader::read(link).map_err(|e| from_peer(e, || format!("before file {} of {n}", i + 1)))?;
-        let lossy = String::from_utf8_lossy(&fh.name).into_owned();
-        let shown = protocol::display_name(&lossy);
-        let target = match prepare(&fh, out, limits, claims) {
+    // Directories get their permissions and times once everything inside them is written.
+    let mut dirs = Vec::new();
+    let result = (|| {
+        for i in 0..header.file_count {
+            let n = header.file_count;
+            let fh = FileHeader::read(link)
+                .map_err(|e| from_peer(e, || format!("before entry {} of {n}", i + 1)))?;
+            let lossy = String::from_utf8_lossy(&fh.name).into_owned();
+            let shown = protocol::display_name(&lossy);
+            if fh.kind == Kind::Dir {
+                match protocol::check_path(&fh.name).and_then(|parts| make_dirs(out, &parts)) {
+                    Ok(dir) => {
+                        Status::Ok.write(link).map_err(to_peer)?;
+                        dirs.push((dir, fh.mode, fh.mtime));
+                    }
+                    Err(msg) => {
+                        Status::Error(msg.clone()).write(link).map_err(to_peer)?;
+                        report.failed(&lossy, &shown, &msg);
+                    }
+                }
+                continue;
+            }
+            session.announced += 1;
+            receive_entry(link, &fh, out, limits, claims, mode, report, &lossy, &shown)?;
+        }
+        Ok(())
+    })();
+    for (dir, mode, mtime) in dirs.iter().rev() {
+        apply_metadata_to_path(dir, *mode, *mtime);
+    }
+    result
+}
+
+/// One file of the session: refused, or received (resumed where an interrupted transfer left
+/// it, when the sender's bytes agree) and stored.
+#[allow(clippy::too_many_arguments)]
+fn receive_entry(
+    link: &mut Link,
+    fh: &FileHeader,
+    out: &Path,
+    limits: Limits,
+    claims: &Claims,
+    mode: progress::Mode,
+    report: &mut Report,
+    lossy: &str,
+    shown: &str,
+) -> Result<(), Failure> {
+    {
+        let target = match prepare(fh, out, limits, claims) {
             Ok(target) => target,
             Err(msg) => {
                 Status::Error(msg.clone()).write(link).map_err(to_peer)?;
-                report.failed(&lossy, &shown, &msg);
-                continue;
+                report.failed(lossy, shown, &msg);
+                return Ok(());
             }
         };
-        Status::Ok.write(link).map_err(to_peer)?;
-        match receive_file(link, &fh, target, limits.force, &shown, mode)? {
+        let answer = match &target.held {
+            Some((offset, hasher)) => Status::Resume { offset: *offset, hash: *hasher.finalize().as_bytes() },
+            None => Status::Ok,
+        };
+        answer.write(link).map_err(to_peer)?;
+        let (lossy, shown) = (lossy.to_string(), shown.to_string());
+        match receive_file(link, fh, target, limits.force, &shown, mode)? {
             Ok((took, hash)) => {
                 Status::Ok.write(link).map_err(to_peer)?;
                 report.ok(&lossy, &shown, fh.size, took, &hash);
@@ -423,8 +469,69 @@ fn receive(
     Ok(())
 }
 
+/// Create `out/parts...` as directories where missing (each one checked not to be a symbolic
+/// link or a file, so nothing leads out of `out`); returns the path.
+fn make_dirs(out: &Path, parts: &[&str]) -> Result<PathBuf, String> {
+    let mut dir = out.to_path_buf();
+    for part in parts {
+        dir.push(part);
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(format!("{} is a symbolic link on the receiver; not followed", dir.display()))
+            }
+            Ok(_) => return Err(format!("{} exists as a file on the receiver", dir.display())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir(&dir)
+                    .map_err(|e| format!("cannot create the directory {}: {e}", dir.display()))?;
+            }
+            Err(e) => return Err(format!("cannot check {}: {e}", dir.display())),
+        }
+    }
+    Ok(dir)
+}
+
+/// The permission bits to give what arrives: the source's, without set-user-ID, set-group-ID
+/// and sticky bits (`None`: unknown, the receiver's default stays).
+fn kept_mode(mode: u32) -> Option<u32> {
+    (mode != 0).then_some(mode & 0o777)
+}
+
+/// The modification time sent, if known.
+fn kept_mtime((secs, nanos): (i64, u32)) -> Option<std::time::SystemTime> {
+    if nanos >= 1_000_000_000 {
+        return None;
+    }
+    let epoch = std::time::UNIX_EPOCH;
+    if secs >= 0 {
+        epoch.checked_add(Duration::new(secs as u64, nanos))
+    } else {
+        epoch
+            .checked_sub(Duration::from_secs(secs.unsigned_abs()))?
+            .checked_add(Duration::from_nanos(u64::from(nanos)))
+    }
+}
+
+/// Give a directory its source's permissions and modification time (best effort: a failure is
+/// logged, the data is in place).
+fn apply_metadata_to_path(dir: &Path, mode: u32, mtime: (i64, u32)) {
+    if let Some(mode) = kept_mode(mode) {
+        if let Err(e) = fs::set_permissions(dir, fs::Permissions::from_mode(mode)) {
+            tracing::warn!("cannot set the permissions of {}: {e}", dir.display());
+        }
+    }
+    if let Some(t) = kept_mtime(mtime) {
+        if let Err(e) = File::open(dir).and_then(|f| f.set_modified(t)) {
+            tracing::warn!("cannot set the modification time of {}: {e}", dir.display());
+        }
+    }
+}
+
 /// Where an accepted file goes.
 struct Target<'c> {
+    /// What an interrupted transfer left in the temporary file: its length and its hash so far
+    /// (the file is positioned at its end).
+    held: Option<(u64, blake3::Hasher)>,
     /// The name, held against concurrent transfers until this file is done.
     _claim: Claim<'c>,
     /// Final path.
@@ -463,10 +570,14 @@ fn prepare<'c>(
     claims: &'c Claims,
 ) -> Result<Target<'c>, String> {
     let force = limits.force;
-    let name = protocol::check_name(&fh.name)?;
-    let claim = claims
-        .claim(name)
-        .ok_or_else(|| "another transfer is receiving a file of this name right now".to_string())?;
+    let parts = protocol::check_path(&fh.name)?;
+    let Some((name, parents)) = parts.split_last() else { return Err("empty path".into()) };
+    let path = parts.join("/");
+    let claim = claims.claim(&path).ok_or_else(|| {
+        "another transfer is receiving a file of this name right now (an interrupted one is given \
+             up after the receiver's --peer-timeout, 10 s by default; then it resumes)"
+            .to_string()
+    })?;
     if let Some(max) = limits.max_size.filter(|&max| fh.size > max) {
         return Err(format!(
             "too large: {} ({} bytes), this receiver takes at most {} (--max-size)",
@@ -475,21 +586,8 @@ fn prepare<'c>(
             units::bytes(max)
         ));
     }
-    if let Some(free) = free_space(out).filter(|&free| fh.size > free) {
-        return Err(format!(
-            "too large for the receiver's disk: {} needed, {} free",
-            units::bytes(fh.size),
-            units::bytes(free)
-        ));
-    }
-    let dest = out.join(name);
-    // `check_name` allows exactly one normal component; make sure of the consequence.
-    if dest.parent() != Some(out) {
-        return Err(format!(
-            "file name \"{}\" would leave the output directory",
-            protocol::display_name(name)
-        ));
-    }
+    let dir = make_dirs(out, parents)?;
+    let dest = dir.join(name);
     match fs::symlink_metadata(&dest) {
         Ok(meta) if meta.is_dir() => return Err("exists as a directory on the receiver".into()),
         Ok(_) if !force => return Err("exists; use --force (udt recv --force) to overwrite".into()),
@@ -497,21 +595,63 @@ fn prepare<'c>(
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("cannot check the destination: {e}")),
     }
-    let temp_path = out.join(temp_name(name));
-    // A stale partial file from an interrupted run: remove it (never follow a symlink there).
+    let temp_path = dir.join(temp_name(name));
+    // What an interrupted transfer left: resumed if it is no longer than the file (the sender
+    // checks that its bytes hash alike), removed otherwise. Never through a symbolic link.
+    let mut held = None;
+    let mut file = None;
     if let Ok(meta) = fs::symlink_metadata(&temp_path) {
         if meta.is_dir() {
             return Err(format!("{} is in the way (a directory)", temp_path.display()));
         }
-        fs::remove_file(&temp_path)
-            .map_err(|e| format!("cannot remove stale {}: {e}", temp_path.display()))?;
+        if meta.is_file() && meta.len() > 0 && meta.len() <= fh.size {
+            let mut f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&temp_path)
+                .map_err(|e| format!("cannot open {}: {e}", temp_path.display()))?;
+            let hasher = hash_all(&mut f).map_err(|e| format!("cannot read {}: {e}", temp_path.display()))?;
+            held = Some((meta.len(), hasher));
+            file = Some(f);
+        } else {
+            fs::remove_file(&temp_path)
+                .map_err(|e| format!("cannot remove stale {}: {e}", temp_path.display()))?;
+        }
     }
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp_path)
-        .map_err(|e| format!("cannot create {}: {e}", temp_path.display()))?;
-    Ok(Target { dest, temp: TempFile { path: temp_path, armed: true }, file, _claim: claim })
+    let needed = fh.size - held.as_ref().map_or(0, |(len, _)| *len);
+    if let Some(free) = free_space(&dir).filter(|&free| needed > free) {
+        return Err(format!(
+            "too large for the receiver's disk: {} needed, {} free",
+            units::bytes(needed),
+            units::bytes(free)
+        ));
+    }
+    let file = match file {
+        Some(f) => f,
+        None => OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp_path)
+            .map_err(|e| format!("cannot create {}: {e}", temp_path.display()))?,
+    };
+    Ok(Target { dest, temp: TempFile { path: temp_path, armed: true }, file, held, _claim: claim })
+}
+
+/// Hash the whole of `file` (an interrupted transfer's part), leaving its position at the end.
+fn hash_all(file: &mut File) -> io::Result<blake3::Hasher> {
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok(hasher),
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Bytes an unprivileged writer may still put into the file system of `dir` (`None`: unknown).
@@ -550,13 +690,38 @@ fn receive_file(
     shown: &str,
     mode: progress::Mode,
 ) -> Result<Result<(Duration, blake3::Hash), String>, Failure> {
-    let Target { dest, temp, file, _claim } = target;
-    link.progress = Some(FileProgress::new(mode, shown, fh.size));
-    let result = receive_data(link, fh, &file);
+    let Target { dest, temp, mut file, held, _claim } = target;
+    let start = protocol::read_start(link).map_err(|e| from_peer(e, || "before the file's data".into()))?;
+    let hasher = match held {
+        Some((offset, hasher)) if start == offset => hasher,
+        _ if start == 0 => {
+            // From the beginning (nothing held, or the sender's bytes differ).
+            file.set_len(0)
+                .and_then(|()| file.seek(io::SeekFrom::Start(0)))
+                .map_err(|e| Failure::Here(anyhow::anyhow!("cannot reset {}: {e}", temp.path.display())))?;
+            blake3::Hasher::new()
+        }
+        _ => {
+            return Err(Failure::Here(anyhow::Error::new(protocol::invalid(format!(
+                "the sender starts at byte {start}, which the receiver did not offer"
+            )))))
+        }
+    };
+    if start > 0 {
+        tracing::info!(start, "resuming {shown}");
+    }
+    link.progress = Some(FileProgress::new(mode, shown, fh.size - start));
+    let result = receive_data(link, fh, start, hasher, &file);
     let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();
-    let (hash, expected, write_error) = match result? {
-        Ok(x) => x,
-        Err(msg) => return Ok(Err(msg)),
+    let (hash, expected, write_error) = match result {
+        Ok(Ok(x)) => x,
+        Ok(Err(msg)) => return Ok(Err(msg)),
+        Err(failure) => {
+            // The connection failed or was interrupted: keep what arrived for a resume.
+            let _ = file.sync_data();
+            temp.keep();
+            return Err(failure);
+        }
     };
     if let Some(e) = write_error {
         return Ok(Err(format!("writing failed: {e}")));
@@ -564,9 +729,14 @@ fn receive_file(
     if hash != blake3::Hash::from_bytes(expected) {
         return Ok(Err("BLAKE3 mismatch: the data arrived corrupted; not stored".into()));
     }
-    if fh.mode & 0o111 != 0 {
-        if let Err(e) = make_executable(&file) {
-            tracing::warn!("cannot set the execute bits of {shown}: {e}");
+    if let Some(mode) = kept_mode(fh.mode) {
+        if let Err(e) = file.set_permissions(fs::Permissions::from_mode(mode)) {
+            tracing::warn!("cannot set the permissions of {shown}: {e}");
+        }
+    }
+    if let Some(t) = kept_mtime(fh.mtime) {
+        if let Err(e) = file.set_modified(t) {
+            tracing::warn!("cannot set the modification time of {shown}: {e}");
         }
     }
     drop(file);
@@ -583,12 +753,17 @@ type Received = (blake3::Hash, [u8; HASH_LEN], Option<io::Error>);
 /// Read a file's chunks into `file`, hashing them, then the sender's hash. A write error (disk
 /// full) does not stop the reading, so the stream stays in step. The inner error is the
 /// sender's abort of this file.
-fn receive_data(link: &mut Link, fh: &FileHeader, file: &File) -> Result<Result<Received, String>, Failure> {
-    let mut hasher = blake3::Hasher::new();
+fn receive_data(
+    link: &mut Link,
+    fh: &FileHeader,
+    start: u64,
+    mut hasher: blake3::Hasher,
+    file: &File,
+) -> Result<Result<Received, String>, Failure> {
     let mut writer = BufWriter::with_capacity(CHUNK, file);
     let mut write_error: Option<io::Error> = None;
     let mut buf = vec![0u8; CHUNK.min(usize::try_from(fh.size).unwrap_or(CHUNK)).max(1)];
-    let mut left = fh.size;
+    let mut left = fh.size - start;
     let after = |left: u64| format!("after {} of {} bytes of the file", fh.size - left, fh.size);
     while left > 0 {
         let mut chunk = match protocol::read_record(link, left).map_err(|e| from_peer(e, || after(left)))? {
@@ -629,14 +804,6 @@ fn receive_data(link: &mut Link, fh: &FileHeader, file: &File) -> Result<Result<
         write_error = writer.flush().err();
     }
     Ok(Ok((hasher.finalize(), expected, write_error)))
-}
-
-/// Add execute permission wherever there is read permission.
-fn make_executable(file: &File) -> io::Result<()> {
-    let mut perms = file.metadata()?.permissions();
-    let mode = perms.mode();
-    perms.set_mode(mode | ((mode & 0o444) >> 2));
-    file.set_permissions(perms)
 }
 
 /// Move the verified temporary file into place. Without `--force` the destination did not

@@ -1,19 +1,19 @@
 //! `udt send FILE... HOST:PORT`: send files to a `udt recv`, each verified end to end with
 //! BLAKE3 (protocol in `protocol.rs` and `PROTOCOL.md`).
 //!
-//! Every file is checked and opened before connecting; one that cannot be sent (missing, a
-//! directory, a name the receiver would refuse) is reported and left out, and the others still
-//! go. Only the file name travels (`a/b/c.txt` arrives as `c.txt`; `--as NAME` renames a single
-//! file). A file the receiver refuses (it exists, say) is skipped and reported; a file that
-//! fails on this side while being sent (it shrank) is aborted with its reason, which the
-//! receiver prints at once. Exit status 1 if any file failed, 130 if interrupted.
+//! Every argument is checked before connecting (`tree.rs`): a file is sent under its name
+//! (`a/b/c.txt` arrives as `c.txt`; `--as NAME` renames a single argument), a directory as a
+//! tree with paths relative to its parent, symbolic links inside it skipped; one that cannot be
+//! sent (missing, a name the receiver would refuse) is reported and left out, and the others
+//! still go. A file the receiver refuses (it exists, say) is skipped and reported; a file the
+//! receiver holds part of (an interrupted transfer) resumes where that part ends if its bytes
+//! hash alike; a file that fails on this side while being sent (it shrank) is aborted with its
+//! reason, which the receiver prints at once. Exit status 1 if any file failed, 130 if
+//! interrupted.
 
-use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, Read, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
+use std::io::{self, Read, Seek, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -23,9 +23,12 @@ use crate::interrupt;
 use crate::link::{self, Link};
 use crate::net;
 use crate::progress::{self, FileProgress};
-use crate::protocol::{self, AbortScope, FileHeader, Greeting, Header, Status, CHUNK, VERSION};
+use crate::protocol::{
+    self, AbortScope, FileHeader, Greeting, Header, Kind, Status, CHUNK, HASH_LEN, VERSION,
+};
 use crate::report::Report;
 use crate::security::{self, SecurityArgs, Side};
+use crate::tree::{self, Entry};
 
 /// How long the receiver has to greet us once connected. A `udt recv` greets at once, a
 /// `udt perf` server too, and a `udt cat --listen` closes on seeing our header.
@@ -38,13 +41,15 @@ const ERROR_LIMIT: Duration = Duration::from_secs(1);
 /// Arguments of `udt send`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Files to send: regular files; only their names are kept, not their directories.
-    #[arg(required = true, value_name = "FILE")]
+    /// Files and directories to send: a file arrives under its name (not its directories), a
+    /// directory as a tree (permissions and modification times kept; symbolic links inside it
+    /// are skipped).
+    #[arg(required = true, value_name = "FILE|DIR")]
     pub files: Vec<PathBuf>,
     /// Where `udt recv` listens.
     #[arg(value_name = "HOST:PORT", value_parser = net::parse_target)]
     pub target: String,
-    /// Send the file under this name instead of its own (one FILE only).
+    /// Send the file (or directory) under this name instead of its own (one argument only).
     #[arg(long = "as", value_name = "NAME")]
     pub rename: Option<OsString>,
     /// One JSON object per line on standard output: one per file, then a total.
@@ -64,23 +69,12 @@ pub struct Args {
     pub security: SecurityArgs,
 }
 
-/// One file ready to go.
-struct Source {
-    /// The name sent.
-    name: String,
-    /// The name as printed.
-    shown: String,
-    file: File,
-    size: u64,
-    mode: u32,
-}
-
 /// Run `udt send`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mode = progress::Mode::detect(quiet);
     let mut report = Report::new("send", args.json);
-    let sources = prepare(args, &mut report);
-    let announced = args.files.len();
+    let sources = tree::collect(&args.files, args.rename.as_deref(), &mut report);
+    let announced = sources.iter().filter(|e| e.kind == Kind::File).count() + report.failures().len();
     if sources.is_empty() {
         report.total(announced, Duration::ZERO);
         bail!("nothing to send: {}", refusal_summary(&report, announced));
@@ -117,75 +111,12 @@ fn refusal_summary(report: &Report, announced: usize) -> String {
     format!("{} of {announced} file{plural} failed: {}", failed.len(), failed.join(", "))
 }
 
-/// Check and open every file; report and leave out the ones that cannot be sent.
-fn prepare(args: &Args, report: &mut Report) -> Vec<Source> {
-    let mut names = HashSet::new();
-    let mut sources = Vec::with_capacity(args.files.len());
-    for path in &args.files {
-        let lossy = path.to_string_lossy();
-        let shown_path = protocol::display_name(&lossy);
-        let mut refuse = |reason: String| report.failed(&lossy, &shown_path, &reason);
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) => {
-                refuse(format!("cannot read it: {e}"));
-                continue;
-            }
-        };
-        if meta.is_dir() {
-            refuse(
-                "is a directory; udt send sends regular files (for a tree: tar c DIR | udt cat HOST:PORT)"
-                    .into(),
-            );
-            continue;
-        }
-        if !meta.is_file() {
-            refuse("is not a regular file".into());
-            continue;
-        }
-        let Some(raw) = args.rename.as_deref().or_else(|| path.file_name()) else {
-            refuse("has no file name".into());
-            continue;
-        };
-        let name = match protocol::check_name(raw.as_bytes()) {
-            Ok(name) => name.to_string(),
-            Err(e) => {
-                refuse(format!("cannot be sent under this name: {e} (rename it with --as NAME)"));
-                continue;
-            }
-        };
-        if !names.insert(name.clone()) {
-            refuse(format!(
-                "another file of this batch is also named \"{}\"; the receiver keeps only names",
-                protocol::display_name(&name)
-            ));
-            continue;
-        }
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                refuse(format!("cannot open it: {e}"));
-                continue;
-            }
-        };
-        let shown = protocol::display_name(&name);
-        sources.push(Source {
-            name,
-            shown,
-            file,
-            size: meta.len(),
-            mode: meta.permissions().mode() & 0o7777,
-        });
-    }
-    sources
-}
-
 /// The whole exchange; `session_start` is set once the receiver accepted the session (the
 /// time spent queued behind another transfer is not the transfer's).
 fn session(
     link: &mut Link,
     target: &str,
-    sources: &[Source],
+    sources: &[Entry],
     mode: progress::Mode,
     report: &mut Report,
     session_start: &mut Option<Instant>,
@@ -212,6 +143,7 @@ fn session(
             }
             Status::Error(msg) => bail!("the receiver refused the transfer: {msg}"),
             Status::Abort(msg) => bail!("the receiver stopped: {msg}"),
+            Status::Resume { .. } => bail!("protocol error: a resume status for the transfer"),
         }
     }
     *session_start = Some(Instant::now());
@@ -273,10 +205,46 @@ fn read_status(link: &mut Link) -> Result<Status> {
 }
 
 /// Announce `src` to the receiver.
-fn write_file_header(link: &mut Link, src: &Source) -> Result<()> {
-    FileHeader { name: src.name.as_bytes().to_vec(), size: src.size, mode: src.mode }
-        .write(link)
-        .with_context(|| format!("announcing {}", src.shown))
+fn write_file_header(link: &mut Link, src: &Entry) -> Result<()> {
+    FileHeader {
+        kind: src.kind,
+        name: src.path.as_bytes().to_vec(),
+        size: src.size,
+        mode: src.mode,
+        mtime: src.mtime,
+    }
+    .write(link)
+    .with_context(|| format!("announcing {}", src.shown))
+}
+
+/// Where to start sending `file` when the receiver holds `offset` bytes hashing to `hash`:
+/// there if our first `offset` bytes hash alike (the hasher then holds them), else at 0.
+fn resume_point(
+    mut file: &File,
+    offset: u64,
+    hash: &[u8; HASH_LEN],
+    size: u64,
+) -> io::Result<(u64, blake3::Hasher)> {
+    let mut hasher = blake3::Hasher::new();
+    if offset == 0 || offset > size {
+        return Ok((0, hasher));
+    }
+    let mut left = offset;
+    let mut buf = vec![0u8; CHUNK];
+    while left > 0 {
+        let want = usize::try_from(left).unwrap_or(usize::MAX).min(CHUNK);
+        let n = file.read(&mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        left -= n as u64;
+    }
+    if left == 0 && hasher.finalize().as_bytes() == hash {
+        return Ok((offset, hasher));
+    }
+    file.seek(io::SeekFrom::Start(0))?;
+    Ok((0, blake3::Hasher::new()))
 }
 
 /// Send one file, whose header is already on its way, and announce `next` as soon as this
@@ -284,35 +252,66 @@ fn write_file_header(link: &mut Link, src: &Source) -> Result<()> {
 /// error is fatal to the connection; the file's own outcome goes to `report`.
 fn send_one(
     link: &mut Link,
-    src: &Source,
-    next: Option<&Source>,
+    src: &Entry,
+    next: Option<&Entry>,
     mode: progress::Mode,
     report: &mut Report,
 ) -> Result<()> {
-    match read_status(link).context("waiting for the receiver's answer")? {
-        Status::Ok => {}
+    let held = match read_status(link).context("waiting for the receiver's answer")? {
+        Status::Ok => None,
+        Status::Resume { offset, hash } => Some((offset, hash)),
         Status::Error(msg) => {
             if let Some(next) = next {
                 write_file_header(link, next)?;
             }
-            report.failed(&src.name, &src.shown, &format!("refused by the receiver: {msg}"));
+            report.failed(&src.path, &src.shown, &format!("refused by the receiver: {msg}"));
             return Ok(());
         }
         Status::Abort(msg) => bail!("the receiver stopped: {msg}"),
         Status::Wait(_) => bail!("protocol error: a `wait` status in the middle of the session"),
+    };
+    if src.kind == Kind::Dir {
+        // Created: nothing follows.
+        if let Some(next) = next {
+            write_file_header(link, next)?;
+        }
+        return Ok(());
     }
 
-    link.progress = Some(FileProgress::new(mode, &src.shown, src.size));
-    let mut hasher = blake3::Hasher::new();
+    // Opened only now: a tree of any size holds one file open at a time.
+    let opened = File::open(&src.source).map_err(|e| format!("cannot open it: {e}"));
+    let mut local_failure = opened.as_ref().err().cloned();
+    let (start, mut hasher) = match (&opened, held) {
+        (Ok(file), Some((offset, hash))) => match resume_point(file, offset, &hash, src.size) {
+            Ok(x) => x,
+            Err(e) => {
+                local_failure = Some(format!("reading the file failed: {e}"));
+                (0, blake3::Hasher::new())
+            }
+        },
+        _ => (0, blake3::Hasher::new()),
+    };
+    if start > 0 {
+        eprintln!(
+            "udt send: {}: the receiver holds {} of it already: resuming",
+            src.shown,
+            crate::units::bytes(start)
+        );
+    }
+    if let Err(e) = protocol::write_start(link, start) {
+        return Err(write_failed(link, e));
+    }
+    link.progress = Some(FileProgress::new(mode, &src.shown, src.size - start));
     let mut buf = vec![0u8; 4 + CHUNK.min(usize::try_from(src.size).unwrap_or(CHUNK))];
-    let mut done = 0u64;
-    let mut local_failure = None;
-    while done < src.size {
+    let mut done = start;
+    let file = opened.ok();
+    while done < src.size && local_failure.is_none() {
+        let Some(file) = &file else { break };
         if interrupt::requested() {
             return Err(stop_session(link, "the sender was interrupted"));
         }
         let want = usize::try_from(src.size - done).unwrap_or(usize::MAX).min(CHUNK);
-        let n = match (&src.file).read(&mut buf[4..4 + want]) {
+        let n = match (&*file).read(&mut buf[4..4 + want]) {
             Ok(0) => {
                 local_failure =
                     Some(format!("the file shrank while being sent ({done} of {} bytes)", src.size));
@@ -352,11 +351,13 @@ fn send_one(
     let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();
     match (status, local_failure) {
         (Status::Abort(msg), _) => bail!("the receiver stopped: {msg}"),
-        (Status::Wait(_), _) => bail!("protocol error: a `wait` status in the middle of the session"),
-        (_, Some(reason)) => report.failed(&src.name, &src.shown, &format!("{reason}; not sent")),
-        (Status::Ok, None) => report.ok(&src.name, &src.shown, src.size, took, &hasher.finalize()),
+        (Status::Wait(_) | Status::Resume { .. }, _) => {
+            bail!("protocol error: an unexpected status after a file's data")
+        }
+        (_, Some(reason)) => report.failed(&src.path, &src.shown, &format!("{reason}; not sent")),
+        (Status::Ok, None) => report.ok(&src.path, &src.shown, src.size, took, &hasher.finalize()),
         (Status::Error(msg), None) => {
-            report.failed(&src.name, &src.shown, &format!("failed on the receiver: {msg}"))
+            report.failed(&src.path, &src.shown, &format!("failed on the receiver: {msg}"))
         }
     }
     Ok(())
