@@ -224,6 +224,39 @@ impl FileHeader {
     }
 }
 
+/// What a message of the sender (after the session header) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    /// An entry's header ([`FileHeader`]) follows; the receiver answers it at once.
+    Entry,
+    /// The data of an accepted file follows: its entry's index (u32), the start offset, the
+    /// records and the hash; the receiver answers with its verdict.
+    Data,
+    /// Nothing more: the receiver answers what is left and closes.
+    End,
+}
+
+/// Write a message tag.
+pub fn write_message_tag(w: &mut impl Write, tag: Tag) -> io::Result<()> {
+    w.write_all(&[match tag {
+        Tag::Entry => b'H',
+        Tag::Data => b'D',
+        Tag::End => b'E',
+    }])
+}
+
+/// Read a message tag.
+pub fn read_message_tag(r: &mut impl Read) -> io::Result<Tag> {
+    let mut b = [0u8; 1];
+    r.read_exact(&mut b)?;
+    match b[0] {
+        b'H' => Ok(Tag::Entry),
+        b'D' => Ok(Tag::Data),
+        b'E' => Ok(Tag::End),
+        other => Err(invalid(format!("unknown message tag {other:#04x}"))),
+    }
+}
+
 /// The offset a file's data starts at (after the receiver's go-ahead): 0, or the resume offset
 /// the receiver offered when the sender's bytes up to it hash alike.
 pub fn write_start(w: &mut impl Write, start: u64) -> io::Result<()> {

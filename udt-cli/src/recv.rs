@@ -14,7 +14,7 @@
 //! permission where it has read permission if the source was executable (like rsync's
 //! `--executability`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, Write};
 use std::net::SocketAddr;
@@ -29,7 +29,7 @@ use udt::{UdtListener, UdtStream};
 
 use crate::link::{self, Link};
 use crate::progress::{self, FileProgress};
-use crate::protocol::{self, AbortScope, FileHeader, Header, Kind, Record, Status, CHUNK, HASH_LEN, VERSION};
+use crate::protocol::{self, AbortScope, FileHeader, Header, Kind, Record, Status, Tag, CHUNK, HASH_LEN, VERSION};
 use crate::report::Report;
 use crate::security::{self, SecurityArgs, Side};
 use crate::units;
@@ -395,78 +395,117 @@ fn receive(
 
     // Directories get their permissions and times once everything inside them is written.
     let mut dirs = Vec::new();
-    let result = (|| {
-        for i in 0..header.file_count {
-            let n = header.file_count;
-            let fh = FileHeader::read(link)
-                .map_err(|e| from_peer(e, || format!("before entry {} of {n}", i + 1)))?;
-            let lossy = String::from_utf8_lossy(&fh.name).into_owned();
-            let shown = protocol::display_name(&lossy);
-            if fh.kind == Kind::Dir {
-                match protocol::check_path(&fh.name).and_then(|parts| make_dirs(out, &parts)) {
-                    Ok(dir) => {
-                        Status::Ok.write(link).map_err(to_peer)?;
-                        dirs.push((dir, fh.mode, fh.mtime));
-                    }
-                    Err(msg) => {
-                        Status::Error(msg.clone()).write(link).map_err(to_peer)?;
-                        report.failed(&lossy, &shown, &msg);
-                    }
-                }
-                continue;
-            }
-            session.announced += 1;
-            receive_entry(link, &fh, out, limits, claims, mode, report, &lossy, &shown)?;
-        }
-        Ok(())
-    })();
+    let result = session_messages(link, header.file_count, out, limits, claims, mode, report, session, &mut dirs);
     for (dir, mode, mtime) in dirs.iter().rev() {
         apply_metadata_to_path(dir, *mode, *mtime);
     }
     result
 }
 
-/// One file of the session: refused, or received (resumed where an interrupted transfer left
-/// it, when the sender's bytes agree) and stored.
+/// Files announced and accepted but whose data has not come yet, at most: what a sender's
+/// window of announcements needs (`send.rs` uses 256), and a bound on the files a hostile one
+/// holds open.
+const MAX_AHEAD: usize = 1024;
+
+/// An accepted file waiting for its data.
+struct Pending<'c> {
+    fh: FileHeader,
+    target: Target<'c>,
+    lossy: String,
+    shown: String,
+}
+
+/// The session's messages, each answered as it is read: an entry with its go-ahead (or
+/// refusal), a file's data with its verdict, until the end.
 #[allow(clippy::too_many_arguments)]
-fn receive_entry(
+fn session_messages<'c>(
     link: &mut Link,
-    fh: &FileHeader,
+    count: u32,
     out: &Path,
     limits: Limits,
-    claims: &Claims,
+    claims: &'c Claims,
     mode: progress::Mode,
     report: &mut Report,
-    lossy: &str,
-    shown: &str,
+    session: &mut Session,
+    dirs: &mut Vec<(PathBuf, u32, (i64, u32))>,
 ) -> Result<(), Failure> {
-    {
-        let target = match prepare(fh, out, limits, claims) {
-            Ok(target) => target,
-            Err(msg) => {
-                Status::Error(msg.clone()).write(link).map_err(to_peer)?;
-                report.failed(lossy, shown, &msg);
-                return Ok(());
+    let mut pending: HashMap<u32, Pending<'c>> = HashMap::new();
+    let mut entries = 0u32;
+    loop {
+        let tag = protocol::read_message_tag(link)
+            .map_err(|e| from_peer(e, || format!("after {entries} of {count} entries")))?;
+        match tag {
+            Tag::End => return Ok(()),
+            Tag::Entry => {
+                if entries == count {
+                    return Err(Failure::Here(anyhow::Error::new(protocol::invalid(format!(
+                        "more than the {count} entries announced"
+                    )))));
+                }
+                let index = entries;
+                entries += 1;
+                let fh = FileHeader::read(link)
+                    .map_err(|e| from_peer(e, || format!("before entry {} of {count}", index + 1)))?;
+                let lossy = String::from_utf8_lossy(&fh.name).into_owned();
+                let shown = protocol::display_name(&lossy);
+                if fh.kind == Kind::Dir {
+                    match protocol::check_path(&fh.name).and_then(|parts| make_dirs(out, &parts)) {
+                        Ok(dir) => {
+                            Status::Ok.write(link).map_err(to_peer)?;
+                            dirs.push((dir, fh.mode, fh.mtime));
+                        }
+                        Err(msg) => {
+                            Status::Error(msg.clone()).write(link).map_err(to_peer)?;
+                            report.failed(&lossy, &shown, &msg);
+                        }
+                    }
+                    continue;
+                }
+                session.announced += 1;
+                let prepared = if pending.len() >= MAX_AHEAD {
+                    Err(format!("more than {MAX_AHEAD} files announced ahead of their data"))
+                } else {
+                    prepare(&fh, out, limits, claims)
+                };
+                match prepared {
+                    Ok(target) => {
+                        let answer = match &target.held {
+                            Some((offset, hasher)) => {
+                                Status::Resume { offset: *offset, hash: *hasher.finalize().as_bytes() }
+                            }
+                            None => Status::Ok,
+                        };
+                        answer.write(link).map_err(to_peer)?;
+                        pending.insert(index, Pending { fh, target, lossy, shown });
+                    }
+                    Err(msg) => {
+                        Status::Error(msg.clone()).write(link).map_err(to_peer)?;
+                        report.failed(&lossy, &shown, &msg);
+                    }
+                }
             }
-        };
-        let answer = match &target.held {
-            Some((offset, hasher)) => Status::Resume { offset: *offset, hash: *hasher.finalize().as_bytes() },
-            None => Status::Ok,
-        };
-        answer.write(link).map_err(to_peer)?;
-        let (lossy, shown) = (lossy.to_string(), shown.to_string());
-        match receive_file(link, fh, target, limits.force, &shown, mode)? {
-            Ok((took, hash)) => {
-                Status::Ok.write(link).map_err(to_peer)?;
-                report.ok(&lossy, &shown, fh.size, took, &hash);
-            }
-            Err(msg) => {
-                Status::Error(msg.clone()).write(link).map_err(to_peer)?;
-                report.failed(&lossy, &shown, &msg);
+            Tag::Data => {
+                let mut index = [0u8; 4];
+                link.read_exact(&mut index).map_err(|e| from_peer(e, || "before a file's data".into()))?;
+                let index = u32::from_le_bytes(index);
+                let Some(Pending { fh, target, lossy, shown }) = pending.remove(&index) else {
+                    return Err(Failure::Here(anyhow::Error::new(protocol::invalid(format!(
+                        "data for entry {index}, which was not accepted or was sent already"
+                    )))));
+                };
+                match receive_file(link, &fh, target, limits.force, &shown, mode)? {
+                    Ok((took, hash)) => {
+                        Status::Ok.write(link).map_err(to_peer)?;
+                        report.ok(&lossy, &shown, fh.size, took, &hash);
+                    }
+                    Err(msg) => {
+                        Status::Error(msg.clone()).write(link).map_err(to_peer)?;
+                        report.failed(&lossy, &shown, &msg);
+                    }
+                }
             }
         }
     }
-    Ok(())
 }
 
 /// Create `out/parts...` as directories where missing (each one checked not to be a symbolic
@@ -635,7 +674,9 @@ fn prepare<'c>(
             .open(&temp_path)
             .map_err(|e| format!("cannot create {}: {e}", temp_path.display()))?,
     };
-    Ok(Target { dest, temp: TempFile { path: temp_path, armed: true }, file, held, _claim: claim })
+    // A part held from before stays if this session ends before its data starts.
+    let armed = held.is_none();
+    Ok(Target { dest, temp: TempFile { path: temp_path, armed }, file, held, _claim: claim })
 }
 
 /// Hash the whole of `file` (an interrupted transfer's part), leaving its position at the end.
@@ -690,7 +731,9 @@ fn receive_file(
     shown: &str,
     mode: progress::Mode,
 ) -> Result<Result<(Duration, blake3::Hash), String>, Failure> {
-    let Target { dest, temp, mut file, held, _claim } = target;
+    let Target { dest, mut temp, mut file, held, _claim } = target;
+    // From here on the temporary file follows this transfer's fate.
+    temp.armed = true;
     let start = protocol::read_start(link).map_err(|e| from_peer(e, || "before the file's data".into()))?;
     let hasher = match held {
         Some((offset, hasher)) if start == offset => hasher,

@@ -11,6 +11,7 @@
 //! reason, which the receiver prints at once. Exit status 1 if any file failed, 130 if
 //! interrupted.
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
@@ -113,6 +114,11 @@ fn refusal_summary(report: &Report, announced: usize) -> String {
 
 /// The whole exchange; `session_start` is set once the receiver accepted the session (the
 /// time spent queued behind another transfer is not the transfer's).
+///
+/// Entries are announced up to [`WINDOW`] ahead of the data being sent, and the receiver
+/// answers each message as it reads it, so its answers come back in the order of what was
+/// sent: a go-ahead per announced entry, a verdict per file's data ([`Expect`]). Many small
+/// files then cost a round trip per window, not one each.
 fn session(
     link: &mut Link,
     target: &str,
@@ -123,11 +129,11 @@ fn session(
 ) -> Result<()> {
     let count = sources.len() as u32;
     link.write_all(&Header::new(count).encode()).context("sending the transfer header")?;
-    // The first file's header goes with the transfer's: the receiver reads them in order, and
-    // the round trip of waiting for the transfer's answer first is saved (PROTOCOL.md).
-    if let Some(first) = sources.first() {
-        write_file_header(link, first)?;
-    }
+    // The first window of announcements goes with the transfer's header: the receiver reads
+    // them once it accepts the transfer, and the round trip of waiting first is saved.
+    let mut expect = VecDeque::new();
+    let mut announced = 0;
+    announce(link, sources, &mut announced, WINDOW, &mut expect)?;
     greet(link, target)?;
 
     let mut said_waiting = false;
@@ -149,10 +155,90 @@ fn session(
     *session_start = Some(Instant::now());
 
     for (i, src) in sources.iter().enumerate() {
-        send_one(link, src, sources.get(i + 1), mode, report)
+        announce(link, sources, &mut announced, i + WINDOW, &mut expect)?;
+        let answer = next_go_ahead(link, sources, i, &mut expect, report)?;
+        send_one(link, i, src, answer, mode, report, &mut expect)
             .with_context(|| format!("sending {} ({} of {count})", src.shown, i + 1))?;
     }
+    protocol::write_message_tag(link, protocol::Tag::End).context("ending the transfer")?;
+    while !expect.is_empty() {
+        next_go_ahead(link, sources, sources.len(), &mut expect, report)?;
+    }
     Ok(())
+}
+
+/// Entries announced ahead of the data being sent, at most.
+const WINDOW: usize = 256;
+
+/// What the receiver answers next, in order.
+enum Expect {
+    /// Its go-ahead (or refusal) for entry `.0`.
+    GoAhead(usize),
+    /// Its verdict on the data of file `.0` ([`Sent`] says how the sending went).
+    Verdict(usize, Sent),
+}
+
+/// How a file's data went on this side.
+struct Sent {
+    took: Duration,
+    hash: blake3::Hash,
+    /// Why this side gave the file up (an abort record was sent instead of the hash).
+    failure: Option<String>,
+}
+
+/// Announce entries up to (not including) `until`.
+fn announce(
+    link: &mut Link,
+    sources: &[Entry],
+    announced: &mut usize,
+    until: usize,
+    expect: &mut VecDeque<Expect>,
+) -> Result<()> {
+    while *announced < sources.len().min(until) {
+        protocol::write_message_tag(link, protocol::Tag::Entry).context("announcing an entry")?;
+        write_file_header(link, &sources[*announced])?;
+        expect.push_back(Expect::GoAhead(*announced));
+        *announced += 1;
+    }
+    Ok(())
+}
+
+/// Read the receiver's answers in order until the go-ahead for entry `i` (reporting the
+/// verdicts that come before it); with `i` past the last entry, read one answer.
+fn next_go_ahead(
+    link: &mut Link,
+    sources: &[Entry],
+    i: usize,
+    expect: &mut VecDeque<Expect>,
+    report: &mut Report,
+) -> Result<Status> {
+    while let Some(next) = expect.pop_front() {
+        let status = read_status(link).context("waiting for the receiver's answer")?;
+        if let Status::Abort(msg) = &status {
+            bail!("the receiver stopped: {msg}");
+        }
+        match next {
+            Expect::GoAhead(j) if j == i => return Ok(status),
+            Expect::GoAhead(j) => bail!("protocol error: the go-ahead for entry {j} came out of order"),
+            Expect::Verdict(j, sent) => {
+                let src = &sources[j];
+                match (status, sent.failure) {
+                    (Status::Wait(_) | Status::Resume { .. } | Status::Abort(_), _) => {
+                        bail!("protocol error: an unexpected status after a file's data")
+                    }
+                    (_, Some(reason)) => report.failed(&src.path, &src.shown, &format!("{reason}; not sent")),
+                    (Status::Ok, None) => report.ok(&src.path, &src.shown, src.size, sent.took, &sent.hash),
+                    (Status::Error(msg), None) => {
+                        report.failed(&src.path, &src.shown, &format!("failed on the receiver: {msg}"))
+                    }
+                }
+                if i >= sources.len() {
+                    return Ok(Status::Ok);
+                }
+            }
+        }
+    }
+    Ok(Status::Ok)
 }
 
 /// Read the receiver's greeting: anything but a `udt recv` of our version ends the session.
@@ -247,23 +333,23 @@ fn resume_point(
     Ok((0, blake3::Hasher::new()))
 }
 
-/// Send one file, whose header is already on its way, and announce `next` as soon as this
-/// file's bytes are out (before its verdict comes back: one round trip saved per file). An
-/// error is fatal to the connection; the file's own outcome goes to `report`.
+/// Act on the receiver's `answer` to entry `i`: nothing for a directory or a refusal
+/// (reported), else the file's data (from where the receiver's part ends, if it offered one
+/// and our bytes hash alike), whose verdict is then expected. An error is fatal to the
+/// connection.
 fn send_one(
     link: &mut Link,
+    i: usize,
     src: &Entry,
-    next: Option<&Entry>,
+    answer: Status,
     mode: progress::Mode,
     report: &mut Report,
+    expect: &mut VecDeque<Expect>,
 ) -> Result<()> {
-    let held = match read_status(link).context("waiting for the receiver's answer")? {
+    let held = match answer {
         Status::Ok => None,
         Status::Resume { offset, hash } => Some((offset, hash)),
         Status::Error(msg) => {
-            if let Some(next) = next {
-                write_file_header(link, next)?;
-            }
             report.failed(&src.path, &src.shown, &format!("refused by the receiver: {msg}"));
             return Ok(());
         }
@@ -271,12 +357,10 @@ fn send_one(
         Status::Wait(_) => bail!("protocol error: a `wait` status in the middle of the session"),
     };
     if src.kind == Kind::Dir {
-        // Created: nothing follows.
-        if let Some(next) = next {
-            write_file_header(link, next)?;
-        }
         return Ok(());
     }
+    protocol::write_message_tag(link, protocol::Tag::Data).context("sending data")?;
+    link.write_all(&(i as u32).to_le_bytes()).context("sending data")?;
 
     // Opened only now: a tree of any size holds one file open at a time.
     let opened = File::open(&src.source).map_err(|e| format!("cannot open it: {e}"));
@@ -344,22 +428,8 @@ fn send_one(
     if let Err(e) = sent {
         return Err(write_failed(link, e));
     }
-    if let Some(next) = next {
-        write_file_header(link, next)?;
-    }
-    let status = read_status(link).context("waiting for the receiver's verdict")?;
     let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();
-    match (status, local_failure) {
-        (Status::Abort(msg), _) => bail!("the receiver stopped: {msg}"),
-        (Status::Wait(_) | Status::Resume { .. }, _) => {
-            bail!("protocol error: an unexpected status after a file's data")
-        }
-        (_, Some(reason)) => report.failed(&src.path, &src.shown, &format!("{reason}; not sent")),
-        (Status::Ok, None) => report.ok(&src.path, &src.shown, src.size, took, &hasher.finalize()),
-        (Status::Error(msg), None) => {
-            report.failed(&src.path, &src.shown, &format!("failed on the receiver: {msg}"))
-        }
-    }
+    expect.push_back(Expect::Verdict(i, Sent { took, hash: hasher.finalize(), failure: local_failure }));
     Ok(())
 }
 
