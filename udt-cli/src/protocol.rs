@@ -1,19 +1,19 @@
-//! The file-transfer protocol of `udt send` and `udt recv`, version 2, over one UDT stream
+//! The file-transfer protocol of `udt send` and `udt recv`, version 3, over one UDT stream
 //! connection. The normative description is `PROTOCOL.md` next to this crate's `Cargo.toml`;
 //! in short (all integers little-endian):
 //!
 //! ```text
 //! receiver -> sender   "UDTR" | version u16 | flags u16              (hello, at once)
-//! sender -> receiver   "UDTF" | version u16 | flags u16 | file count u32
+//! sender -> receiver   "UDTF" | version u16 | flags u16 | entry count u32
 //! receiver -> sender   status, after any number of "wait" statuses  (accepts the session)
-//! per file:
-//!   sender -> receiver   name length u16 | name | size u64 | mode u32
-//!   receiver -> sender   status                                    (go ahead, or refused)
-//!   if accepted:
-//!     sender -> receiver   chunks (length u32 | bytes) adding up to size, then the BLAKE3
-//!                          hash (32 bytes); or, in place of a chunk, an abort record
-//!     receiver -> sender   status                                  (stored, or why not)
-//! status = code u8 (0 ok, 1 error, 2 wait, 3 abort) | message length u16 | message (UTF-8)
+//! sender -> receiver   messages, each answered by one status in the order they are read:
+//!   'H' kind u8 | path length u16 | path | size u64 | mode u32 | mtime i64, u32
+//!                                     -> go ahead (ok, or resume at an offset), or refused
+//!   'D' entry index u32 | start u64 | chunks (length u32 | bytes) up to size - start, then
+//!       the BLAKE3 hash of the whole file (32 bytes); or, in place of a chunk, an abort record
+//!                                     -> stored, or why not
+//!   'E'                               (the end)
+//! status = code u8 (0 ok, 1 error, 2 wait, 3 abort, 4 resume) | length u16 | message
 //! ```
 
 use std::io::{self, Read, Write};
@@ -49,7 +49,7 @@ pub const HELLO_LEN: usize = 8;
 pub struct Header {
     /// Protocol version of the sender.
     pub version: u16,
-    /// Reserved, zero in version 2.
+    /// Reserved, zero in version 3.
     pub flags: u16,
     /// Files that follow.
     pub file_count: u32,
