@@ -283,7 +283,7 @@ pub struct TestHeader {
 
 impl TestHeader {
     /// Magic of a perf connection.
-    pub const MAGIC: [u8; 4] = *b"UDTP";
+    pub const MAGIC: [u8; 4] = crate::protocol::PERF_MAGIC;
     /// Version of the header.
     pub const VERSION: u16 = 1;
     /// Length on the wire.

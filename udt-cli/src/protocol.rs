@@ -16,6 +16,9 @@
 //! status = code u8 (0 ok, 1 error, 2 wait, 3 abort, 4 resume) | length u16 | message
 //! ```
 
+//!
+//! Self-contained (std only), so the fuzz target `file_protocol` builds it as it is.
+
 use std::io::{self, Read, Write};
 use std::path::{Component, Path};
 
@@ -23,6 +26,8 @@ use std::path::{Component, Path};
 pub const MAGIC: [u8; 4] = *b"UDTF";
 /// The first four bytes the receiver sends.
 pub const RECEIVER_MAGIC: [u8; 4] = *b"UDTR";
+/// The first four bytes of both ends of `udt perf` (its greeting and test header).
+pub const PERF_MAGIC: [u8; 4] = *b"UDTP";
 /// The protocol version this program speaks.
 pub const VERSION: u16 = 3;
 /// Largest data chunk, and bytes per file read, stream write and hash update.
@@ -118,7 +123,7 @@ pub fn read_greeting(r: &mut impl Read) -> io::Result<Greeting> {
     if b[..4] == RECEIVER_MAGIC {
         return Ok(Greeting::Receiver(version(r, &mut b)?));
     }
-    if b[..4] == crate::perf::TestHeader::MAGIC {
+    if b[..4] == PERF_MAGIC {
         return Ok(Greeting::PerfServer(version(r, &mut b)?));
     }
     // A version-1 receiver says nothing first, then refuses our header with an error status.
@@ -142,7 +147,7 @@ pub fn describe_magic(b: &[u8]) -> String {
         "it is a `udt send`".into()
     } else if b == RECEIVER_MAGIC {
         "it is a `udt recv`".into()
-    } else if b == crate::perf::TestHeader::MAGIC {
+    } else if b == PERF_MAGIC {
         "it is a `udt perf` peer".into()
     } else if b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
         format!("it sent \"{}\"", String::from_utf8_lossy(b))

@@ -29,7 +29,9 @@ use udt::{UdtListener, UdtStream};
 
 use crate::link::{self, Link};
 use crate::progress::{self, FileProgress};
-use crate::protocol::{self, AbortScope, FileHeader, Header, Kind, Record, Status, Tag, CHUNK, HASH_LEN, VERSION};
+use crate::protocol::{
+    self, AbortScope, FileHeader, Header, Kind, Record, Status, Tag, CHUNK, HASH_LEN, VERSION,
+};
 use crate::report::Report;
 use crate::security::{self, SecurityArgs, Side};
 use crate::units;
@@ -395,7 +397,8 @@ fn receive(
 
     // Directories get their permissions and times once everything inside them is written.
     let mut dirs = Vec::new();
-    let result = session_messages(link, header.file_count, out, limits, claims, mode, report, session, &mut dirs);
+    let result =
+        session_messages(link, header.file_count, out, limits, claims, mode, report, session, &mut dirs);
     for (dir, mode, mtime) in dirs.iter().rev() {
         apply_metadata_to_path(dir, *mode, *mtime);
     }
