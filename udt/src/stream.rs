@@ -41,6 +41,9 @@ impl KeySink for SealSink<'_> {
     }
 }
 
+/// How long a refused key agreement waits for the refusal to be acknowledged.
+const REFUSAL_LINGER: Duration = Duration::from_secs(2);
+
 /// Largest chunk copied into the send buffer per lock hold, so the I/O thread is never blocked
 /// for long by a big write.
 const WRITE_CHUNK: usize = 256 * 1024;
@@ -145,6 +148,12 @@ impl UdtStream {
         (self.read_timeout, self.write_timeout) = (Some(timeout), Some(timeout));
         let shared = Arc::clone(&self.shared);
         let result = handshake::run(self, role, credential, &mut SealSink(&shared));
+        if matches!(result, Err(HandshakeError::WrongCredential(_) | HandshakeError::OtherMode { .. })) {
+            // The refusal we wrote must reach the peer before the connection closes (the
+            // process may exit right after): wait briefly for its acknowledgement.
+            self.write_timeout = Some(REFUSAL_LINGER);
+            let _ = self.flush_acknowledged();
+        }
         (self.read_timeout, self.write_timeout) = saved;
         result.map_err(|e| {
             let kind = match &e {
