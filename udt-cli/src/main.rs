@@ -8,6 +8,7 @@
 //! - `udt cc list`: the congestion controls `--cc NAME[:key=value,...]` accepts.
 //! - `udt netem`: a WAN emulator between two network namespaces (root).
 //! - `udt bench`: UDT against UDT4, kernel TCP and UDP across that emulator (root).
+//! - `udt completions SHELL`, `udt man [--out DIR]`: shell completions and man pages.
 //!
 //! Exit status: 0 on success, 1 when a transfer or the network failed, 2 on a usage error, 130
 //! when interrupted (Ctrl-C, SIGTERM, SIGHUP).
@@ -18,6 +19,7 @@ mod cc;
 mod cpu;
 mod interrupt;
 mod link;
+mod manual;
 mod net;
 mod perf;
 mod progress;
@@ -90,6 +92,10 @@ enum Command {
     /// the same emulated paths (rate x RTT x loss), with shared-link runs.
     #[command(after_help = EXIT_STATUS)]
     Bench(bench::Args),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(manual::CompletionsArgs),
+    /// Print the man page udt.1, or write it and one page per subcommand with --out DIR.
+    Man(manual::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -154,6 +160,8 @@ fn main() -> ExitCode {
         Command::Cc(a) => cc::run(a),
         Command::Netem(a) => udt_netem::cli::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Completions(a) => manual::completions(a, Cli::command()),
+        Command::Man(a) => manual::man(a, Cli::command()),
     };
     if interrupt::requested() {
         let name = match cli.command {
@@ -178,6 +186,8 @@ fn main() -> ExitCode {
                 Command::Cc(_) => "cc",
                 Command::Netem(_) => "netem",
                 Command::Bench(_) => "bench",
+                Command::Completions(_) => "completions",
+                Command::Man(_) => "man",
             };
             eprintln!("udt {name}: error: {e:#}");
             ExitCode::from(1)

@@ -52,7 +52,6 @@ fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
-            "-h" | "--help" | "--list" => return Err(usage()),
             "--json" => a.json = true,
             "--flows-table" => a.flows_table = true,
             "--full" => a.params.full = true,
@@ -74,6 +73,10 @@ fn parse() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().skip(1).any(|a| matches!(a.as_str(), "-h" | "--help" | "--list")) {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
     let args = match parse() {
         Ok(a) => a,
         Err(e) => {

@@ -1,8 +1,8 @@
 //! # udt-sim: a deterministic discrete-event network simulator for UDT
 //!
 //! It drives the real `udt-proto` connections in virtual time over simulated networks, and runs
-//! the experiments of the thesis (Yunhong Gu 2005, chapter 4) reporting the measures of
-//! `docs/evaluation.md`.
+//! the experiments of the thesis (Yunhong Gu 2005, chapter 4) reporting its measures
+//! ([`metrics`]; the crate's README lists the scenarios and our numbers next to the thesis').
 //!
 //! Layers, bottom up:
 //! * [`packet`], [`rng`]: datagrams with pooled buffers; seeds and per-node random streams.

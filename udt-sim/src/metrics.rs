@@ -1,4 +1,4 @@
-//! The measures of thesis chapter 4 (docs/evaluation.md), as pure functions of throughputs.
+//! The measures of thesis chapter 4, as pure functions of throughputs.
 //!
 //! * efficiency E: the sum of the flows' average throughputs;
 //! * Jain's fairness F = (sum x)^2 / (n sum x^2);

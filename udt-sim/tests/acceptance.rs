@@ -115,7 +115,7 @@ fn staggered_starts_are_fair_after_convergence() {
 /// 1000 ms flow short (with `daimd:rc=true`: 0.44, the starvation described above); seeds 2-4
 /// 0.9627, 0.9620, 0.9448, the 1 s flow at 5.1-7.2 Mb/s (UDT4's slow start ends at the flow
 /// window, the runtime's 262,144 packets). Over 200 s it is
-/// worse (F = 0.90, 1 s flow 3.9 Mb/s): not the window, queue or run length but `udt-proto`'s
+/// worse (F = 0.91, 1 s flow 4.0 Mb/s): not the window, queue or run length but `udt-proto`'s
 /// rate control, which increases only on an advancing ACK, and the receiver sends none while a
 /// loss is repaired (one RTT: a second for this flow). Evidence and proposal: udt-sim/README.md,
 /// "Why they differ", item 6.
