@@ -74,6 +74,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use rand_core::{OsRng, RngCore};
+use udt_proto::buffer::RxDatagram;
 use udt_proto::connection::{Config, Connection, State};
 use udt_proto::endpoint::{DatagramEvent, Endpoint};
 use udt_proto::packet::Packet;
@@ -172,6 +173,37 @@ impl ConnShared {
     /// The sealing state, when the connection is secured (call with the connection locked).
     fn sealer(&self) -> Option<MutexGuard<'_, Option<Sealer>>> {
         self.secured.load(Ordering::Acquire).then(|| self.seal.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Feed a received datagram of a secured connection: opened in place once the peer seals
+    /// (then the connection keeps the buffer, as for a plain one), through a copy before.
+    fn deliver_sealed_buf(
+        &self,
+        conn: &mut Connection,
+        at: Instant,
+        datagram: &mut RxDatagram,
+        scratch: &mut Vec<u8>,
+    ) {
+        let Some(mut seal) = self.sealer() else {
+            conn.handle_datagram_buf(at, datagram);
+            return;
+        };
+        let Some(sealer) = seal.as_mut() else { return };
+        if !sealer.is_peer_sealed() {
+            drop(seal);
+            self.deliver_sealed(conn, at, datagram.bytes(), scratch);
+            return;
+        }
+        let len = datagram.len();
+        let is_data = Packet::peek_is_data(datagram.bytes());
+        match sealer.handle_incoming(&mut datagram.storage_mut()[..len], is_data) {
+            Incoming::Opened(n) => {
+                datagram.set_len(n);
+                conn.handle_datagram_buf(at, datagram);
+            }
+            // After the peer sealed, nothing is taken in clear.
+            Incoming::Plain | Incoming::Drop => {}
+        }
     }
 
     /// Feed a datagram of a secured connection: opened (or dropped) first. `scratch` holds the
@@ -765,7 +797,7 @@ impl Mux {
                         let at = clock::at(&conn, now);
                         let secured = c.secured.load(Ordering::Acquire);
                         if secured {
-                            c.deliver_sealed(&mut conn, at, datagram.bytes(), &mut scratch);
+                            c.deliver_sealed_buf(&mut conn, at, datagram, &mut scratch);
                         } else {
                             conn.handle_datagram_buf(at, datagram);
                         }
@@ -780,7 +812,7 @@ impl Mux {
                             data += usize::from(Packet::peek_is_data(next.bytes()));
                             let at = clock::at(&conn, now);
                             if secured {
-                                c.deliver_sealed(&mut conn, at, next.bytes(), &mut scratch);
+                                c.deliver_sealed_buf(&mut conn, at, next, &mut scratch);
                             } else {
                                 conn.handle_datagram_buf(at, next);
                             }

@@ -222,6 +222,12 @@ impl Sealer {
         self.active
     }
 
+    /// Whether the peer's packets arrive sealed: from then on a datagram that does not open is
+    /// dropped, so it may be opened in place (a failed open leaves its buffer unspecified).
+    pub fn is_peer_sealed(&self) -> bool {
+        self.peer_sealed
+    }
+
     /// What was counted.
     pub fn counters(&self) -> SealCounters {
         self.counters
