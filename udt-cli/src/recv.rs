@@ -571,16 +571,15 @@ fn apply_metadata_to_path(dir: &Path, mode: u32, mtime: (i64, u32)) {
 
 /// Where an accepted file goes.
 struct Target<'c> {
-    /// What an interrupted transfer left in the temporary file: its length and its hash so far
-    /// (the file is positioned at its end).
+    /// What an interrupted transfer left in the temporary file: its length and its hash so far.
     held: Option<(u64, blake3::Hasher)>,
     /// The name, held against concurrent transfers until this file is done.
     _claim: Claim<'c>,
     /// Final path.
     dest: PathBuf,
-    /// The open temporary file, removed on drop unless committed.
+    /// The temporary file (created, closed: opened again when its data comes, so files
+    /// announced ahead hold no descriptor), removed on drop unless committed.
     temp: TempFile,
-    file: File,
 }
 
 /// A temporary file removed when dropped, unless [`TempFile::keep`] was called.
@@ -641,7 +640,6 @@ fn prepare<'c>(
     // What an interrupted transfer left: resumed if it is no longer than the file (the sender
     // checks that its bytes hash alike), removed otherwise. Never through a symbolic link.
     let mut held = None;
-    let mut file = None;
     if let Ok(meta) = fs::symlink_metadata(&temp_path) {
         if meta.is_dir() {
             return Err(format!("{} is in the way (a directory)", temp_path.display()));
@@ -655,7 +653,6 @@ fn prepare<'c>(
                 .map_err(|e| format!("cannot open {}: {e}", temp_path.display()))?;
             let hasher = hash_all(&mut f).map_err(|e| format!("cannot read {}: {e}", temp_path.display()))?;
             held = Some((meta.len(), hasher));
-            file = Some(f);
         } else {
             fs::remove_file(&temp_path)
                 .map_err(|e| format!("cannot remove stale {}: {e}", temp_path.display()))?;
@@ -669,17 +666,17 @@ fn prepare<'c>(
             units::bytes(free)
         ));
     }
-    let file = match file {
-        Some(f) => f,
-        None => OpenOptions::new()
+    if held.is_none() {
+        // Created now, exclusively: the name is this transfer's.
+        OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp_path)
-            .map_err(|e| format!("cannot create {}: {e}", temp_path.display()))?,
-    };
+            .map_err(|e| format!("cannot create {}: {e}", temp_path.display()))?;
+    }
     // A part held from before stays if this session ends before its data starts.
     let armed = held.is_none();
-    Ok(Target { dest, temp: TempFile { path: temp_path, armed }, file, held, _claim: claim })
+    Ok(Target { dest, temp: TempFile { path: temp_path, armed }, held, _claim: claim })
 }
 
 /// Hash the whole of `file` (an interrupted transfer's part), leaving its position at the end.
@@ -734,12 +731,27 @@ fn receive_file(
     shown: &str,
     mode: progress::Mode,
 ) -> Result<Result<(Duration, blake3::Hash), String>, Failure> {
-    let Target { dest, mut temp, mut file, held, _claim } = target;
+    let Target { dest, mut temp, held, _claim } = target;
     // From here on the temporary file follows this transfer's fate.
     temp.armed = true;
     let start = protocol::read_start(link).map_err(|e| from_peer(e, || "before the file's data".into()))?;
+    let mut file = match OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW).open(&temp.path) {
+        Ok(f) => f,
+        Err(e) => {
+            // Read the data anyway (to stay in step with the sender), writing nothing.
+            tracing::warn!("cannot open {}: {e}", temp.path.display());
+            let sink =
+                OpenOptions::new().write(true).open("/dev/null").map_err(|e| Failure::Here(e.into()))?;
+            let _ = receive_data(link, fh, start, blake3::Hasher::new(), &sink)?;
+            return Ok(Err(format!("cannot open {}: {e}", temp.path.display())));
+        }
+    };
     let hasher = match held {
-        Some((offset, hasher)) if start == offset => hasher,
+        Some((offset, hasher)) if start == offset => {
+            file.seek(io::SeekFrom::Start(offset))
+                .map_err(|e| Failure::Here(anyhow::anyhow!("cannot seek {}: {e}", temp.path.display())))?;
+            hasher
+        }
         _ if start == 0 => {
             // From the beginning (nothing held, or the sender's bytes differ).
             file.set_len(0)
