@@ -126,6 +126,16 @@ pub fn read_key_file(path: &Path) -> Result<Credential> {
             path.display()
         );
     }
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o077 != 0 {
+            eprintln!(
+                "udt: warning: the key file {} can be read by other users (chmod 600 {})",
+                path.display(),
+                path.display()
+            );
+        }
+    }
     Ok(Credential::Key(blake3::derive_key("udt 2026 key file", &bytes)))
 }
 

@@ -207,6 +207,33 @@ fn send_cmd(files: &[&Path], addr: SocketAddr) -> Command {
     cmd
 }
 
+/// The secret of the key file the tests' keyed ends share.
+const KEY_SECRET: &str = "a secret shared by the test's ends";
+
+/// Write the shared key file into `dir`; its path.
+fn write_key(dir: &Path) -> String {
+    let key = dir.join("key");
+    std::fs::write(&key, KEY_SECRET).unwrap();
+    key.to_str().unwrap().to_string()
+}
+
+/// Start a `udt recv --keep-listening --key-file KEY` (plus `extra`) into `out`.
+fn start_keyed_recv(out: &Path, key: &str, extra: &[&str]) -> (Proc, SocketAddr) {
+    let mut cmd = udt();
+    cmd.env_remove("UDT_CODE").args([
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--keep-listening",
+        "--key-file",
+        key,
+    ]);
+    cmd.args(extra).arg("--out").arg(out);
+    let mut p = Proc::spawn("udt recv", cmd, Stdio::null());
+    let addr = p.listening_addr();
+    (p, addr)
+}
+
 /// Files left in `dir` (names).
 fn listing(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -874,23 +901,9 @@ fn queued_sender_says_it_waits() {
     std::fs::write(&small, data(1000, 3)).unwrap();
 
     // A receiver that serves several senders shares a key file with them.
-    let key = src.path().join("key");
-    std::fs::write(&key, "a secret shared by the test's ends").unwrap();
-    let key = key.to_str().unwrap();
-    let mut cmd = udt();
-    cmd.env_remove("UDT_CODE").args([
-        "recv",
-        "--listen",
-        "127.0.0.1:0",
-        "--keep-listening",
-        "--max-transfers",
-        "1",
-        "--key-file",
-        key,
-    ]);
-    cmd.arg("--out").arg(out.path());
-    let mut recv = Proc::spawn("udt recv", cmd, Stdio::null());
-    let addr = recv.listening_addr();
+    let key = write_key(src.path());
+    let key = key.as_str();
+    let (mut recv, addr) = start_keyed_recv(out.path(), key, &["--max-transfers", "1"]);
     // About 3 s at 100 Mbit/s.
     let mut cmd = send_cmd(&[&big], addr);
     cmd.env_remove("UDT_CODE").args(["--cc", "blast:rate=100m", "--key-file", key]);
@@ -1082,29 +1095,16 @@ fn code_phrases_secure_transfers_by_default() {
 fn a_silent_sender_is_dropped_while_others_complete_and_max_size_refuses_early() {
     let src = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let secret = "a secret shared by the test's ends";
-    let key = src.path().join("key");
-    std::fs::write(&key, secret).unwrap();
-    let key = key.to_str().unwrap();
-    let mut cmd = udt();
-    cmd.env_remove("UDT_CODE").args([
-        "recv",
-        "--listen",
-        "127.0.0.1:0",
-        "--keep-listening",
-        "--key-file",
-        key,
-    ]);
-    cmd.args(["--idle-timeout", "2", "--max-size", "100K", "--out"]).arg(out.path());
-    let mut recv = Proc::spawn("udt recv", cmd, Stdio::null());
-    let addr = recv.listening_addr();
+    let key = write_key(src.path());
+    let key = key.as_str();
+    let (mut recv, addr) = start_keyed_recv(out.path(), key, &["--idle-timeout", "2", "--max-size", "100K"]);
 
     // The silent one: a hand-made sender that stops after the transfer's header.
     let options = Options {
         read_timeout: Some(Duration::from_secs(10)),
         security: Some(udt::secure::Credential::Key(blake3::derive_key(
             "udt 2026 key file",
-            secret.as_bytes(),
+            KEY_SECRET.as_bytes(),
         ))),
         ..Options::default()
     };

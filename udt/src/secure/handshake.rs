@@ -221,13 +221,7 @@ fn respond<S: Read + Write>(
     sink: &mut dyn KeySink,
 ) -> Result<(), HandshakeError> {
     let ours = credential.mode();
-    let mut magic = [0u8; 6];
-    io.read_exact(&mut magic)?;
-    if &magic != MAGIC {
-        return Err(HandshakeError::NotSecure);
-    }
-    let mut vm = [0u8; 2];
-    io.read_exact(&mut vm)?;
+    let vm = read_opening(io)?;
     let theirs = vm[1];
     if vm[0] != VERSION || !(theirs == MODE_KEY || theirs == MODE_CODE) {
         return Err(HandshakeError::Malformed("version or mode"));
@@ -283,15 +277,21 @@ fn noise(mode: u8, psk: &[u8; 32], initiator: bool) -> Result<snow::HandshakeSta
     state.map_err(|_| HandshakeError::Malformed("noise setup"))
 }
 
-fn read_hello_reply<S: Read>(io: &mut S, mode: u8) -> Result<(), HandshakeError> {
+/// The magic that opens each direction, and the two bytes after it (the version and the mode or
+/// status); other first bytes are a peer that does not speak this handshake.
+fn read_opening<S: Read>(io: &mut S) -> Result<[u8; 2], HandshakeError> {
     let mut magic = [0u8; 6];
     io.read_exact(&mut magic)?;
     if &magic != MAGIC {
         return Err(HandshakeError::NotSecure);
     }
-    let mut vs = [0u8; 2];
-    io.read_exact(&mut vs)?;
-    match vs {
+    let mut pair = [0u8; 2];
+    io.read_exact(&mut pair)?;
+    Ok(pair)
+}
+
+fn read_hello_reply<S: Read>(io: &mut S, mode: u8) -> Result<(), HandshakeError> {
+    match read_opening(io)? {
         [VERSION, STATUS_OK] => Ok(()),
         [VERSION, STATUS_OTHER_MODE] => Err(HandshakeError::OtherMode {
             theirs: mode_name(if mode == MODE_CODE { MODE_KEY } else { MODE_CODE }),
