@@ -19,6 +19,7 @@ use crate::clock;
 use crate::error;
 use crate::listener::UdtListener;
 use crate::options::Options;
+use crate::secure::acceptor;
 use crate::secure::handshake::Role;
 use crate::stream::{resolve, UdtStream};
 
@@ -41,12 +42,15 @@ async fn secured(stream: UdtStream, options: &Options, role: Role) -> io::Result
 #[derive(Debug)]
 pub struct AsyncUdtListener {
     inner: UdtListener,
+    /// With `Options::security`: the key agreements' outcomes, once the first `accept` started
+    /// them (`secure/acceptor.rs`).
+    agreed: tokio::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<acceptor::Outcome>>>,
 }
 
 impl AsyncUdtListener {
     /// Listen on `addr` (binding does not block).
     pub fn bind_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<Self> {
-        Ok(AsyncUdtListener { inner: UdtListener::bind_with(addr, options)? })
+        Ok(AsyncUdtListener { inner: UdtListener::bind_with(addr, options)?, agreed: Default::default() })
     }
 
     /// The bound address.
@@ -54,14 +58,32 @@ impl AsyncUdtListener {
         self.inner.local_addr()
     }
 
-    /// The next connection. With `Options::security`, after its key agreement (run on a
-    /// thread of its own, at most `Options::handshake_timeout`); a peer that fails it is an
-    /// error, as with [`UdtListener::accept`].
+    /// The next connection. With `Options::security`, the next one whose key agreement
+    /// completed: agreements run concurrently on threads of their own (at most
+    /// `Options::handshake_timeout` each), so a peer that stalls delays nobody else; a peer that
+    /// fails its agreement is an error, as with [`UdtListener::accept`].
     pub async fn accept(&self) -> io::Result<(AsyncUdtStream, SocketAddr)> {
-        let (stream, peer) = std::future::poll_fn(|cx| self.inner.poll_accept(cx.waker())).await?;
-        let stream = secured(stream, &self.inner.options, Role::Responder)
+        if self.inner.options.security.is_none() {
+            let (stream, peer) = std::future::poll_fn(|cx| self.inner.poll_accept(cx.waker())).await?;
+            return Ok((AsyncUdtStream { inner: stream }, peer));
+        }
+        let mut agreed = self.agreed.lock().await;
+        if agreed.is_none() {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let deliver: acceptor::Deliver = std::sync::Arc::new(move |outcome| tx.send(outcome).is_ok());
+            acceptor::start(
+                std::sync::Arc::clone(self.inner.mux.accept_queue()),
+                self.inner.shards().to_vec(),
+                self.inner.options.clone(),
+                deliver,
+            )?;
+            *agreed = Some(rx);
+        }
+        let rx = agreed.as_mut().ok_or_else(|| io::Error::other("no key agreements"))?;
+        let (stream, peer) = rx
+            .recv()
             .await
-            .map_err(|e| io::Error::new(e.kind(), format!("{peer}: {e}")))?;
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "the listener is closed"))??;
         Ok((AsyncUdtStream { inner: stream }, peer))
     }
 }

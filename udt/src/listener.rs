@@ -124,8 +124,8 @@ impl UdtListener {
         self.mux.accept_queue()
     }
 
-    /// The port's I/O threads (tests).
-    #[cfg(test)]
+    /// The port's I/O threads.
+    #[cfg_attr(not(any(test, feature = "tokio")), allow(dead_code))]
     pub(crate) fn shards(&self) -> &[Arc<Mux>] {
         &self.shards
     }

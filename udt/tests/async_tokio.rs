@@ -80,3 +80,34 @@ async fn async_connections_with_a_key_are_secured_and_a_wrong_key_is_refused() {
     assert!(got == data(1 << 20, 9), "data differs");
     assert_eq!(wrong.expect_err("refused").kind(), std::io::ErrorKind::PermissionDenied);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_listener_is_not_held_up_by_a_peer_that_stalls_its_key_agreement() {
+    let key = udt::secure::Credential::Key([6; 32]);
+    let options = Options {
+        security: Some(key.clone()),
+        handshake_timeout: Duration::from_secs(60),
+        ..Options::default()
+    };
+    let listener = AsyncUdtListener::bind_with("127.0.0.1:0", options).unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Connected at the UDT level (plain, so it never starts the agreement), silent after.
+    let stalled = AsyncUdtStream::connect_with(addr, Options::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let good = tokio::spawn(async move {
+        let mut c = AsyncUdtStream::connect_with(addr, Options { security: Some(key), ..Options::default() })
+            .await
+            .unwrap();
+        c.write_all(b"on time").await.unwrap();
+        c
+    });
+    let (mut s, _) = tokio::time::timeout(Duration::from_secs(30), listener.accept())
+        .await
+        .expect("accepted while the other peer stalls")
+        .unwrap();
+    let mut got = [0u8; 7];
+    s.read_exact(&mut got).await.unwrap();
+    assert_eq!(&got, b"on time");
+    drop(good.await.unwrap());
+    drop(stalled);
+}

@@ -2,8 +2,8 @@
 //! peer that connects and then stalls delays nobody else: `UdtListener::accept` hands out the
 //! connections whose agreement completed, in the order they completed, and the failures.
 //!
-//! Started by the first blocking `accept` of a listener with `Options::security` (the async
-//! listener agrees on keys in its own way, `async_io.rs`). At most [`MAX_AGREEING`]
+//! Started by the first `accept` of a listener with `Options::security` (blocking, or async
+//! with a tokio channel, `async_io.rs`). At most [`MAX_AGREEING`]
 //! agreements run at once; a connection beyond that is closed at once. The thread ends when the
 //! listener closes its accept queue; agreements still running then end with their timeout,
 //! and their connections are closed.
@@ -26,7 +26,25 @@ pub const MAX_AGREEING: usize = 256;
 /// What the agreements produced: secured streams, or why a peer failed.
 pub(crate) type Outcome = io::Result<(UdtStream, SocketAddr)>;
 
-/// The receiving end of a listener's agreements.
+/// Where outcomes go: a channel of the blocking or of the async listener. Returns false once
+/// nobody takes them (the listener is gone).
+pub(crate) type Deliver = Arc<dyn Fn(Outcome) -> bool + Send + Sync>;
+
+/// Start taking connections from `queue` (the port's I/O threads are `shards`), handing each
+/// agreement's outcome to `deliver`.
+pub(crate) fn start(
+    queue: Arc<AcceptQueue>,
+    shards: Vec<Arc<Mux>>,
+    options: Options,
+    deliver: Deliver,
+) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("udt-acceptor".into())
+        .spawn(move || run(&queue, &shards, &options, &deliver))?;
+    Ok(())
+}
+
+/// The receiving end of a blocking listener's agreements.
 #[derive(Debug)]
 pub(crate) struct Acceptor {
     rx: Mutex<mpsc::Receiver<Outcome>>,
@@ -36,9 +54,10 @@ impl Acceptor {
     /// Start taking connections from `queue` (the port's I/O threads are `shards`).
     pub fn start(queue: Arc<AcceptQueue>, shards: Vec<Arc<Mux>>, options: Options) -> io::Result<Acceptor> {
         let (tx, rx) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("udt-acceptor".into())
-            .spawn(move || run(&queue, &shards, &options, &tx))?;
+        let tx = Mutex::new(tx);
+        let deliver: Deliver =
+            Arc::new(move |outcome| tx.lock().unwrap_or_else(|e| e.into_inner()).send(outcome).is_ok());
+        start(queue, shards, options, deliver)?;
         Ok(Acceptor { rx: Mutex::new(rx) })
     }
 
@@ -57,7 +76,7 @@ impl Acceptor {
     }
 }
 
-fn run(queue: &AcceptQueue, shards: &[Arc<Mux>], options: &Options, tx: &mpsc::Sender<Outcome>) {
+fn run(queue: &AcceptQueue, shards: &[Arc<Mux>], options: &Options, deliver: &Deliver) {
     let Some(credential) = options.security.clone() else { return };
     let agreeing = Arc::new(AtomicUsize::new(0));
     // Ends when the listener closes its queue.
@@ -74,8 +93,8 @@ fn run(queue: &AcceptQueue, shards: &[Arc<Mux>], options: &Options, tx: &mpsc::S
             tracing::warn!(%peer, "too many key agreements at once: connection closed");
             continue;
         }
-        let (tx, count, credential, timeout) =
-            (tx.clone(), Arc::clone(&agreeing), credential.clone(), options.handshake_timeout);
+        let (deliver, count, credential, timeout) =
+            (Arc::clone(deliver), Arc::clone(&agreeing), credential.clone(), options.handshake_timeout);
         let spawned = std::thread::Builder::new().name("udt-agree".into()).spawn(move || {
             let outcome = stream
                 .secure(&credential, Role::Responder, timeout)
@@ -83,7 +102,7 @@ fn run(queue: &AcceptQueue, shards: &[Arc<Mux>], options: &Options, tx: &mpsc::S
                 .map_err(|e| io::Error::new(e.kind(), format!("{peer}: {e}")));
             count.fetch_sub(1, Ordering::SeqCst);
             // A listener gone meanwhile drops (closes) the stream.
-            let _ = tx.send(outcome);
+            let _ = deliver(outcome);
         });
         if let Err(e) = spawned {
             agreeing.fetch_sub(1, Ordering::SeqCst);
