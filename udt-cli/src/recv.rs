@@ -497,9 +497,9 @@ fn session_messages<'c>(
                     )))));
                 };
                 match receive_file(link, &fh, target, limits.force, &shown, mode)? {
-                    Ok((took, hash)) => {
+                    Ok((took, hash, moved)) => {
                         Status::Ok.write(link).map_err(to_peer)?;
-                        report.ok(&lossy, &shown, fh.size, took, &hash);
+                        report.ok(&lossy, &shown, moved, took, &hash);
                     }
                     Err(msg) => {
                         Status::Error(msg.clone()).write(link).map_err(to_peer)?;
@@ -722,7 +722,7 @@ fn temp_name(name: &str) -> String {
 
 /// Receive the data and hash of an accepted file and store it if the hash matches. The outer
 /// error ends the session; the inner one is this file's failure, for the sender; success gives
-/// the time taken and the hash.
+/// the time taken, the hash and the bytes received this time (less than the size on a resume).
 fn receive_file(
     link: &mut Link,
     fh: &FileHeader,
@@ -730,7 +730,7 @@ fn receive_file(
     force: bool,
     shown: &str,
     mode: progress::Mode,
-) -> Result<Result<(Duration, blake3::Hash), String>, Failure> {
+) -> Result<Result<(Duration, blake3::Hash, u64), String>, Failure> {
     let Target { dest, mut temp, held, _claim } = target;
     // From here on the temporary file follows this transfer's fate.
     temp.armed = true;
@@ -802,7 +802,7 @@ fn receive_file(
         return Ok(Err(msg));
     }
     temp.keep();
-    Ok(Ok((took, hash)))
+    Ok(Ok((took, hash, fh.size - start)))
 }
 
 /// What [`receive_data`] gives: the hash computed, the hash sent, a write error if any.

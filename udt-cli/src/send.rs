@@ -181,6 +181,8 @@ enum Expect {
 /// How a file's data went on this side.
 struct Sent {
     took: Duration,
+    /// Bytes of the file sent this time (less than its size when it resumed).
+    bytes: u64,
     hash: blake3::Hash,
     /// Why this side gave the file up (an abort record was sent instead of the hash).
     failure: Option<String>,
@@ -227,7 +229,7 @@ fn next_go_ahead(
                         bail!("protocol error: an unexpected status after a file's data")
                     }
                     (_, Some(reason)) => report.failed(&src.path, &src.shown, &format!("{reason}; not sent")),
-                    (Status::Ok, None) => report.ok(&src.path, &src.shown, src.size, sent.took, &sent.hash),
+                    (Status::Ok, None) => report.ok(&src.path, &src.shown, sent.bytes, sent.took, &sent.hash),
                     (Status::Error(msg), None) => {
                         report.failed(&src.path, &src.shown, &format!("failed on the receiver: {msg}"))
                     }
@@ -429,7 +431,8 @@ fn send_one(
         return Err(write_failed(link, e));
     }
     let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();
-    expect.push_back(Expect::Verdict(i, Sent { took, hash: hasher.finalize(), failure: local_failure }));
+    let sent = Sent { took, bytes: src.size - start, hash: hasher.finalize(), failure: local_failure };
+    expect.push_back(Expect::Verdict(i, sent));
     Ok(())
 }
 
