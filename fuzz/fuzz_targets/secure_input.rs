@@ -31,7 +31,9 @@ impl Write for Peer<'_> {
 struct Sink;
 
 impl KeySink for Sink {
-    fn install(&mut self, _keys: Keys) {}
+    fn install(&mut self, _keys: Keys) -> bool {
+        true
+    }
     fn activate(&mut self) {}
 }
 

@@ -135,6 +135,41 @@ fn a_forged_drop_request_far_ahead_is_rejected() {
     assert!(got == data);
 }
 
+/// A stream sender never drops data, so in stream mode a drop request (inside the window,
+/// where a message-mode one would be taken) can only be forged: it is refused, and the bytes
+/// it names still arrive.
+#[test]
+fn a_drop_request_in_stream_mode_is_refused_and_loses_nothing() {
+    let isn = SeqNo::new(7000);
+    let config = Config { initial_seq: Some(isn), ..Config::default() };
+    let mut pair = Pair::new(85, link(5), link(5), config.clone());
+    pair.connect(config);
+    assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
+    let server_id = pair.server.as_ref().unwrap().local_id();
+    let forged = DropRequest { msg: MsgNo::new(1), first: isn.add(2), end_exclusive: isn.add(40) };
+    let mut buf = [0u8; 64];
+    let n = ControlPacket { timestamp: 0, dst: server_id, body: Control::DropRequest(forged) }
+        .emit(&mut buf)
+        .unwrap();
+    let now = pair.now;
+    let s = pair.server.as_mut().unwrap();
+    let before = s.counters().dropped_invalid;
+    s.handle_datagram(now, &buf[..n]);
+    assert_eq!(s.counters().dropped_invalid, before + 1, "refused");
+    let data = support::test_data(200_000, 6);
+    let mut written = 0;
+    let mut got = Vec::new();
+    let mut chunk = vec![0u8; 65536];
+    assert!(pair.run_until(Duration::from_secs(30), |p| {
+        written += p.client.as_mut().unwrap().write(&data[written..]).unwrap_or(0);
+        while let Ok(n) = p.server.as_mut().unwrap().read(&mut chunk) {
+            got.extend_from_slice(&chunk[..n]);
+        }
+        got.len() == data.len()
+    }));
+    assert!(got == data, "the bytes the forged request named arrived");
+}
+
 #[test]
 fn rtt_converges_on_a_fast_path() {
     // 2 ms RTT: every ACK2 comes back before the next ACK, the case a broken ACK history missed

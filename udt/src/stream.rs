@@ -22,15 +22,55 @@ use crate::secure::handshake::{self, KeySink, Keys, Role};
 use crate::secure::seal::Sealer;
 use crate::secure::{Credential, HandshakeError, SealCounters};
 
+/// The stream with one deadline for a whole exchange: each read or write gets the time left,
+/// so a peer that trickles bytes cannot stretch it.
+struct Deadline<'a> {
+    stream: &'a mut UdtStream,
+    until: std::time::Instant,
+}
+
+impl Deadline<'_> {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the key agreement timed out"));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.read_timeout = Some(self.left()?);
+        self.stream.read(buf)
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.write_timeout = Some(self.left()?);
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Hands a handshake's keys to the connection's sealing (locks in the I/O thread's order:
 /// the connection, then its sealing).
 struct SealSink<'a>(&'a ConnShared);
 
 impl KeySink for SealSink<'_> {
-    fn install(&mut self, keys: Keys) {
-        let _conn = self.0.lock();
+    fn install(&mut self, keys: Keys) -> bool {
+        let conn = self.0.lock();
+        // Under the connection's lock: the I/O thread cannot deliver anything in between.
+        if !conn.is_receive_side_idle() {
+            return false;
+        }
         *self.0.seal.lock().unwrap_or_else(|e| e.into_inner()) = Some(Sealer::new(keys.send, keys.recv));
         self.0.secured.store(true, std::sync::atomic::Ordering::Release);
+        true
     }
 
     fn activate(&mut self) {
@@ -145,9 +185,10 @@ impl UdtStream {
         timeout: Duration,
     ) -> io::Result<()> {
         let saved = (self.read_timeout, self.write_timeout);
-        (self.read_timeout, self.write_timeout) = (Some(timeout), Some(timeout));
         let shared = Arc::clone(&self.shared);
-        let result = handshake::run(self, role, credential, &mut SealSink(&shared));
+        let until = std::time::Instant::now() + timeout;
+        let result =
+            handshake::run(&mut Deadline { stream: self, until }, role, credential, &mut SealSink(&shared));
         if matches!(result, Err(HandshakeError::WrongCredential(_) | HandshakeError::OtherMode { .. })) {
             // The refusal we wrote must reach the peer before the connection closes (the
             // process may exit right after): wait briefly for its acknowledgement.
@@ -161,7 +202,9 @@ impl UdtStream {
                 HandshakeError::WrongCredential(_) | HandshakeError::OtherMode { .. } => {
                     io::ErrorKind::PermissionDenied
                 }
-                HandshakeError::NotSecure | HandshakeError::Malformed(_) => io::ErrorKind::InvalidData,
+                HandshakeError::NotSecure | HandshakeError::Malformed(_) | HandshakeError::Injected => {
+                    io::ErrorKind::InvalidData
+                }
             };
             io::Error::new(kind, e)
         })

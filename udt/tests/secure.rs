@@ -201,3 +201,60 @@ fn a_peer_that_stalls_its_key_agreement_delays_nobody_else() {
     drop(good.join().unwrap());
     drop(stalled);
 }
+
+/// Captures what one side of the key agreement writes; reads see the end of the stream.
+struct Capture(Vec<u8>);
+
+impl Read for Capture {
+    fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
+        Ok(0)
+    }
+}
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+struct NoKeys;
+
+impl udt::secure::handshake::KeySink for NoKeys {
+    fn install(&mut self, _keys: udt::secure::handshake::Keys) -> bool {
+        true
+    }
+    fn activate(&mut self) {}
+}
+
+/// An attacker on the path appends clear data (a forged confirmation and a payload) to a
+/// valid first message (recorded, or replayed): the listener must refuse the connection, not
+/// hand the application the attacker's bytes as if they came through the sealed channel.
+#[test]
+fn data_appended_in_clear_to_the_key_agreement_is_refused() {
+    let key = Credential::Key([8; 32]);
+    // The initiator's opening (hello and Noise message 1), as it would cross the network.
+    let mut opening = Capture(Vec::new());
+    let _ =
+        udt::secure::handshake::run(&mut opening, udt::secure::handshake::Role::Initiator, &key, &mut NoKeys);
+    assert!(opening.0.len() > 8);
+    let listener = UdtListener::bind_with("127.0.0.1:0", secure(key)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut forged = opening.0.clone();
+    forged.push(0x5A);
+    forged.extend_from_slice(b"INJECTED-PAYLOAD");
+    let mut attacker = UdtStream::connect(addr).unwrap();
+    attacker.write_all(&forged).unwrap();
+    let e = listener.accept().map(|(mut s, _)| {
+        let mut b = [0u8; 16];
+        let _ = s.read_exact(&mut b);
+        b
+    });
+    let e = e.expect_err("the injected stream must be refused");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+    assert!(e.to_string().contains("injected"), "{e}");
+    drop(attacker);
+}

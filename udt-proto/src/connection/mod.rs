@@ -619,6 +619,15 @@ impl Connection {
         }
     }
 
+    /// Nothing has arrived past what the application read: no unread bytes, nothing out of
+    /// order, nothing resolved ahead. (A secured connection installs its keys only then, so
+    /// nothing that came in clear before them is delivered after.)
+    pub fn is_receive_side_idle(&self) -> bool {
+        self.link
+            .as_ref()
+            .is_none_or(|l| l.rx.buf.readable_bytes() == 0 && l.rx.largest.next() == l.rx.buf.read_seq())
+    }
+
     /// Bytes a stream read would return now.
     pub fn readable_bytes(&self) -> usize {
         self.link.as_ref().map_or(0, |l| l.rx.buf.readable_bytes())

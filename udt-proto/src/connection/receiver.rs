@@ -125,9 +125,16 @@ impl Connection {
     /// they become losses and are NAKed, never silently acknowledged. The ACK point may move, so
     /// an ACK is scheduled.
     pub(super) fn handle_drop_request(&mut self, now: Instant, req: &DropRequest) {
+        let stream = self.config.mode == crate::connection::Mode::Stream;
         let Some(link) = self.link.as_mut() else { return };
         let rx = &mut link.rx;
         self.stats.total.drop_requests_recv += 1;
+        // A stream sender never drops data (UDT4 sends drop requests for expired messages
+        // only): in stream mode one can only be forged, and would lose bytes silently.
+        if stream {
+            self.stats.total.dropped_invalid += 1;
+            return;
+        }
         let (first, end) = (req.first, req.end_exclusive);
         let base = rx.buf.read_seq();
         let cap = rx.buf.capacity() as i32;

@@ -4,7 +4,9 @@
 //!
 //! Started by the first `accept` of a listener with `Options::security` (blocking, or async
 //! with a tokio channel, `async_io.rs`). At most [`MAX_AGREEING`]
-//! agreements run at once; a connection beyond that is closed at once. The thread ends when the
+//! agreements run at once; a connection beyond that is closed at once. With a code phrase,
+//! one at a time: each agreement tests one guess, and a wrong one is reported before the next
+//! starts (a stalled peer then delays the others, for at most the agreement's timeout). The thread ends when the
 //! listener closes its accept queue; agreements still running then end with their timeout,
 //! and their connections are closed.
 
@@ -18,6 +20,7 @@ use crate::accept_queue::AcceptQueue;
 use crate::mux::Mux;
 use crate::options::Options;
 use crate::secure::handshake::Role;
+use crate::secure::Credential;
 use crate::stream::UdtStream;
 
 /// Key agreements running at once, at most.
@@ -91,6 +94,16 @@ fn run(queue: &AcceptQueue, shards: &[Arc<Mux>], options: &Options, deliver: &De
         if agreeing.fetch_add(1, Ordering::SeqCst) >= MAX_AGREEING {
             agreeing.fetch_sub(1, Ordering::SeqCst);
             tracing::warn!(%peer, "too many key agreements at once: connection closed");
+            continue;
+        }
+        if matches!(credential, Credential::CodePhrase(_)) {
+            // One agreement at a time: each tests one guess of the phrase, and a wrong guess
+            // must be reported (and end a one-time listener) before another guess is tried.
+            let outcome = stream
+                .secure(&credential, Role::Responder, options.handshake_timeout)
+                .map(|()| (stream, peer))
+                .map_err(|e| io::Error::new(e.kind(), format!("{peer}: {e}")));
+            let _ = deliver(outcome);
             continue;
         }
         let (deliver, count, credential, timeout) =

@@ -116,6 +116,9 @@ pub enum HandshakeError {
     /// A malformed message.
     #[error("malformed key agreement message: {0}")]
     Malformed(&'static str),
+    /// Data in clear arrived past the agreement's messages: someone on the path injected it.
+    #[error("data arrived in clear past the key agreement (injected on the path?); connection refused")]
+    Injected,
 }
 
 fn mode_name(mode: u8) -> &'static str {
@@ -128,14 +131,18 @@ fn mode_name(mode: u8) -> &'static str {
 
 /// Where the agreed keys go: the connection's sealing ([`super::seal::Sealer`]).
 pub trait KeySink {
-    /// Take the keys: from now on, sealed packets from the peer are opened.
-    fn install(&mut self, keys: Keys);
+    /// Take the keys: from now on, sealed packets from the peer are opened, and data in clear
+    /// is dropped. Returns false (keys not taken) if data in clear already arrived past the
+    /// key agreement's messages: an injection, which must never reach the application.
+    fn install(&mut self, keys: Keys) -> bool;
     /// Seal outgoing packets from now on.
     fn activate(&mut self);
 }
 
 /// The byte the initiator sends, sealed, once it seals: the responder seals only after it, so
-/// the initiator never receives a sealed packet before it holds the keys.
+/// the initiator never receives a sealed packet before it holds the keys. It can only arrive
+/// sealed: the responder installed its keys with nothing past message 1 received, and drops
+/// data in clear from then on.
 const CONFIRM: u8 = 0x5A;
 
 /// Run the handshake on `io` (a freshly connected stream, with a read timeout set by the
@@ -152,7 +159,9 @@ pub fn run<S: Read + Write>(
     match role {
         Role::Initiator => {
             let keys = initiate(io, credential)?;
-            sink.install(keys);
+            if !sink.install(keys) {
+                return Err(HandshakeError::Injected);
+            }
             sink.activate();
             io.write_all(&[CONFIRM])?;
             io.flush()?;
@@ -259,7 +268,9 @@ fn respond<S: Read + Write>(
     let mut buf = [0u8; MAX_FRAME];
     let n = noise.write_message(&[], &mut buf).map_err(|_| HandshakeError::Malformed("noise message 2"))?;
     let (i_to_r, r_to_i) = noise.dangerously_get_raw_split();
-    sink.install(Keys { send: traffic_secret(&r_to_i), recv: traffic_secret(&i_to_r) });
+    if !sink.install(Keys { send: traffic_secret(&r_to_i), recv: traffic_secret(&i_to_r) }) {
+        return Err(HandshakeError::Injected);
+    }
     reply.push(STATUS_OK);
     push_frame(&mut reply, &buf[..n]);
     io.write_all(&reply)?;
@@ -385,9 +396,10 @@ mod tests {
     }
 
     impl KeySink for Record {
-        fn install(&mut self, keys: Keys) {
+        fn install(&mut self, keys: Keys) -> bool {
             assert!(!self.active && self.keys.is_none());
             self.keys = Some(keys);
+            true
         }
         fn activate(&mut self) {
             assert!(self.keys.is_some(), "activated without keys");
