@@ -44,7 +44,7 @@ pub struct AsyncUdtListener {
     inner: UdtListener,
     /// With `Options::security`: the key agreements' outcomes, once the first `accept` started
     /// them (`secure/acceptor.rs`).
-    agreed: tokio::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<acceptor::Outcome>>>,
+    agreed: tokio::sync::Mutex<Option<tokio::sync::mpsc::Receiver<acceptor::Outcome>>>,
 }
 
 impl AsyncUdtListener {
@@ -69,8 +69,11 @@ impl AsyncUdtListener {
         }
         let mut agreed = self.agreed.lock().await;
         if agreed.is_none() {
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            let deliver: acceptor::Deliver = std::sync::Arc::new(move |outcome| tx.send(outcome).is_ok());
+            let (tx, rx) = tokio::sync::mpsc::channel(acceptor::MAX_WAITING);
+            // Full (nobody accepting): the outcome is dropped, its connection closed.
+            let deliver: acceptor::Deliver = std::sync::Arc::new(move |outcome| {
+                !matches!(tx.try_send(outcome), Err(tokio::sync::mpsc::error::TrySendError::Closed(_)))
+            });
             acceptor::start(
                 std::sync::Arc::clone(self.inner.mux.accept_queue()),
                 self.inner.shards().to_vec(),

@@ -25,6 +25,9 @@ use crate::stream::UdtStream;
 
 /// Key agreements running at once, at most.
 pub const MAX_AGREEING: usize = 256;
+/// Outcomes waiting for `accept`, at most: beyond that (an application not accepting, a flood
+/// of failed agreements) new ones are dropped and their connections closed.
+pub const MAX_WAITING: usize = 1024;
 
 /// What the agreements produced: secured streams, or why a peer failed.
 pub(crate) type Outcome = io::Result<(UdtStream, SocketAddr)>;
@@ -56,10 +59,15 @@ pub(crate) struct Acceptor {
 impl Acceptor {
     /// Start taking connections from `queue` (the port's I/O threads are `shards`).
     pub fn start(queue: Arc<AcceptQueue>, shards: Vec<Arc<Mux>>, options: Options) -> io::Result<Acceptor> {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(MAX_WAITING);
         let tx = Mutex::new(tx);
-        let deliver: Deliver =
-            Arc::new(move |outcome| tx.lock().unwrap_or_else(|e| e.into_inner()).send(outcome).is_ok());
+        let deliver: Deliver = Arc::new(move |outcome| {
+            // Full (nobody accepting): the outcome is dropped, its connection closed.
+            !matches!(
+                tx.lock().unwrap_or_else(|e| e.into_inner()).try_send(outcome),
+                Err(mpsc::TrySendError::Disconnected(_))
+            )
+        });
         start(queue, shards, options, deliver)?;
         Ok(Acceptor { rx: Mutex::new(rx) })
     }
