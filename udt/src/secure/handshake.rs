@@ -30,7 +30,6 @@
 
 use std::io::{self, Read, Write};
 
-use ring::hkdf;
 use spake2::{Ed25519Group, Identity, Password, Spake2};
 
 use super::seal::Secret;
@@ -368,18 +367,7 @@ fn to_key(k: &[u8]) -> [u8; 32] {
 /// A direction's packet secret from Noise's split key: HKDF-SHA256, labelled, so the AES-GCM
 /// packet keys are never the keys Noise's own cipher would use.
 fn traffic_secret(split: &[u8; 32]) -> Secret {
-    struct Len32;
-    impl hkdf::KeyType for Len32 {
-        fn len(&self) -> usize {
-            32
-        }
-    }
-    let prk = hkdf::Salt::new(hkdf::HKDF_SHA256, b"udt packet keys").extract(split);
-    let mut out = [0u8; 32];
-    if let Ok(okm) = prk.expand(&[b"udt traffic secret"], Len32) {
-        let _ = okm.fill(&mut out);
-    }
-    out
+    super::seal::derive(split, b"udt traffic secret")
 }
 
 #[cfg(test)]

@@ -74,14 +74,20 @@ impl EpochKey {
 
     /// The next epoch's key: HKDF-SHA256 (RFC 5869) of this secret, labelled.
     fn next(&self) -> EpochKey {
-        let prk = hkdf::Salt::new(hkdf::HKDF_SHA256, b"udt packet keys").extract(&self.secret);
-        let mut secret = [0u8; 32];
-        // 32 bytes is within HKDF-SHA256's output limit: neither call can fail.
-        if let Ok(okm) = prk.expand(&[b"udt rekey"], Len32) {
-            let _ = okm.fill(&mut secret);
-        }
-        EpochKey::new(self.epoch + 1, secret)
+        EpochKey::new(self.epoch + 1, derive(&self.secret, b"udt rekey"))
     }
+}
+
+/// A 32-byte secret derived from `from` for the purpose `label`: HKDF-SHA256 (RFC 5869), salted
+/// with this layer's name.
+pub(crate) fn derive(from: &[u8; 32], label: &[u8]) -> Secret {
+    let prk = hkdf::Salt::new(hkdf::HKDF_SHA256, b"udt packet keys").extract(from);
+    let mut secret = [0u8; 32];
+    // 32 bytes is within HKDF-SHA256's output limit: neither call can fail.
+    if let Ok(okm) = prk.expand(&[label], Len32) {
+        let _ = okm.fill(&mut secret);
+    }
+    secret
 }
 
 /// HKDF output length marker: 32 bytes.
