@@ -2,7 +2,8 @@
 # The project's test command: formatting, lints, docs, then every test of the workspace.
 # `.ci/run` runs exactly this. Works on a fresh machine with a Rust toolchain: installs the
 # rustfmt and clippy components when they are missing, and builds the UDT4 interoperability
-# peers (installing Debian's libudt-dev, the reference UDT 4.11, when it is missing).
+# peers (installing Debian's libudt-dev, the reference UDT 4.11, when it is missing) and the
+# Tsunami and RBUDP reference peers (interop/seed-peers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +23,9 @@ if ! command -v iperf3 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-g
         || echo "iperf3 could not be installed: the bench smoke test will be skipped"
 fi
 
-echo "== interop peers (reference UDT4 4.11)"
+echo "== interop peers (reference UDT4 4.11; Tsunami UDP 1.1 and QUANTA RBUDP 1.0 from ../shared/peers)"
 interop/setup.sh >/dev/null
+interop/seed-peers.sh >/dev/null
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -1,0 +1,1 @@
+//! FOBS, built from Dickens, Kannan and Gropp (2003); no public implementation exists.
