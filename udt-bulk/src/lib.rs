@@ -16,6 +16,7 @@
 pub mod driver;
 pub mod error;
 pub mod fobs;
+pub mod pair;
 pub mod rbudp;
 pub mod session;
 pub mod storage;
