@@ -155,18 +155,20 @@ pub fn run_pair(a: &mut dyn Session, b: &mut dyn Session, path: &Path, limit: Du
                 while dir.queued.front().is_some_and(|&t| t <= now) {
                     dir.queued.pop_front();
                 }
-                let departs = if path.rate_bps == 0 {
-                    now
-                } else {
+                // Serialization time at the bottleneck; none without a rate.
+                let slot =
+                    (len as u64 * 8 * 1_000_000_000).checked_div(path.rate_bps).map(Duration::from_nanos);
+                let departs = if let Some(serialize) = slot {
                     if dir.queued.len() >= path.queue_packets {
                         dropped += 1;
                         continue;
                     }
-                    let serialize = Duration::from_nanos(len as u64 * 8 * 1_000_000_000 / path.rate_bps);
                     let departs = dir.free_at.max(now) + serialize;
                     dir.free_at = departs;
                     dir.queued.push_back(departs);
                     departs
+                } else {
+                    now
                 };
                 if chance(&mut rng, path.loss) {
                     dropped += 1;
@@ -174,12 +176,7 @@ pub fn run_pair(a: &mut dyn Session, b: &mut dyn Session, path: &Path, limit: Du
                 }
                 let mut arrives = departs + path.one_way;
                 if chance(&mut rng, path.reorder) {
-                    let slot = if path.rate_bps == 0 {
-                        Duration::from_micros(10)
-                    } else {
-                        Duration::from_nanos(len as u64 * 8 * 1_000_000_000 / path.rate_bps)
-                    };
-                    let hold = slot * 4 + path.one_way / 10;
+                    let hold = slot.unwrap_or(Duration::from_micros(10)) * 4 + path.one_way / 10;
                     arrives += Duration::from_nanos(rng.next_u64() % (hold.as_nanos() as u64).max(1));
                 }
                 if chance(&mut rng, path.duplicate) {
