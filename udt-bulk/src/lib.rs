@@ -13,6 +13,7 @@
 //! layer. Every byte from the network is hostile: parsers return errors, never panic, and a
 //! session that receives nonsense fails with a one-line reason or drops and counts the datagram.
 
+pub mod confine;
 pub mod driver;
 pub mod error;
 pub mod fobs;
