@@ -228,13 +228,13 @@ impl<'a> Receiver<'a> {
         if blast.ambiguous > 0 {
             self.reader.settle();
         }
-        self.stalled = if blast.new > 0 { 0 } else { self.stalled + 1 };
+        self.stalled = if blast.new > 0 { 0 } else { self.stalled.saturating_add(1) };
         if !self.bitmap.is_complete() {
             if blast.usable == 0 && blast.malformed > 0 {
                 return self.fail(format!(
                     "no usable datagram in blast {} and {} malformed: do both sides use the same \
                      payload size (ours is {} bytes)?",
-                    self.round - 1,
+                    self.round.wrapping_sub(1),
                     blast.malformed,
                     self.payload
                 ));

@@ -164,7 +164,7 @@ impl<'a> Sender<'a> {
             Err(e) => return self.fail(format!("protocol error: {e}")),
         };
         let progressed = map.received() > self.have.received();
-        let has_last = map.has(layout.packets() - 1);
+        let has_last = layout.packets().checked_sub(1).is_some_and(|last| map.has(last));
         self.counters.delivered = layout.bytes_in(map.received(), has_last);
         self.have = map;
         // The reference stops when the flag is exactly 1 and trusts it.
@@ -174,7 +174,7 @@ impl<'a> Sender<'a> {
             self.events.push_back(Event::Done);
             return;
         }
-        self.stalled = if progressed { 0 } else { self.stalled + 1 };
+        self.stalled = if progressed { 0 } else { self.stalled.saturating_add(1) };
         if self.stalled >= self.max_stalled {
             return self.fail(format!(
                 "no packet got through in {} blasts in a row ({} of {} packets received): is the \
@@ -184,7 +184,8 @@ impl<'a> Sender<'a> {
                 layout.packets()
             ));
         }
-        self.round += 1;
+        // The reference's round is an i32 that wraps; ours too, past any real transfer.
+        self.round = self.round.wrapping_add(1);
         self.begin_blast(now);
     }
 }
