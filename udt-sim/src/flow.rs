@@ -1,6 +1,8 @@
 //! What travels through a topology: UDT flows (with any congestion control of the `udt-proto`
 //! catalog) and CBR UDP flows, each between two hosts, starting and stopping at given times.
 //!
+//! A bulk flow of RBUDP, Tsunami or FOBS runs the protocol's two sessions ([`crate::bulk`]).
+//!
 //! A UDT flow is a bulk transfer: the sender always has data, the receiver reads everything at
 //! once. Its [`CcChoice`] is a catalog specification (`NAME[:key=value,...]`, the vocabulary of
 //! every `--cc` and of `udt cc list`) and runs at both ends (a TCP-like flow needs its
@@ -16,6 +18,7 @@ use std::time::Duration;
 use udt_proto::cc::{CcFactory, CcSpec, DEFAULT_CC};
 use udt_proto::connection::Config;
 
+use crate::bulk::BulkFlow;
 use crate::topology::Vertex;
 
 /// One interned catalog specification.
@@ -145,6 +148,8 @@ pub enum FlowKind {
         /// (time since the simulation start, bits/s of IP packets); zero before the first.
         schedule: Vec<(Duration, u64)>,
     },
+    /// An RBUDP, Tsunami or FOBS transfer (see [`crate::bulk`]).
+    Bulk(BulkFlow),
 }
 
 /// One flow between two hosts.
@@ -196,6 +201,18 @@ impl FlowSpec {
         }
     }
 
+    /// A flow of a seed paper's protocol from `src` (holding the data) to `dst`.
+    pub fn bulk(label: impl Into<String>, src: Vertex, dst: Vertex, flow: BulkFlow) -> Self {
+        FlowSpec {
+            label: label.into(),
+            src,
+            dst,
+            kind: FlowKind::Bulk(flow),
+            start: Duration::ZERO,
+            stop: None,
+        }
+    }
+
     /// Start at `t`.
     pub fn starting(mut self, t: Duration) -> Self {
         self.start = t;
@@ -229,7 +246,7 @@ impl FlowSpec {
     pub fn cc(&self) -> Option<CcChoice> {
         match &self.kind {
             FlowKind::Udt { cc, .. } => Some(*cc),
-            FlowKind::Cbr { .. } => None,
+            FlowKind::Cbr { .. } | FlowKind::Bulk(_) => None,
         }
     }
 

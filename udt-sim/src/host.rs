@@ -31,6 +31,7 @@ use udt_proto::endpoint::{DatagramEvent, Endpoint};
 use udt_proto::packet::Packet;
 use udt_proto::{Instant, SocketId};
 
+use crate::bulk::BulkApp;
 use crate::node::{Cx, Node, Route};
 use crate::packet::{Addr, Datagram, IP_UDP_OVERHEAD};
 use crate::rng::SimRng;
@@ -72,10 +73,17 @@ enum Phase {
 
 /// What runs on a socket.
 enum App {
-    BulkSender { config: Option<Config>, start: Instant, stop: Option<Instant>, phase: Phase },
+    BulkSender {
+        config: Option<Config>,
+        start: Instant,
+        stop: Option<Instant>,
+        phase: Phase,
+    },
     Receiver,
     Cbr(Cbr),
     Sink,
+    /// One end of an RBUDP, Tsunami or FOBS flow.
+    Bulk(Box<BulkApp>),
 }
 
 /// A constant-bit-rate source.
@@ -135,6 +143,22 @@ pub struct Socket {
 }
 
 impl Socket {
+    /// The counters of a bulk flow's session on this socket.
+    pub fn bulk_counters(&self) -> Option<udt_bulk::Counters> {
+        match &self.app {
+            App::Bulk(app) => Some(app.counters()),
+            _ => None,
+        }
+    }
+
+    /// How a bulk flow's session on this socket ended, if it did.
+    pub fn bulk_end(&self) -> Option<crate::bulk::BulkEnd> {
+        match &self.app {
+            App::Bulk(app) => app.end(),
+            _ => None,
+        }
+    }
+
     /// The port.
     pub fn port(&self) -> u16 {
         self.port
@@ -306,6 +330,20 @@ impl Host {
         self.add(port, None, App::Sink, None);
     }
 
+    /// One end of a bulk flow on `port`, talking to `peer`, starting at `start`; its control
+    /// channels have `control_delay` one way.
+    pub fn add_bulk_session(
+        &mut self,
+        port: u16,
+        peer: Addr,
+        session: Box<dyn udt_bulk::Session + Send>,
+        start: Instant,
+        control_delay: Duration,
+    ) {
+        let app = App::Bulk(Box::new(BulkApp::new(session, start, control_delay)));
+        self.add(port, Some(peer), app, None);
+    }
+
     /// The span of one event at this host: its index and the virtual time in ms, so that the
     /// core's `tracing` events (`RUST_LOG=udt::sim=debug,udt::cc=debug udt sim ...`) name the
     /// host and the moment (and, inside, the socket's port).
@@ -324,6 +362,17 @@ impl Host {
         let sock = &mut sockets[si];
         let _span = socket_span(sock.port).entered();
         let src = Addr { host: *index, port: sock.port };
+        if let App::Bulk(app) = &mut sock.app {
+            let peer = sock.peer.unwrap_or_default();
+            let sock_stats = &mut sock.stats;
+            sock.wake = app.drive(now, src, peer, cx, |cx, d| {
+                sock_stats.bytes_sent += d.len() as u64;
+                send(uplink, cx, now, d, stats, sock_stats);
+            });
+            let c = app.counters();
+            sock.stats.bytes_received = c.delivered;
+            return;
+        }
         if let App::Cbr(cbr) = &mut sock.app {
             cbr.update_rate(now);
             while let Some(at) = cbr.next_send.filter(|&t| t <= now) {
@@ -423,12 +472,16 @@ impl Host {
         let sock = &mut self.sockets[si];
         let _span = socket_span(sock.port).entered();
         sock.stats.datagrams_in += 1;
-        match sock.app {
+        match &mut sock.app {
             App::Sink => {
                 sock.stats.bytes_received += d.len() as u64;
                 return;
             }
             App::Cbr(_) => return,
+            App::Bulk(app) => {
+                app.handle(now, d);
+                return;
+            }
             _ => {}
         }
         let bytes = d.payload();

@@ -25,6 +25,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bulk;
 pub mod engine;
 pub mod flow;
 pub mod host;

@@ -37,6 +37,10 @@ impl FlowHandle {
         match &self.spec.kind {
             FlowKind::Udt { mss, .. } => f64::from(*mss) / Config::payload_size(*mss).max(1) as f64,
             FlowKind::Cbr { payload, .. } => (payload + IP_UDP_OVERHEAD) as f64 / (*payload).max(1) as f64,
+            FlowKind::Bulk(b) => {
+                (b.max_datagram + IP_UDP_OVERHEAD) as f64
+                    / b.max_datagram.saturating_sub(b.header_bytes).max(1) as f64
+            }
         }
     }
 }
@@ -157,8 +161,22 @@ impl Network {
                 p.sent_pkts = tx.map_or(0, |s| s.stats().datagrams_out);
                 p.recv_pkts = rx.map_or(0, |s| s.stats().datagrams_in);
             }
+            FlowKind::Bulk(_) => {
+                let sent = tx.and_then(|s| s.bulk_counters()).unwrap_or_default();
+                let got = rx.and_then(|s| s.bulk_counters()).unwrap_or_default();
+                p.sent_pkts = sent.datagrams_sent;
+                p.retransmits = sent.retransmitted;
+                p.recv_pkts = got.datagrams_received;
+            }
         }
         p
+    }
+
+    /// How the two ends of bulk flow `i` ended so far: (sender, receiver).
+    pub fn bulk_ends(&self, i: usize) -> (Option<crate::bulk::BulkEnd>, Option<crate::bulk::BulkEnd>) {
+        let Some(f) = self.flows.get(i) else { return (None, None) };
+        let end = |node, port| self.sim.host(node).and_then(|h| h.socket(port)).and_then(|s| s.bulk_end());
+        (end(f.src, f.src_port), end(f.dst, f.dst_port))
     }
 
     /// Flush and close every PCAP capture; returns the packets written per link.

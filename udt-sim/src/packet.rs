@@ -47,6 +47,9 @@ pub struct Datagram {
     pub dst: Addr,
     /// A link flipped bytes in it; a receiving host checking UDP checksums drops it.
     pub corrupted: bool,
+    /// Bytes of control channel N of a bulk flow, sent host to host past the links (see
+    /// [`crate::bulk`]), rather than a UDP datagram.
+    pub side_channel: Option<u8>,
     buf: Vec<u8>,
     len: u32,
 }
@@ -55,7 +58,7 @@ impl Datagram {
     /// A datagram owning `buf` (from the pool), whose payload is `buf[..len]`.
     pub fn new(src: Addr, dst: Addr, buf: Vec<u8>, len: usize) -> Self {
         debug_assert!(len <= buf.len());
-        Datagram { src, dst, corrupted: false, len: len.min(buf.len()) as u32, buf }
+        Datagram { src, dst, corrupted: false, side_channel: None, len: len.min(buf.len()) as u32, buf }
     }
 
     /// The UDP payload.

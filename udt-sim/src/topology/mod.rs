@@ -244,6 +244,7 @@ impl Topology {
             match &f.kind {
                 FlowKind::Udt { mss, .. } => max_datagram = max_datagram.max(*mss as usize - IP_UDP_OVERHEAD),
                 FlowKind::Cbr { payload, .. } => max_datagram = max_datagram.max(*payload),
+                FlowKind::Bulk(b) => max_datagram = max_datagram.max(b.max_datagram),
             }
         }
         let mut sim = Sim::new(max_datagram);
@@ -300,6 +301,27 @@ impl Topology {
                     let schedule = schedule.iter().map(|&(t, r)| (at(t.max(f.start)), r)).collect();
                     hosts[hd as usize].add_sink(dst_port);
                     hosts[hs as usize].add_cbr(src_port, peer, *payload, schedule, f.stop.map(at));
+                }
+                FlowKind::Bulk(b) => {
+                    let pair = (b.make)(rand_core::RngCore::next_u64(&mut rng::stream(
+                        seed,
+                        FLOW_STREAM + 2 * i as u64,
+                    )));
+                    let me = Addr { host: hs, port: src_port };
+                    hosts[hd as usize].add_bulk_session(
+                        dst_port,
+                        me,
+                        pair.receiver,
+                        at(f.start),
+                        b.control_delay,
+                    );
+                    hosts[hs as usize].add_bulk_session(
+                        src_port,
+                        peer,
+                        pair.sender,
+                        at(f.start),
+                        b.control_delay,
+                    );
                 }
             }
             handles.push(FlowHandle {
