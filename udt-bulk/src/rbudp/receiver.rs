@@ -59,7 +59,7 @@ pub struct Receiver<'a> {
     max_size: u64,
     max_stalled: u32,
     silence_limit: Duration,
-    sink: &'a mut dyn Sink,
+    sink: Box<dyn Sink + 'a>,
     state: State,
     layout: Option<Layout>,
     bitmap: Bitmap,
@@ -76,10 +76,34 @@ pub struct Receiver<'a> {
     counters: Counters,
 }
 
+/// A borrowed sink, held like an owned one.
+struct Borrowed<'a>(&'a mut dyn Sink);
+
+impl Sink for Borrowed<'_> {
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.0.write_at(offset, data)
+    }
+    fn set_len(&mut self, len: u64) -> std::io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.0.finish()
+    }
+}
+
 impl<'a> Receiver<'a> {
     /// A receiver that asks for `remote` and writes it into `sink` (sized with
     /// [`Sink::set_len`] once the size is known).
     pub fn new(remote: &str, sink: &'a mut dyn Sink, params: &Params) -> Result<Receiver<'a>, BulkError> {
+        Receiver::with_sink(remote, Box::new(Borrowed(sink)), params)
+    }
+
+    /// A receiver that owns its sink (a `Receiver<'static>` is `Send`, for the simulator).
+    pub fn with_sink(
+        remote: &str,
+        sink: Box<dyn Sink + 'a>,
+        params: &Params,
+    ) -> Result<Receiver<'a>, BulkError> {
         params.check()?;
         let request = wire::encode_request(remote).map_err(|e| BulkError::Protocol(e.to_string()))?;
         Ok(Receiver {
@@ -524,6 +548,14 @@ mod tests {
         let mut r = Receiver::new("f", &mut sink, &params()).unwrap();
         r.handle_control_closed(Instant::ZERO, 0);
         assert!(matches!(ended(&mut r), Some(Err(w)) if w.contains("without announcing a size")));
+    }
+
+    #[test]
+    fn an_owning_receiver_is_send_for_the_simulator() {
+        fn send<T: Send>(_: &T) {}
+        let r =
+            Receiver::with_sink("f", Box::new(crate::storage::PatternCheck { seed: 1 }), &params()).unwrap();
+        send(&r);
     }
 
     #[test]

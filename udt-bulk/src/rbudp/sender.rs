@@ -25,7 +25,7 @@ use crate::session::{Counters, Event, Session};
 use crate::storage::Source;
 
 /// Finds the source for a requested name, or says why not (one line).
-pub type Resolver<'a> = Box<dyn FnMut(&str) -> Result<Box<dyn Source + 'a>, String> + 'a>;
+pub type Resolver<'a> = Box<dyn FnMut(&str) -> Result<Box<dyn Source + 'a>, String> + Send + 'a>;
 
 enum State {
     /// Waiting for the 256-byte request.
@@ -87,6 +87,13 @@ impl<'a> Sender<'a> {
             last_heard: Instant::ZERO,
             counters: Counters::default(),
         })
+    }
+
+    /// A sender that answers whatever the receiver asks for with `source` (a `Sender<'static>`
+    /// is `Send`, for the simulator).
+    pub fn serving(params: &Params, source: Box<dyn Source + 'a>) -> Result<Sender<'a>, BulkError> {
+        let mut source = Some(source);
+        Sender::new(params, Box::new(move |_| source.take().ok_or_else(|| "served already".to_owned())))
     }
 
     /// A sender whose request for `name` was read already (by the connection's setup), sending
@@ -359,6 +366,16 @@ mod tests {
             }
         }
         (datagrams, control, now)
+    }
+
+    #[test]
+    fn a_serving_sender_answers_any_name_and_is_send_for_the_simulator() {
+        fn send<T: Send>(_: &T) {}
+        let source = Box::new(crate::storage::Pattern { seed: 3, len: 150 });
+        let mut s = Sender::serving(&params(), source).unwrap();
+        send(&s);
+        request(&mut s, "whatever");
+        assert_eq!(s.poll_event(), Some(Event::Size(150)));
     }
 
     #[test]
