@@ -2,6 +2,8 @@
 //! every awkward size arrive byte-exact, through loss, reordering and duplication and through
 //! a bottleneck far below the target rate; refusals fail both ends with their reasons.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 
 use udt_bulk::pair::{run_pair, PairOutcome, Path};

@@ -2,6 +2,8 @@
 //! the reference program on the other side: the exact control bytes, block placement (past
 //! 4 GiB too), missing-block requests, restarts, the rate control, silence and refusals.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io;
 use std::time::Duration;
 

@@ -18,7 +18,7 @@ use super::wire::{CHALLENGE_LEN, PROOF_LEN};
 /// The well-known default secret of the reference programs (`tsunamid`, `tsunami`).
 pub const REFERENCE_DEFAULT_SECRET: &[u8] = b"kitten";
 
-/// The proof of `secret` for `challenge`: MD5 of challenge[i] XOR secret[i mod len].
+/// The proof of `secret` for `challenge`: MD5 of `challenge[i] ^ secret[i % len]` for each i.
 /// `secret` must be non-empty (see [`check_secret`]); an empty one is treated as all zeros.
 pub fn proof(challenge: &[u8; CHALLENGE_LEN], secret: &[u8]) -> [u8; PROOF_LEN] {
     let mut mixed = *challenge;
