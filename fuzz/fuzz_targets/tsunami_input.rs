@@ -15,9 +15,7 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use udt_bulk::storage::{Memory, Sink, Source};
 use udt_bulk::tsunami::auth::proof;
-use udt_bulk::tsunami::wire::{
-    self, BlockHeader, FileInfo, Record, TransferRequest, REVISION,
-};
+use udt_bulk::tsunami::wire::{self, BlockHeader, FileInfo, Record, TransferRequest, REVISION};
 use udt_bulk::tsunami::{Client, Params, Server};
 use udt_bulk::{Instant, Session};
 
@@ -84,7 +82,11 @@ fuzz_target!(|data: &[u8]| {
         client.handle_control(now, 0, &[0, 0]);
         let size = u64::from(mode >> 2) * 997;
         let count = size.div_ceil(100) as u32;
-        client.handle_control(now, 0, &FileInfo { size, block_size: 100, block_count: count, epoch: 0 }.encode());
+        client.handle_control(
+            now,
+            0,
+            &FileInfo { size, block_size: 100, block_count: count, epoch: 0 }.encode(),
+        );
     }
     if mode & 2 != 0 {
         server.handle_control(now, 0, &REVISION.to_be_bytes());

@@ -33,8 +33,8 @@
 //!   [`Params::update_period`]) and when an `X` block arrives, at most once per two round
 //!   trips, rather than on counts of received blocks; it has no ring buffer, so its error rate
 //!   counts only the share of blocks asked again.
-//! - Our server repeats the last (`X`) block every 10 x its current delay, at least 1 ms apart
-//!   (the reference: 10 x its largest accumulated delay, without a floor), and sends queued
+//! - Our server repeats the last (`X`) block every 10 x its current delay, kept within 1 ms to
+//!   100 ms (the reference: 10 x its largest accumulated delay, without a floor), and sends queued
 //!   retransmissions (at most [`server::MAX_QUEUED`], duplicates merged) ahead of originals.
 //! - A restart makes our server resend originals from the named block itself; the reference
 //!   resumes one block later, and our client asks for that block again.
