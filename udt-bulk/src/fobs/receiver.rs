@@ -1,0 +1,516 @@
+//! The FOBS receiver's state machine (Kannan et al. 2003 §3.2.2), sans-IO.
+//!
+//! The receive state takes data datagrams of the current chunk, writes each new packet at its
+//! place in the sink and marks it in the chunk's map. With [`AckScheme::SegmentedTcp`] it
+//! answers each end-of-segment message on the feedback channel (0) with that segment's
+//! acknowledgement: an ACK when every packet arrived, else the segment's bits (§3.3.3,
+//! §3.3.4); it answers a DONE that asks for one with a NACK listing the chunk's missing
+//! packets. With [`AckScheme::ChunkMapUdp`] it sends the whole chunk's bit map as datagrams
+//! every segment's worth of arrivals instead (§3.1.2, §3.3.2). When the chunk is complete it
+//! says so on the high-priority channel (1) and moves to the next chunk; after the last one it
+//! finishes the sink and is done.
+//!
+//! Every acknowledgement carries the receiver's cumulative [`Report`] of what arrived (our
+//! addition, FOBS.md "Reports"), from which the sender computes loss and receive rate.
+//!
+//! Invariants: a packet is written once; datagrams of a finished chunk are counted as
+//! duplicates and dropped; a datagram for a later chunk, a packet number past its chunk or a
+//! payload of the wrong length is malformed and dropped; the chunk complete of the last chunk
+//! is queued before [`Event::Done`].
+
+use std::collections::VecDeque;
+
+use udt_proto::time::Instant;
+
+use super::chunk::{ChunkMap, Geometry};
+use super::outbox::Outbox;
+use super::params::{AckScheme, Transfer};
+use super::stats::FobsStats;
+use super::wire::{self, Datagram, FrameReader, MapPart, Message, Report, MAP_HEADER, NACK_CAP};
+use crate::session::{Counters, Event, Session};
+use crate::storage::Sink;
+
+/// Chunk-map datagrams queued beyond this are dropped (the sender resends what it does not
+/// hear about).
+const MAX_QUEUED_MAPS: usize = 4096;
+
+/// The receiving end of one FOBS transfer.
+pub struct ReceiverSession<K: Sink> {
+    sink: K,
+    transfer: Transfer,
+    g: Geometry,
+    chunks: u32,
+    chunk: u32,
+    have: ChunkMap,
+    report: Report,
+    since_map: u32,
+    map_id: u32,
+    maps: VecDeque<Vec<u8>>,
+    maps_since: Option<Instant>,
+    readers: [FrameReader; 2],
+    outbox: Outbox,
+    events: VecDeque<Event>,
+    counters: Counters,
+    stats: FobsStats,
+    ended: bool,
+}
+
+impl<K: Sink> ReceiverSession<K> {
+    /// Receive `transfer` into `sink`; sizes the sink at once (an empty transfer is done).
+    pub fn new(mut sink: K, transfer: Transfer) -> Self {
+        let g = transfer.geometry;
+        let sized = sink.set_len(g.size);
+        let mut r = ReceiverSession {
+            sink,
+            transfer,
+            g,
+            chunks: g.chunks(),
+            chunk: 0,
+            have: ChunkMap::new(g.chunk_len(0)),
+            report: Report::default(),
+            since_map: 0,
+            map_id: 0,
+            maps: VecDeque::new(),
+            maps_since: None,
+            readers: [FrameReader::default(), FrameReader::default()],
+            outbox: Outbox::default(),
+            events: VecDeque::from([Event::Size(g.size)]),
+            counters: Counters { size: Some(g.size), ..Counters::default() },
+            stats: FobsStats::default(),
+            ended: false,
+        };
+        if let Err(e) = sized {
+            r.fail(Instant::ZERO, format!("sizing the file: {e}"));
+        } else if r.chunks == 0 {
+            r.finish(Instant::ZERO);
+        }
+        r
+    }
+
+    /// What this session counted beyond [`Counters`].
+    pub fn stats(&self) -> FobsStats {
+        FobsStats { control_bytes: self.outbox.bytes(), ..self.stats }
+    }
+
+    /// The sink.
+    pub fn sink(&self) -> &K {
+        &self.sink
+    }
+
+    /// The sink, giving up the session.
+    pub fn into_sink(self) -> K {
+        self.sink
+    }
+
+    fn fail(&mut self, now: Instant, reason: String) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        self.outbox.push(now, 0, &Message::Abort { reason: reason.clone() });
+        self.events.push_back(Event::Failed(reason));
+    }
+
+    fn finish(&mut self, now: Instant) {
+        match self.sink.finish() {
+            Ok(()) => {
+                self.ended = true;
+                self.events.push_back(Event::Done);
+            }
+            Err(e) => self.fail(now, format!("finishing the file: {e}")),
+        }
+    }
+
+    fn stamped(&self, now: Instant) -> Report {
+        Report { at_us: now.as_micros(), ..self.report }
+    }
+
+    fn complete_chunk(&mut self, now: Instant) {
+        let done = Message::Complete { chunk: self.chunk, report: self.stamped(now) };
+        self.outbox.push(now, 1, &done);
+        self.counters.rounds += 1;
+        self.chunk += 1;
+        self.since_map = 0;
+        if self.chunk >= self.chunks {
+            self.finish(now);
+        } else {
+            self.have.reset(self.g.chunk_len(self.chunk));
+        }
+    }
+
+    /// The acknowledgement of one segment: ACK when complete, else its bits.
+    fn segment_ack(&mut self, now: Instant, segment: u32, range: std::ops::Range<u32>) -> Message {
+        let report = self.stamped(now);
+        if self.have.all_in(range.clone()) {
+            self.stats.segment_acks += 1;
+            Message::SegmentAck { chunk: self.chunk, segment, report }
+        } else {
+            self.stats.segment_bits += 1;
+            Message::SegmentBits { chunk: self.chunk, segment, report, bits: self.have.bits(range) }
+        }
+    }
+
+    /// The whole chunk's map as datagrams of at most a payload's worth of bits each.
+    fn queue_map(&mut self, now: Instant) {
+        self.since_map = 0;
+        let per = u32::from(self.g.payload) * 8;
+        let len = self.have.len();
+        let report = self.stamped(now);
+        let mut first = 0;
+        while first < len {
+            let count = per.min(len - first);
+            let bits = self.have.bits(first..first + count);
+            let part = MapPart { chunk: self.chunk, map_id: self.map_id, first, count, report, bits: &bits };
+            if self.maps.len() >= MAX_QUEUED_MAPS {
+                self.maps.pop_front();
+            }
+            self.maps.push_back(wire::encode_map(&part));
+            first += count;
+        }
+        self.map_id = self.map_id.wrapping_add(1);
+        self.stats.maps += 1;
+        self.maps_since.get_or_insert(now);
+    }
+
+    /// Whether a message for `chunk` concerns the current chunk (`Ok(false)`: a finished one).
+    fn current(&mut self, chunk: u32, what: &str) -> Result<bool, String> {
+        if chunk < self.chunk {
+            self.stats.stale += 1;
+            Ok(false)
+        } else if chunk == self.chunk && chunk < self.chunks {
+            Ok(true)
+        } else {
+            Err(format!("{what} for chunk {chunk} while receiving chunk {}", self.chunk))
+        }
+    }
+
+    fn on_message(&mut self, now: Instant, channel: usize, msg: Message) -> Result<(), String> {
+        let segmented = self.transfer.scheme == AckScheme::SegmentedTcp;
+        match (channel, msg) {
+            (_, Message::Abort { reason }) => return Err(format!("the sender aborted: {reason}")),
+            (0, Message::EndOfSegment { chunk, segment }) if segmented => {
+                self.stats.end_of_segments += 1;
+                if self.current(chunk, "end-of-segment")? {
+                    let range = self.g.segment_range(self.chunk, segment);
+                    if range.is_empty() {
+                        return Err(format!(
+                            "end-of-segment for segment {segment} of a chunk of {} segments",
+                            self.g.segments(self.chunk)
+                        ));
+                    }
+                    let ack = self.segment_ack(now, segment, range);
+                    self.outbox.push(now, 0, &ack);
+                }
+            }
+            (0, Message::Done { chunk, want_nack, .. }) if segmented => {
+                self.stats.dones += 1;
+                if self.current(chunk, "DONE")? && want_nack {
+                    if self.have.missing() as usize <= NACK_CAP {
+                        let missing = self.have.missing_list(NACK_CAP);
+                        self.stats.nacks += 1;
+                        let nack = Message::Nack { chunk, report: self.stamped(now), missing };
+                        self.outbox.push(now, 0, &nack);
+                    } else {
+                        // Too many for one NACK (the sender's view lagged): the segments' bits.
+                        for segment in 0..self.g.segments(self.chunk) {
+                            let range = self.g.segment_range(self.chunk, segment);
+                            if !self.have.all_in(range.clone()) {
+                                let ack = self.segment_ack(now, segment, range);
+                                self.outbox.push(now, 0, &ack);
+                            }
+                        }
+                    }
+                }
+            }
+            (c, other) => return Err(format!("unexpected {} on control channel {c}", other.name())),
+        }
+        Ok(())
+    }
+}
+
+impl<K: Sink> Session for ReceiverSession<K> {
+    fn handle_control(&mut self, now: Instant, channel: usize, bytes: &[u8]) {
+        if self.ended {
+            return;
+        }
+        let Some(reader) = self.readers.get_mut(channel) else {
+            return self.fail(now, format!("bytes on control channel {channel}, FOBS has two"));
+        };
+        reader.push(bytes);
+        loop {
+            let Some(reader) = self.readers.get_mut(channel) else { return };
+            match reader.next_message() {
+                Ok(Some(msg)) => {
+                    if let Err(why) = self.on_message(now, channel, msg) {
+                        return self.fail(now, why);
+                    }
+                    if self.ended {
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                Err(e) => return self.fail(now, format!("control channel {channel}: {e}")),
+            }
+        }
+    }
+
+    fn handle_control_closed(&mut self, now: Instant, channel: usize) {
+        self.fail(now, format!("the sender closed control channel {channel} before the transfer completed"));
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if self.ended {
+            return;
+        }
+        let Ok(Datagram::Data { chunk, packet, seq, payload }) = wire::decode_datagram(datagram) else {
+            self.counters.malformed += 1;
+            return;
+        };
+        let fits = chunk < self.chunks
+            && packet < self.g.chunk_len(chunk)
+            && payload.len() == self.g.packet_len(chunk, packet);
+        if !fits || chunk > self.chunk {
+            self.counters.malformed += 1;
+            return;
+        }
+        self.report.received += 1;
+        self.report.highest_seq = self.report.highest_seq.max(seq);
+        self.counters.datagrams_received += 1;
+        if self.transfer.scheme == AckScheme::ChunkMapUdp {
+            self.since_map += 1;
+        }
+        if chunk < self.chunk || self.have.get(packet) {
+            self.counters.duplicates += 1;
+            self.stats.stale += u64::from(chunk < self.chunk);
+        } else {
+            if let Err(e) = self.sink.write_at(self.g.offset(chunk, packet), payload) {
+                return self.fail(now, format!("writing the file: {e}"));
+            }
+            self.have.set(packet);
+            self.counters.delivered += payload.len() as u64;
+            if self.have.is_complete() {
+                return self.complete_chunk(now);
+            }
+        }
+        if self.since_map >= self.g.segment_packets {
+            self.queue_map(now);
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_control(&mut self) -> Option<(usize, Vec<u8>)> {
+        self.outbox.pop()
+    }
+
+    fn poll_datagram(&mut self, _now: Instant, buf: &mut [u8]) -> Option<usize> {
+        let map = self.maps.pop_front()?;
+        if self.maps.is_empty() {
+            self.maps_since = None;
+        }
+        let out = buf.get_mut(..map.len())?;
+        out.copy_from_slice(&map);
+        self.stats.map_parts += 1;
+        self.stats.map_bytes += map.len() as u64;
+        Some(map.len())
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        udt_proto::time::earliest(self.outbox.due(), self.maps_since)
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn max_datagram(&self) -> usize {
+        self.transfer.data_datagram().max(MAP_HEADER + usize::from(self.g.payload))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::Memory;
+
+    fn transfer(size: u64, scheme: AckScheme) -> Transfer {
+        Transfer::new(size, 100, 10, 4, scheme).unwrap()
+    }
+
+    fn data(chunk: u32, packet: u32, seq: u64, payload: &[u8]) -> Vec<u8> {
+        let mut d = vec![0u8; wire::DATA_HEADER];
+        wire::encode_data_header(&mut d, chunk, packet, seq).unwrap();
+        d.extend_from_slice(payload);
+        d
+    }
+
+    fn control(r: &mut ReceiverSession<Memory>) -> Vec<(usize, Message)> {
+        let mut out = Vec::new();
+        while let Some((c, frame)) = r.poll_control() {
+            out.push((c, wire::decode_frame(&frame).unwrap().unwrap().0));
+        }
+        out
+    }
+
+    const T: Instant = Instant::ZERO;
+
+    #[test]
+    fn packets_land_in_place_and_segments_are_acknowledged_on_their_end() {
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        assert_eq!(r.poll_event(), Some(Event::Size(1_050)));
+        r.handle_datagram(T, &data(0, 1, 1, &[1; 100]));
+        r.handle_datagram(T, &data(0, 0, 2, &[0; 100]));
+        r.handle_datagram(T, &data(0, 3, 4, &[3; 100]));
+        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0 }.encode());
+        let report = Report { received: 3, highest_seq: 4, at_us: 0 };
+        let bits = Message::SegmentBits { chunk: 0, segment: 0, report, bits: vec![0b1011] };
+        assert_eq!(control(&mut r), vec![(0, bits)]);
+        r.handle_datagram(T, &data(0, 2, 5, &[2; 100]));
+        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0 }.encode());
+        let report = Report { received: 4, highest_seq: 5, at_us: 0 };
+        assert_eq!(control(&mut r), vec![(0, Message::SegmentAck { chunk: 0, segment: 0, report })]);
+        assert_eq!(&r.sink().0[..400], &[[0u8; 100], [1; 100], [2; 100], [3; 100]].concat()[..]);
+        assert_eq!(r.counters().delivered, 400);
+    }
+
+    #[test]
+    fn a_complete_chunk_is_announced_on_channel_one_and_the_last_one_ends_the_session() {
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        r.poll_event();
+        let mut seq = 0;
+        for p in 0..10 {
+            seq += 1;
+            r.handle_datagram(T, &data(0, p, seq, &[p as u8; 100]));
+        }
+        let sent = control(&mut r);
+        assert!(matches!(sent.as_slice(), [(1, Message::Complete { chunk: 0, .. })]), "{sent:?}");
+        r.handle_datagram(T, &data(0, 4, 99, &[9; 100]));
+        assert_eq!(r.counters().duplicates, 1, "a packet of a finished chunk");
+        r.handle_datagram(T, &data(1, 0, 100, &[7; 50]));
+        assert!(matches!(control(&mut r).as_slice(), [(1, Message::Complete { chunk: 1, .. })]));
+        assert_eq!(r.poll_event(), Some(Event::Done));
+        assert_eq!(r.sink().0.len(), 1_050);
+        assert_eq!(r.sink().0[1_000..], [7; 50]);
+        assert_eq!(r.sink().0[400..500], [4; 100], "the duplicate did not overwrite");
+    }
+
+    #[test]
+    fn malformed_datagrams_are_dropped_and_counted() {
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        r.handle_datagram(T, b"nonsense");
+        r.handle_datagram(T, &data(0, 10, 1, &[0; 100])); // past the chunk
+        r.handle_datagram(T, &data(1, 0, 1, &[0; 50])); // a later chunk
+        r.handle_datagram(T, &data(0, 0, 1, &[0; 99])); // wrong length
+        r.handle_datagram(T, &data(5, 0, 1, &[])); // past the file
+        let bits = [0u8];
+        r.handle_datagram(
+            T,
+            &wire::encode_map(&MapPart {
+                chunk: 0,
+                map_id: 0,
+                first: 0,
+                count: 1,
+                report: Report::default(),
+                bits: &bits,
+            }),
+        );
+        assert_eq!((r.counters().malformed, r.counters().datagrams_received), (6, 0));
+    }
+
+    #[test]
+    fn a_done_asking_for_a_nack_gets_the_missing_list() {
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        for p in [0, 1, 2, 4, 5, 6, 7, 8] {
+            r.handle_datagram(T, &data(0, p, u64::from(p) + 1, &[0; 100]));
+        }
+        r.handle_control(T, 0, &Message::Done { chunk: 0, pass: 0, want_nack: false }.encode());
+        assert!(control(&mut r).is_empty(), "a plain DONE needs no answer");
+        r.handle_control(T, 0, &Message::Done { chunk: 0, pass: 1, want_nack: true }.encode());
+        let report = Report { received: 8, highest_seq: 9, at_us: 0 };
+        assert_eq!(control(&mut r), vec![(0, Message::Nack { chunk: 0, report, missing: vec![3, 9] })]);
+    }
+
+    #[test]
+    fn the_udp_scheme_maps_the_chunk_every_segment_of_arrivals() {
+        let t = Transfer::new(100 * 20, 16, 20, 4, AckScheme::ChunkMapUdp).unwrap();
+        let mut r = ReceiverSession::new(Memory::default(), t);
+        let mut buf = vec![0u8; r.max_datagram()];
+        for (i, p) in [0u32, 2, 3].into_iter().enumerate() {
+            r.handle_datagram(T, &data(0, p, i as u64 + 1, &[0; 16]));
+        }
+        assert_eq!(r.poll_datagram(T, &mut buf), None, "three arrivals: no map yet");
+        r.handle_datagram(T, &data(0, 3, 4, &[0; 16]));
+        assert_eq!(r.poll_timeout(), Some(T), "a map waits");
+        let n = r.poll_datagram(T, &mut buf).unwrap();
+        let Ok(Datagram::Map(part)) = wire::decode_datagram(&buf[..n]) else { panic!("a map") };
+        assert_eq!((part.chunk, part.first, part.count, part.bits), (0, 0, 20, &[0b1101, 0, 0][..]));
+        assert_eq!(part.report.received, 4);
+        assert_eq!((r.poll_datagram(T, &mut buf), r.poll_timeout()), (None, None));
+        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0 }.encode());
+        assert!(matches!(r.poll_event(), Some(Event::Size(_))));
+        assert!(
+            matches!(r.poll_event(), Some(Event::Failed(why)) if why.contains("unexpected end-of-segment"))
+        );
+    }
+
+    #[test]
+    fn a_large_chunk_map_goes_in_several_datagrams() {
+        let t = Transfer::new(16 * 1000, 16, 1000, 1, AckScheme::ChunkMapUdp).unwrap();
+        let mut r = ReceiverSession::new(Memory::default(), t);
+        r.handle_datagram(T, &data(0, 999, 1, &[0; 16]));
+        let mut buf = vec![0u8; r.max_datagram()];
+        let mut covered = Vec::new();
+        while let Some(n) = r.poll_datagram(T, &mut buf) {
+            let Ok(Datagram::Map(part)) = wire::decode_datagram(&buf[..n]) else { panic!("a map") };
+            covered.push((part.first, part.count));
+        }
+        assert_eq!(
+            covered,
+            vec![
+                (0, 128),
+                (128, 128),
+                (256, 128),
+                (384, 128),
+                (512, 128),
+                (640, 128),
+                (768, 128),
+                (896, 104)
+            ]
+        );
+    }
+
+    #[test]
+    fn protocol_errors_and_early_closes_fail_with_a_reason() {
+        let cases: [(usize, Vec<u8>, &str); 5] = [
+            (0, Message::EndOfSegment { chunk: 3, segment: 0 }.encode(), "chunk 3"),
+            (0, Message::EndOfSegment { chunk: 0, segment: 3 }.encode(), "segment 3"),
+            (1, Message::Hello { token: 1 }.encode(), "unexpected hello"),
+            (0, Message::Abort { reason: "source vanished".into() }.encode(), "source vanished"),
+            (0, b"FOB\x02".to_vec(), "version 2"),
+        ];
+        for (channel, bytes, expect) in cases {
+            let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+            r.poll_event();
+            r.handle_control(T, channel, &bytes);
+            let Some(Event::Failed(why)) = r.poll_event() else { panic!("{expect} must fail") };
+            assert!(why.contains(expect), "{why}");
+        }
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        r.poll_event();
+        r.handle_control_closed(T, 1);
+        assert!(
+            matches!(r.poll_event(), Some(Event::Failed(why)) if why.contains("closed control channel 1"))
+        );
+    }
+
+    #[test]
+    fn an_empty_transfer_is_done_at_once() {
+        let mut r = ReceiverSession::new(Memory(vec![1, 2, 3]), transfer(0, AckScheme::SegmentedTcp));
+        assert_eq!((r.poll_event(), r.poll_event()), (Some(Event::Size(0)), Some(Event::Done)));
+        assert!(r.sink().0.is_empty(), "sized to zero");
+    }
+}
