@@ -2,6 +2,9 @@
 //!
 //! - `udt send FILE... HOST:PORT` and `udt recv [--listen ADDR:PORT] [--out DIR]`: file
 //!   transfer, verified end to end with BLAKE3 (see `PROTOCOL.md`).
+//! - `udt serve --protocol tsunami|rbudp|fobs PATH` and `udt fetch --protocol ... HOST NAME...`:
+//!   the seed papers' other protocols (Tsunami UDP, RBUDP, FOBS), which pull: the end with the
+//!   data listens (see docs/protocols.md).
 //! - `udt cat HOST:PORT` and `udt cat --listen ADDR:PORT`: netcat over a raw UDT stream.
 //! - `udt perf server`, `udt perf client HOST:PORT`, `udt perf --self`: iperf3-style tests.
 //! - `udt sim list`, `udt sim SCENARIO`: the thesis' experiments in the simulator.
@@ -14,9 +17,11 @@
 //! when interrupted (Ctrl-C, SIGTERM, SIGHUP).
 
 mod bench;
+mod bulk;
 mod cat;
 mod cc;
 mod cpu;
+mod fetch;
 mod interrupt;
 mod link;
 mod manual;
@@ -28,6 +33,7 @@ mod recv;
 mod report;
 mod security;
 mod send;
+mod serve;
 mod sim;
 mod tree;
 mod units;
@@ -44,7 +50,7 @@ Exit status:
   0  success
   1  a transfer or the network failed (refused or corrupt file, no answer, connection lost)
   2  usage error (bad arguments)
-  130  interrupted (Ctrl-C, SIGTERM or SIGHUP; send, recv, cat, perf)
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP; send, recv, serve, fetch, cat, perf)
 
 Logs go to standard error: -v for info, -vv for debug, -vvv for trace; RUST_LOG overrides.";
 
@@ -72,6 +78,12 @@ enum Command {
     /// Receive files from `udt send` into a directory.
     #[command(after_help = EXIT_STATUS)]
     Recv(recv::Args),
+    /// Serve files over Tsunami, RBUDP or FOBS (these protocols pull: `udt fetch` connects here).
+    #[command(after_help = EXIT_STATUS)]
+    Serve(serve::Args),
+    /// Fetch files from a Tsunami, RBUDP or FOBS server (`udt serve`, `tsunamid`, RBUDP `sendfile`).
+    #[command(after_help = EXIT_STATUS)]
+    Fetch(fetch::Args),
     /// Netcat over UDT: standard input to the peer, the peer to standard output.
     #[command(after_help = EXIT_STATUS)]
     Cat(cat::Args),
@@ -144,8 +156,28 @@ fn main() -> ExitCode {
                 .exit();
         }
     }
+    // The seed protocols: the acknowledgement that they run in clear, RBUDP's rate and
+    // Tsunami's secret are usage errors when missing (exit 2), before any socket is opened.
+    let seed = match &cli.command {
+        Command::Serve(a) => Some((a.protocol, &a.tuning, bulk::Side::Serves)),
+        Command::Fetch(a) => Some((a.protocol, &a.tuning, bulk::Side::Fetches)),
+        _ => None,
+    };
+    if let Some((protocol, tuning, side)) = seed {
+        if let Err(why) = bulk::check_usage(protocol, tuning, side) {
+            Cli::command().error(clap::error::ErrorKind::MissingRequiredArgument, why).exit();
+        }
+    }
     init_logging(cli.verbose);
-    if matches!(cli.command, Command::Send(_) | Command::Recv(_) | Command::Cat(_) | Command::Perf(_)) {
+    if matches!(
+        cli.command,
+        Command::Send(_)
+            | Command::Recv(_)
+            | Command::Serve(_)
+            | Command::Fetch(_)
+            | Command::Cat(_)
+            | Command::Perf(_)
+    ) {
         if let Err(e) = interrupt::install() {
             eprintln!("udt: {e:#}");
             return ExitCode::from(1);
@@ -154,6 +186,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Send(a) => send::run(a, cli.quiet),
         Command::Recv(a) => recv::run(a, cli.quiet),
+        Command::Serve(a) => serve::run(a, cli.quiet),
+        Command::Fetch(a) => fetch::run(a, cli.quiet),
         Command::Cat(a) => cat::run(a, cli.quiet),
         Command::Perf(a) => perf::run(a, cli.quiet),
         Command::Sim(a) => sim::run(a),
@@ -167,6 +201,8 @@ fn main() -> ExitCode {
         let name = match cli.command {
             Command::Send(_) => "send",
             Command::Recv(_) => "recv",
+            Command::Serve(_) => "serve",
+            Command::Fetch(_) => "fetch",
             Command::Cat(_) => "cat",
             Command::Bench(_) => "bench",
             _ => "perf",
@@ -180,6 +216,8 @@ fn main() -> ExitCode {
             let name = match cli.command {
                 Command::Send(_) => "send",
                 Command::Recv(_) => "recv",
+                Command::Serve(_) => "serve",
+                Command::Fetch(_) => "fetch",
                 Command::Cat(_) => "cat",
                 Command::Perf(_) => "perf",
                 Command::Sim(_) => "sim",

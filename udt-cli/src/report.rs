@@ -20,6 +20,9 @@ enum Line<'a> {
         seconds: f64,
         bits_per_second: f64,
         blake3: Option<&'a str>,
+        /// Whether the two ends compared the file end to end (UDT transfers do; the seed
+        /// protocols cannot: `blake3` is then the hash of the bytes where they are).
+        verified: bool,
         status: &'static str,
         reason: Option<&'a str>,
     },
@@ -37,7 +40,7 @@ enum Line<'a> {
 
 /// Counts and prints the outcomes of one session.
 pub struct Report {
-    /// `send` or `recv`, for the error lines.
+    /// `send`, `recv`, `serve` or `fetch`, for the error lines.
     command: &'static str,
     json: bool,
     files: usize,
@@ -63,21 +66,49 @@ impl Report {
 
     /// A verified file: `name` as sent (`shown`: safe to print), `bytes` in `took`, its hash.
     pub fn ok(&mut self, name: &str, shown: &str, bytes: u64, took: Duration, hash: &blake3::Hash) {
+        self.record(name, shown, bytes, took, Some(hash), true);
+    }
+
+    /// A file moved without an end-to-end check (the seed protocols): the BLAKE3 of what
+    /// arrived, when computed, is printed for the user to compare (`b3sum` at the source).
+    pub fn unverified(
+        &mut self,
+        name: &str,
+        shown: &str,
+        bytes: u64,
+        took: Duration,
+        hash: Option<&blake3::Hash>,
+    ) {
+        self.record(name, shown, bytes, took, hash, false);
+    }
+
+    fn record(
+        &mut self,
+        name: &str,
+        shown: &str,
+        bytes: u64,
+        took: Duration,
+        hash: Option<&blake3::Hash>,
+        verified: bool,
+    ) {
         self.files += 1;
         self.bytes += bytes;
         if self.json {
-            let hex = hash.to_hex();
+            let hex = hash.map(|h| h.to_hex());
             emit(&Line::File {
                 name,
                 bytes,
                 seconds: took.as_secs_f64(),
                 bits_per_second: bps(bytes, took),
-                blake3: Some(hex.as_str()),
+                blake3: hex.as_ref().map(|h| h.as_str()),
+                verified,
                 status: "ok",
                 reason: None,
             });
-        } else {
+        } else if verified {
             println!("{}", progress::summary_line(shown, bytes, took));
+        } else {
+            println!("{}", progress::moved_line(shown, bytes, took, hash));
         }
     }
 
@@ -93,6 +124,7 @@ impl Report {
                 seconds: 0.0,
                 bits_per_second: 0.0,
                 blake3: None,
+                verified: false,
                 status: "error",
                 reason: Some(reason),
             });

@@ -3,6 +3,8 @@
 //! pattern), its control channel has the path's delay, and it shares the bottleneck with a UDT
 //! flow.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

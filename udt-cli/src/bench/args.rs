@@ -35,7 +35,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeat: u32,
     /// Systems to run (comma-separated): udt, udt:CC (`udt cc list`), udt-file (file to file),
-    /// udt4, tcp-cubic, tcp-bbr, tcp-reno, udp [default: udt,udt:cubic,udt4,tcp-cubic,tcp-bbr,udp].
+    /// udt4, tcp-cubic, tcp-bbr, tcp-reno, udp, and the seed papers' protocols file to file:
+    /// tsunami, rbudp, fobs (ours), tsunami-ref, rbudp-ref (the original programs,
+    /// interop/seed-peers.sh) [default: udt,udt:cubic,udt4,tcp-cubic,tcp-bbr,udp].
     #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = System::parse)]
     pub systems: Vec<System>,
     /// Also run our UDT file to file (`udt send`/`udt recv`, BLAKE3 verified) on each path.

@@ -75,6 +75,13 @@ impl TimedChild {
         Ok(finished)
     }
 
+    /// Stops a command that never exits by itself (a server): kills it and collects what it
+    /// left (GNU time, killed with it, then reports no times).
+    pub fn stop(mut self) -> Finished {
+        self.kill();
+        self.collect()
+    }
+
     fn wait(&mut self, deadline: Instant) -> Result<ExitStatus> {
         loop {
             let Some(child) = self.child.as_mut() else { bail!("{} was already reaped", self.name) };

@@ -20,7 +20,7 @@ use super::path::PACKET_BYTES;
 const PORT: u16 = 9401;
 
 /// The test file for this context, written if it is not there yet at the right size.
-fn test_file(ctx: &Ctx) -> Result<PathBuf> {
+pub(super) fn test_file(ctx: &Ctx) -> Result<PathBuf> {
     let len = (ctx.path.rate_bps as f64 / 8.0 * ctx.time.as_secs_f64()) as u64;
     let path = ctx.dir.join(format!("payload-{len}.bin"));
     if fs::metadata(&path).map(|m| m.len() == len).unwrap_or(false) {
@@ -85,6 +85,7 @@ pub fn commands(ctx: &Ctx, slot: u16) -> Result<Commands> {
             "--code".into(),
             BENCH_CODE.into(),
         ],
+        ..Commands::default()
     })
 }
 

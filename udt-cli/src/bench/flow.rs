@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::child::{Finished, TimedChild};
 use super::path::{PathSpec, PACKET_BYTES};
 use super::system::System;
-use super::{files, iperf, udt4, udt_perf};
+use super::{files, iperf, seed, udt4, udt_perf};
 
 /// How long a client may run past `--time` (UDT's sender waits up to 60 s for the last
 /// acknowledgements, UDT4 lingers on close) before it is killed.
@@ -35,12 +35,16 @@ pub struct Ctx {
     pub ns_b: String,
     /// The servers' address.
     pub addr_b: Ipv4Addr,
+    /// The clients' address (where the seed protocols' servers listen: they hold the data).
+    pub addr_a: Ipv4Addr,
     /// Sending time of each run.
     pub time: Duration,
     /// The `udt` binary (this one).
     pub udt_exe: PathBuf,
     /// `udt4_perf`, if built.
     pub udt4: Option<PathBuf>,
+    /// The directory of the Tsunami and RBUDP reference programs, if built.
+    pub seed_peers: Option<PathBuf>,
     /// Scratch directory for outputs and files.
     pub dir: PathBuf,
 }
@@ -135,12 +139,16 @@ impl Flow {
 }
 
 /// The two commands of one system's flow.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Commands {
-    /// The receiver, run in namespace B.
+    /// The receiver, run in namespace B (in A when `server_holds_data`).
     pub server: Vec<String>,
-    /// The sender, run in namespace A.
+    /// The sender, run in namespace A (in B when `server_holds_data`).
     pub client: Vec<String>,
+    /// The server is the data's source (a pulling protocol): it runs in A, the client in B.
+    pub server_holds_data: bool,
+    /// The server never exits by itself: it is stopped once the client is done.
+    pub server_lingers: bool,
 }
 
 /// A flow whose server is running (and, after [`Started::start_client`], its client).
@@ -149,6 +157,8 @@ pub struct Started {
     system: System,
     tag: String,
     client_cmd: Vec<String>,
+    client_ns: String,
+    server_lingers: bool,
     server: TimedChild,
     client: Option<(TimedChild, Instant)>,
 }
@@ -163,27 +173,40 @@ impl Started {
             System::Udt4 => udt4::commands(ctx, slot)?,
             System::Tcp { cc } => iperf::commands(ctx, Some(cc), slot),
             System::Udp => iperf::commands(ctx, None, slot),
+            System::Seed(p) => seed::commands(ctx, *p, slot)?,
+            System::SeedRef(p) => seed::reference_commands(ctx, *p, slot)?,
         };
         let tag = format!("{}-{}-{slot}", ctx.path.slug(), system.to_string().replace(':', "_"));
-        let server = TimedChild::spawn(&ctx.ns_b, &format!("{tag}-server"), &cmds.server, &ctx.dir)?;
-        Ok(Started { system: system.clone(), tag, client_cmd: cmds.client, server, client: None })
+        let (server_ns, client_ns) =
+            if cmds.server_holds_data { (&ctx.ns_a, &ctx.ns_b) } else { (&ctx.ns_b, &ctx.ns_a) };
+        let server = TimedChild::spawn(server_ns, &format!("{tag}-server"), &cmds.server, &ctx.dir)?;
+        Ok(Started {
+            system: system.clone(),
+            tag,
+            client_cmd: cmds.client,
+            client_ns: client_ns.clone(),
+            server_lingers: cmds.server_lingers,
+            server,
+            client: None,
+        })
     }
 
     /// Starts the client (the server should have had a moment to bind).
     pub fn start_client(&mut self, ctx: &Ctx) -> Result<()> {
         let client =
-            TimedChild::spawn(&ctx.ns_a, &format!("{}-client", self.tag), &self.client_cmd, &ctx.dir)?;
+            TimedChild::spawn(&self.client_ns, &format!("{}-client", self.tag), &self.client_cmd, &ctx.dir)?;
         self.client = Some((client, Instant::now()));
         Ok(())
     }
 
     /// Waits for both ends (within the deadlines) and measures the flow.
     pub fn finish(self, ctx: &Ctx) -> Result<Flow> {
-        let Started { system, server, client, .. } = self;
+        let Started { system, server, client, server_lingers, .. } = self;
         let Some((client, started)) = client else { anyhow::bail!("the client was never started") };
         let client = client.finish(started + ctx.time + CLIENT_GRACE);
         let server_deadline = Instant::now() + SERVER_GRACE;
         let (client, server) = match client {
+            Ok(c) if server_lingers => (c, server.stop()),
             Ok(c) => (c, server.finish(server_deadline)?),
             Err(e) => {
                 drop(server);
@@ -202,6 +225,8 @@ fn parse(system: &System, ctx: &Ctx, client: &Finished, server: &Finished) -> Re
         System::Udt4 => udt4::parse(client, server),
         System::Tcp { .. } => iperf::parse_tcp(client),
         System::Udp => iperf::parse_udp(client),
+        System::Seed(p) => seed::parse(ctx, client, false, p.name()),
+        System::SeedRef(p) => seed::parse(ctx, client, true, &format!("{}-ref", p.name())),
     }
 }
 

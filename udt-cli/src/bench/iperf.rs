@@ -54,7 +54,7 @@ pub fn commands(ctx: &Ctx, cc: Option<&str>, slot: u16) -> Commands {
             client.extend(["-u", "-b", &rate, "-l", &len].map(String::from));
         }
     }
-    Commands { server, client }
+    Commands { server, client, ..Commands::default() }
 }
 
 fn doc(client: &Finished) -> Result<serde_json::Value> {

@@ -27,6 +27,7 @@ mod path;
 mod plan;
 mod plot;
 mod report;
+mod seed;
 mod shared;
 mod system;
 mod udt4;
@@ -77,6 +78,7 @@ fn missing(system: &System, ctx: &Ctx) -> Option<String> {
     match system {
         System::Tcp { .. } | System::Udp if !on_path("iperf3") => Some("iperf3 not installed".into()),
         System::Udt4 if !ctx.udt4.as_ref().is_some_and(|p| p.is_file()) => Some(udt4::MISSING.into()),
+        System::SeedRef(_) if ctx.seed_peers.is_none() => Some(seed::MISSING.into()),
         _ => None,
     }
 }
@@ -105,6 +107,7 @@ pub fn run(args: &Args) -> Result<()> {
     let plan = Plan::new(args);
     let exe = std::env::current_exe().context("cannot find the udt executable")?;
     let udt4 = udt4::locate(args.udt4.as_deref(), &exe);
+    let seed_peers = seed::locate(&exe);
     let scratch = Scratch::create()?;
     let prefix = format!("ub{}", std::process::id());
     let mut report = Report {
@@ -123,9 +126,11 @@ pub fn run(args: &Args) -> Result<()> {
             ns_a: emu.ns_a().to_string(),
             ns_b: emu.ns_b().to_string(),
             addr_b: emu.addr_b(),
+            addr_a: emu.addr_a(),
             time: plan.time,
             udt_exe: exe.clone(),
             udt4: udt4.clone(),
+            seed_peers: seed_peers.clone(),
             dir: scratch.0.clone(),
         };
         let mut runs: Vec<Vec<Result<Flow>>> = plan.systems.iter().map(|_| Vec::new()).collect();

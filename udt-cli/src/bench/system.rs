@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use crate::bulk::Protocol;
 use crate::net;
 
 /// One protocol under test.
@@ -27,6 +28,10 @@ pub enum System {
     },
     /// Raw UDP through iperf3 at the link rate: a ceiling with no reliability.
     Udp,
+    /// Our Tsunami, RBUDP or FOBS through `udt serve` / `udt fetch`, file to file.
+    Seed(Protocol),
+    /// The original Tsunami UDP or RBUDP programs (interop/seed-peers.sh), file to file.
+    SeedRef(Protocol),
 }
 
 impl System {
@@ -50,7 +55,7 @@ impl System {
     }
 
     /// Parses one name: `udt`, `udt:CC[:k=v]`, `udt-file`, `udt4`, `tcp-cubic`, `tcp-bbr`,
-    /// `tcp-reno`, `udp`.
+    /// `tcp-reno`, `udp`, `tsunami`, `rbudp`, `fobs`, `tsunami-ref`, `rbudp-ref`.
     pub fn parse(s: &str) -> Result<System, String> {
         let system = Self::parse_unchecked(s)?;
         match system.unsupported() {
@@ -67,6 +72,11 @@ impl System {
             "udt-file" => return Ok(System::UdtFile),
             "udt4" => return Ok(System::Udt4),
             "udp" => return Ok(System::Udp),
+            "tsunami" => return Ok(System::Seed(Protocol::Tsunami)),
+            "rbudp" => return Ok(System::Seed(Protocol::Rbudp)),
+            "fobs" => return Ok(System::Seed(Protocol::Fobs)),
+            "tsunami-ref" => return Ok(System::SeedRef(Protocol::Tsunami)),
+            "rbudp-ref" => return Ok(System::SeedRef(Protocol::Rbudp)),
             _ => {}
         }
         if let Some(cc) = s.strip_prefix("udt:") {
@@ -78,7 +88,8 @@ impl System {
             }
         }
         Err(format!(
-            "unknown system `{s}`: use udt, udt:CC (see `udt cc list`), udt-file, udt4, tcp-cubic, tcp-bbr, tcp-reno or udp"
+            "unknown system `{s}`: use udt, udt:CC (see `udt cc list`), udt-file, udt4, tcp-cubic, tcp-bbr, \
+             tcp-reno, udp, tsunami, rbudp, fobs, tsunami-ref or rbudp-ref"
         ))
     }
 }
@@ -93,6 +104,8 @@ impl fmt::Display for System {
             System::Udt4 => write!(f, "udt4"),
             System::Tcp { cc } => write!(f, "tcp-{cc}"),
             System::Udp => write!(f, "udp"),
+            System::Seed(p) => write!(f, "{}", p.name()),
+            System::SeedRef(p) => write!(f, "{}-ref", p.name()),
         }
     }
 }
@@ -104,7 +117,10 @@ mod tests {
     #[test]
     fn names_round_trip() {
         assert_eq!(System::defaults().len(), 6);
-        for name in System::DEFAULT.split(',').chain(["udt-file", "tcp-reno", "udt:blast:rate=50mbit"]) {
+        let seed = ["tsunami", "rbudp", "fobs", "tsunami-ref", "rbudp-ref"];
+        for name in
+            System::DEFAULT.split(',').chain(["udt-file", "tcp-reno", "udt:blast:rate=50mbit"]).chain(seed)
+        {
             let s = System::parse_unchecked(name).unwrap();
             assert_eq!(s.to_string(), name);
         }

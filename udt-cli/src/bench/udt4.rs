@@ -61,6 +61,7 @@ pub fn commands(ctx: &Ctx, slot: u16) -> Result<Commands> {
             "--timeout".into(),
             timeout,
         ],
+        ..Commands::default()
     })
 }
 

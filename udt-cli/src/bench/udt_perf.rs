@@ -33,7 +33,7 @@ pub fn commands(ctx: &Ctx, cc: Option<&str>, slot: u16) -> Commands {
             cmd.push(cc.to_string());
         }
     }
-    Commands { server, client }
+    Commands { server, client, ..Commands::default() }
 }
 
 /// The flow's figures from the two JSON outputs.

@@ -1,0 +1,150 @@
+//! `udt fetch --protocol tsunami|rbudp|fobs HOST[:PORT] NAME...`: the receiving end of the seed
+//! papers' protocols: connects to a server (`udt serve`, or the reference `tsunamid` or RBUDP
+//! `sendfile`) and asks for each NAME in turn.
+//!
+//! Each file lands in `--out` under the last component of its NAME (checked like every name
+//! `udt recv` accepts), written first to `.NAME.udt-partial` and renamed only once complete,
+//! so nothing half-written ever carries the final name; an existing file is kept unless
+//! `--force`. The BLAKE3 hash printed is of the bytes received (the seed protocols carry no
+//! end-to-end check of their own: compare it with `b3sum` on the server).
+
+use std::fs::{self, OpenOptions};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+
+use crate::bulk::{self, Protocol, Tuning};
+use crate::interrupt;
+use crate::progress::Mode;
+use crate::protocol::{check_name, display_name};
+use crate::report::Report;
+
+/// `udt fetch` arguments.
+#[derive(Parser, Debug)]
+pub struct Args {
+    /// The protocol spoken: tsunami (Tsunami UDP 1.1), rbudp (QUANTA RBUDP 1.0) or fobs.
+    #[arg(long, value_enum)]
+    pub protocol: Protocol,
+    /// The server: HOST or HOST:PORT [default port: tsunami 46224, rbudp 38000, fobs 38100].
+    #[arg(value_name = "HOST[:PORT]")]
+    pub server: String,
+    /// Names of the files to fetch, relative to what the server serves.
+    #[arg(required = true, value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Directory to write into.
+    #[arg(short, long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Overwrite files that already exist in --out.
+    #[arg(short, long)]
+    pub force: bool,
+    /// One JSON object per line on standard output: one per file, then a total.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub tuning: Tuning,
+}
+
+/// Run `udt fetch`.
+pub fn run(args: &Args, quiet: bool) -> Result<()> {
+    let params = bulk::params(args.protocol, &args.tuning, bulk::Side::Fetches)?;
+    let meta = fs::metadata(&args.out)
+        .with_context(|| format!("output directory {} is not usable", args.out.display()))?;
+    if !meta.is_dir() {
+        bail!("{} is not a directory", args.out.display());
+    }
+    let server = bulk::resolve_server(&args.server, args.protocol.default_port())?;
+    let mode = Mode::detect(quiet);
+    let mut report = Report::new("fetch", args.json);
+    let stop = interrupt::register()?;
+    let started = std::time::Instant::now();
+    for name in &args.names {
+        let shown = display_name(name);
+        let local = match local_name(name) {
+            Ok(local) => local,
+            Err(why) => {
+                report.failed(name, &shown, &why);
+                continue;
+            }
+        };
+        let dest = args.out.join(&local);
+        if dest.exists() && !args.force {
+            report.failed(name, &shown, &format!("{} exists (--force to overwrite)", dest.display()));
+            continue;
+        }
+        let partial = args.out.join(format!(".{local}.udt-partial"));
+        let how = How { params: &params, stop: &stop, idle: args.tuning.idle_timeout, mode };
+        match fetch_one(args.protocol, server, name, &partial, &how, &shown) {
+            Ok((bytes, took)) => {
+                let hash = hash_file(&partial)?;
+                fs::rename(&partial, &dest)
+                    .with_context(|| format!("cannot rename {} to {}", partial.display(), dest.display()))?;
+                report.unverified(name, &shown, bytes, took, Some(&hash));
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&partial);
+                if interrupt::requested() {
+                    return Err(e);
+                }
+                report.failed(name, &shown, &format!("{e:#}"));
+            }
+        }
+    }
+    report.total(args.names.len(), started.elapsed());
+    if !report.failures().is_empty() {
+        bail!("{} of {} failed", report.failures().len(), args.names.len());
+    }
+    Ok(())
+}
+
+/// The name a fetched file gets in --out: the last component of what was asked for.
+fn local_name(requested: &str) -> Result<String, String> {
+    let last = Path::new(requested)
+        .file_name()
+        .ok_or_else(|| format!("\"{}\" does not end in a file name", display_name(requested)))?;
+    let last = last.to_str().ok_or("not valid UTF-8")?;
+    check_name(last.as_bytes()).map(str::to_string)
+}
+
+/// How every file of one `udt fetch` is fetched.
+struct How<'a> {
+    params: &'a bulk::Params,
+    stop: &'a std::sync::atomic::AtomicBool,
+    idle: Duration,
+    mode: Mode,
+}
+
+/// Fetch `name` into `partial` (created fresh, private until renamed).
+fn fetch_one(
+    protocol: Protocol,
+    server: std::net::SocketAddr,
+    name: &str,
+    partial: &Path,
+    how: &How<'_>,
+    shown: &str,
+) -> Result<(u64, Duration)> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(partial)
+        .with_context(|| format!("cannot create {}", partial.display()))?;
+    bulk::fetch(protocol, server, name, file, how.params, how.stop, how.idle, how.mode, shown)
+}
+
+/// BLAKE3 of a file.
+fn hash_file(path: &Path) -> Result<blake3::Hash> {
+    let mut hasher = blake3::Hasher::new();
+    let mut file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize())
+}
