@@ -17,6 +17,7 @@ pub mod confine;
 pub mod driver;
 pub mod error;
 pub mod fobs;
+pub mod held;
 pub mod pair;
 pub mod rbudp;
 pub mod session;

@@ -31,6 +31,7 @@ use super::wire::{
     FileInfo, Record, TransferRequest, AUTH_OK, CHALLENGE_LEN, FILE_OK, HEADER_LEN, MAX_BLOCK_SIZE, REVISION,
 };
 use super::Params;
+use crate::held::HeldSink;
 use crate::session::{Counters, Event, Session};
 use crate::storage::Sink;
 
@@ -79,7 +80,7 @@ pub struct Client<'a> {
     udp_port: u16,
     request: TransferRequest,
     update_period: Duration,
-    sink: &'a mut dyn Sink,
+    sink: HeldSink<'a>,
     phase: Phase,
     inbox: Inbox,
     outbox: VecDeque<Vec<u8>>,
@@ -102,6 +103,20 @@ impl<'a> Client<'a> {
         udp_port: u16,
         sink: &'a mut dyn Sink,
     ) -> Result<Self, Failure> {
+        Self::holding(params, remote, udp_port, HeldSink::Borrowed(sink))
+    }
+
+    /// [`Client::new`] owning its sink (a session that lives on its own, as in the simulator).
+    pub fn owning(
+        params: &Params,
+        remote: &str,
+        udp_port: u16,
+        sink: Box<dyn Sink>,
+    ) -> Result<Client<'static>, Failure> {
+        Client::holding(params, remote, udp_port, HeldSink::Owned(sink))
+    }
+
+    fn holding(params: &Params, remote: &str, udp_port: u16, sink: HeldSink<'a>) -> Result<Self, Failure> {
         Self::check(params, remote)?;
         let secret = params.secret.clone().unwrap_or_default();
         let request = TransferRequest {

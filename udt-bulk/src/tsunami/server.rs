@@ -56,6 +56,22 @@ impl<F: FnMut(&str) -> Result<Box<dyn Source>, String>> Catalog for F {
     }
 }
 
+/// The catalog a server borrows (socket setup) or owns (the simulator): see
+/// [`crate::held`] for why two variants.
+enum HeldCatalog<'a> {
+    Borrowed(&'a mut (dyn Catalog + Send + 'a)),
+    Owned(Box<dyn Catalog + Send>),
+}
+
+impl HeldCatalog<'_> {
+    fn open(&mut self, name: &str) -> Result<Box<dyn Source>, String> {
+        match self {
+            HeldCatalog::Borrowed(c) => c.open(name),
+            HeldCatalog::Owned(c) => c.open(name),
+        }
+    }
+}
+
 /// A file sent to the end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServedFile {
@@ -128,7 +144,7 @@ pub struct Server<'a> {
     secret: Vec<u8>,
     challenge: [u8; CHALLENGE_LEN],
     epoch: u32,
-    catalog: &'a mut dyn Catalog,
+    catalog: HeldCatalog<'a>,
     heartbeat: Duration,
     next_request_wait: Duration,
     phase: Phase,
@@ -151,7 +167,26 @@ impl<'a> Server<'a> {
         params: &Params,
         challenge: [u8; CHALLENGE_LEN],
         epoch: u32,
-        catalog: &'a mut dyn Catalog,
+        catalog: &'a mut (dyn Catalog + Send + 'a),
+    ) -> Result<Self, Failure> {
+        Self::holding(params, challenge, epoch, HeldCatalog::Borrowed(catalog))
+    }
+
+    /// [`Server::new`] owning its catalog (a session that lives on its own, as in the simulator).
+    pub fn owning(
+        params: &Params,
+        challenge: [u8; CHALLENGE_LEN],
+        epoch: u32,
+        catalog: Box<dyn Catalog + Send>,
+    ) -> Result<Server<'static>, Failure> {
+        Server::holding(params, challenge, epoch, HeldCatalog::Owned(catalog))
+    }
+
+    fn holding(
+        params: &Params,
+        challenge: [u8; CHALLENGE_LEN],
+        epoch: u32,
+        catalog: HeldCatalog<'a>,
     ) -> Result<Self, Failure> {
         let secret = check_secret(params.secret.as_deref()).map_err(Failure::Local)?.to_vec();
         Ok(Server {

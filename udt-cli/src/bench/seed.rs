@@ -73,7 +73,12 @@ pub fn commands(ctx: &Ctx, protocol: Protocol, slot: u16) -> Result<Commands> {
     let mut common = vec!["--protocol".into(), protocol.name().into(), "--insecure".into()];
     match protocol {
         Protocol::Rbudp => common.extend(["--rate".into(), rate(ctx, 4).to_string()]),
-        Protocol::Tsunami => common.extend(["--rate".into(), rate(ctx, 6).to_string()]),
+        Protocol::Tsunami => {
+            let secret = ctx.dir.join("tsunami-secret");
+            fs::write(&secret, SECRET).with_context(|| format!("cannot write {}", secret.display()))?;
+            common.extend(["--rate".into(), rate(ctx, 6).to_string(), "--secret-file".into()]);
+            common.push(secret.display().to_string());
+        }
         Protocol::Fobs => common.extend(["--rate".into(), ctx.path.rate_bps.to_string()]),
     }
     if protocol != Protocol::Fobs {
