@@ -1,6 +1,7 @@
 //! FOBS sender against FOBS receiver in the virtual-time pair harness: every size shape, both
 //! acknowledgement schemes, byte-exact through loss, reordering and duplication, and the rate
 //! control against a bottleneck.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
@@ -84,7 +85,10 @@ fn byte_exact_through_loss_with_the_segmented_scheme() {
         let path = Path { loss, seed, ..Path::default() };
         let run = transfer(&bytes(300_000, seed), &small(AckScheme::SegmentedTcp), &path);
         assert!(run.sender.retransmitted > 0, "{loss}: losses were repaired");
-        assert!(run.sender_stats.nacks > 0 || run.sender_stats.segment_bits > 0, "{loss}: by acknowledgements");
+        assert!(
+            run.sender_stats.nacks > 0 || run.sender_stats.segment_bits > 0,
+            "{loss}: by acknowledgements"
+        );
     }
 }
 
@@ -137,4 +141,18 @@ fn rate_control_follows_a_bottleneck_and_cuts_the_loss() {
     assert!(lw * 4.0 < lo, "rate control loses far less: {lw:.1}% against {lo:.1}%");
     let rate = with.sender_stats.rate_bps as f64;
     assert!((10e6..=30e6).contains(&rate), "the pacing rate settles near the bottleneck: {rate}");
+}
+
+#[test]
+fn chunk_maps_over_udp_resend_more_than_segmented_acknowledgements_over_tcp() {
+    // The paper's comparison (§5): the same lossy path, the same file, both schemes.
+    let path = Path { rate_bps: 100_000_000, queue_packets: 200, loss: 0.02, seed: 12, ..Path::default() };
+    let data = bytes(2 << 20, 12);
+    let run = |scheme| transfer(&data, &Params { ack_scheme: scheme, ..Params::default() }, &path);
+    let (tcp, udp) = (run(AckScheme::SegmentedTcp), run(AckScheme::ChunkMapUdp));
+    let (lt, lu) = (loss_percent(&tcp.sender), loss_percent(&udp.sender));
+    eprintln!("loss: segmented over TCP {lt:.1}%, chunk maps over UDP {lu:.1}%");
+    assert!(lu > lt, "chunk maps over UDP resend more: {lu:.1}% against {lt:.1}%");
+    assert_eq!(tcp.receiver.duplicates, 0, "segmented acknowledgements never ask for a packet that arrived");
+    assert!(udp.receiver.duplicates > 0, "lost or late maps make the sender resend packets that arrived");
 }

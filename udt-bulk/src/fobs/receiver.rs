@@ -503,7 +503,10 @@ mod tests {
         assert!(control(&mut r).is_empty());
         r.handle_timeout(at(800));
         let sent = control(&mut r);
-        assert!(matches!(sent.as_slice(), [(0, Message::SegmentBits { segment: 1, bits, .. })] if bits == &[1]), "{sent:?}");
+        assert!(
+            matches!(sent.as_slice(), [(0, Message::SegmentBits { segment: 1, bits, .. })] if bits == &[1]),
+            "{sent:?}"
+        );
     }
 
     #[test]

@@ -192,7 +192,11 @@ impl<S: Source> SenderSession<S> {
         self.open_segment = None;
         match (self.transfer.scheme, self.nack_pass) {
             (AckScheme::SegmentedTcp, false) => {
-                self.outbox.push(now, 0, &Message::EndOfSegment { chunk: self.chunk, segment: s, last_seq: self.seq });
+                self.outbox.push(
+                    now,
+                    0,
+                    &Message::EndOfSegment { chunk: self.chunk, segment: s, last_seq: self.seq },
+                );
                 self.stats.end_of_segments += 1;
                 self.announce(s, now);
             }
@@ -211,8 +215,12 @@ impl<S: Source> SenderSession<S> {
     /// The cursor reached the chunk's end after sending in this pass: DONE, and a new pass.
     fn end_pass(&mut self, now: Instant) {
         if self.transfer.scheme == AckScheme::SegmentedTcp {
-            let done =
-                Message::Done { chunk: self.chunk, pass: self.pass, want_nack: self.nack_pass, last_seq: self.seq };
+            let done = Message::Done {
+                chunk: self.chunk,
+                pass: self.pass,
+                want_nack: self.nack_pass,
+                last_seq: self.seq,
+            };
             self.outbox.push(now, 0, &done);
             self.stats.dones += 1;
         }
