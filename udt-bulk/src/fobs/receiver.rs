@@ -296,6 +296,7 @@ impl<K: Sink> ReceiverSession<K> {
         let segmented = self.transfer.scheme == AckScheme::SegmentedTcp;
         match (channel, msg) {
             (_, Message::Abort { reason }) => return Err(format!("the sender aborted: {reason}")),
+            (_, Message::Refuse { reason }) => return Err(format!("the sender refused: {reason}")),
             (0, Message::EndOfSegment { chunk, segment, last_seq }) if segmented => {
                 self.stats.end_of_segments += 1;
                 if self.current(chunk, "end-of-segment")? {
@@ -617,11 +618,16 @@ mod tests {
 
     #[test]
     fn protocol_errors_and_early_closes_fail_with_a_reason() {
-        let cases: [(usize, Vec<u8>, &str); 5] = [
+        let cases: [(usize, Vec<u8>, &str); 6] = [
             (0, Message::EndOfSegment { chunk: 3, segment: 0, last_seq: 0 }.encode(), "chunk 3"),
             (0, Message::EndOfSegment { chunk: 0, segment: 3, last_seq: 0 }.encode(), "segment 3"),
             (1, Message::Hello { token: 1 }.encode(), "unexpected hello"),
             (0, Message::Abort { reason: "source vanished".into() }.encode(), "source vanished"),
+            (
+                1,
+                Message::Refuse { reason: "unknown session token".into() }.encode(),
+                "refused: unknown session",
+            ),
             (0, b"FOB\x02".to_vec(), "version 2"),
         ];
         for (channel, bytes, expect) in cases {
