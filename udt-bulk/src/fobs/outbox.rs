@@ -58,7 +58,7 @@ mod tests {
         out.push(Instant::from_micros(5), 0, &Message::Hello { token: 1 });
         out.push(Instant::from_micros(9), 1, &Message::Hello { token: 2 });
         assert_eq!(out.due(), Some(Instant::from_micros(5)));
-        assert_eq!(out.pop().map(|(c, f)| (c, f)), Some((0, Message::Hello { token: 1 }.encode())));
+        assert_eq!(out.pop(), Some((0, Message::Hello { token: 1 }.encode())));
         assert_eq!(out.pop().map(|(c, _)| c), Some(1));
         assert_eq!((out.pop(), out.due()), (None, None));
         assert_eq!(out.bytes(), 2 * 17);

@@ -13,6 +13,11 @@
 //! Every acknowledgement carries the receiver's cumulative [`Report`] of what arrived (our
 //! addition, FOBS.md "Reports"), from which the sender computes loss and receive rate.
 //!
+//! Our addition where the paper is silent: an end-of-segment or DONE names the last data
+//! datagram sent before it, and the receiver answers once that datagram's sequence number has
+//! been reached — or once data has been quiet for [`QUIET_GAPS`] of its usual inter-arrival
+//! times — so that data still queued behind a faster control path is not reported missing.
+//!
 //! Invariants: a packet is written once; datagrams of a finished chunk are counted as
 //! duplicates and dropped; a datagram for a later chunk, a packet number past its chunk or a
 //! payload of the wrong length is malformed and dropped; the chunk complete of the last chunk
@@ -34,6 +39,22 @@ use crate::storage::Sink;
 /// hear about).
 const MAX_QUEUED_MAPS: usize = 4096;
 
+/// Answer waiting requests when no data arrived for this many smoothed inter-arrival times.
+pub const QUIET_GAPS: u32 = 4;
+/// Requests waiting beyond this are answered at once.
+const MAX_WAITING: usize = 4096;
+
+/// An end-of-segment or DONE waiting for the data sent before it.
+#[derive(Debug, Clone, Copy)]
+struct Waiting {
+    /// The segment to acknowledge, or `None` for a DONE asking for a NACK.
+    segment: Option<u32>,
+    /// Answer once a datagram with this sequence number or a later one arrived.
+    seq: u64,
+    /// When the request arrived.
+    since: Instant,
+}
+
 /// The receiving end of one FOBS transfer.
 pub struct ReceiverSession<K: Sink> {
     sink: K,
@@ -47,6 +68,12 @@ pub struct ReceiverSession<K: Sink> {
     map_id: u32,
     maps: VecDeque<Vec<u8>>,
     maps_since: Option<Instant>,
+    waiting: VecDeque<Waiting>,
+    last_arrival: Option<Instant>,
+    /// Smoothed time between two data arrivals.
+    arrival_gap: Option<std::time::Duration>,
+    /// Time spent receiving, silences left out (see [`Report::busy_us`]).
+    busy: std::time::Duration,
     readers: [FrameReader; 2],
     outbox: Outbox,
     events: VecDeque<Event>,
@@ -72,6 +99,10 @@ impl<K: Sink> ReceiverSession<K> {
             map_id: 0,
             maps: VecDeque::new(),
             maps_since: None,
+            waiting: VecDeque::new(),
+            last_arrival: None,
+            arrival_gap: None,
+            busy: std::time::Duration::ZERO,
             readers: [FrameReader::default(), FrameReader::default()],
             outbox: Outbox::default(),
             events: VecDeque::from([Event::Size(g.size)]),
@@ -121,16 +152,17 @@ impl<K: Sink> ReceiverSession<K> {
         }
     }
 
-    fn stamped(&self, now: Instant) -> Report {
-        Report { at_us: now.as_micros(), ..self.report }
+    fn stamped(&self) -> Report {
+        Report { busy_us: u64::try_from(self.busy.as_micros()).unwrap_or(u64::MAX), ..self.report }
     }
 
     fn complete_chunk(&mut self, now: Instant) {
-        let done = Message::Complete { chunk: self.chunk, report: self.stamped(now) };
+        let done = Message::Complete { chunk: self.chunk, report: self.stamped() };
         self.outbox.push(now, 1, &done);
         self.counters.rounds += 1;
         self.chunk += 1;
         self.since_map = 0;
+        self.waiting.clear();
         if self.chunk >= self.chunks {
             self.finish(now);
         } else {
@@ -139,8 +171,8 @@ impl<K: Sink> ReceiverSession<K> {
     }
 
     /// The acknowledgement of one segment: ACK when complete, else its bits.
-    fn segment_ack(&mut self, now: Instant, segment: u32, range: std::ops::Range<u32>) -> Message {
-        let report = self.stamped(now);
+    fn segment_ack(&mut self, segment: u32, range: std::ops::Range<u32>) -> Message {
+        let report = self.stamped();
         if self.have.all_in(range.clone()) {
             self.stats.segment_acks += 1;
             Message::SegmentAck { chunk: self.chunk, segment, report }
@@ -155,7 +187,7 @@ impl<K: Sink> ReceiverSession<K> {
         self.since_map = 0;
         let per = u32::from(self.g.payload) * 8;
         let len = self.have.len();
-        let report = self.stamped(now);
+        let report = self.stamped();
         let mut first = 0;
         while first < len {
             let count = per.min(len - first);
@@ -170,6 +202,82 @@ impl<K: Sink> ReceiverSession<K> {
         self.map_id = self.map_id.wrapping_add(1);
         self.stats.maps += 1;
         self.maps_since.get_or_insert(now);
+    }
+
+    /// Time the arrival: the smoothed gap between arrivals, and the busy time of the report
+    /// (gaps up to [`QUIET_GAPS`] smoothed gaps; longer ones are the sender's silences). The
+    /// smoothing takes gaps clamped to that bound, so one silence does not inflate it.
+    fn on_arrival(&mut self, now: Instant) {
+        if let Some(last) = self.last_arrival {
+            let gap = now - last;
+            let bound = self.arrival_gap.map(|g| g * QUIET_GAPS);
+            if bound.is_none_or(|b| b.is_zero() || gap <= b) {
+                self.busy += gap;
+            }
+            let sample = bound.filter(|b| !b.is_zero()).map_or(gap, |b| gap.min(b));
+            self.arrival_gap = Some(self.arrival_gap.map_or(sample, |g| (g * 7 + sample) / 8));
+        }
+        self.last_arrival = Some(now);
+    }
+
+    /// Queue a request until the data sent before it arrived, and answer what is due.
+    fn wait(&mut self, now: Instant, segment: Option<u32>, seq: u64) {
+        if self.waiting.len() >= MAX_WAITING {
+            self.answer(now, true);
+        }
+        if seq > self.report.highest_seq {
+            // The answer waits for data still on its way; say now what arrived.
+            self.outbox.push(now, 0, &Message::Progress { report: self.stamped() });
+        }
+        self.waiting.push_back(Waiting { segment, seq, since: now });
+        self.answer(now, false);
+    }
+
+    /// When waiting requests are answered even though their data did not all arrive: data has
+    /// been quiet for [`QUIET_GAPS`] inter-arrival times since the later of the last arrival and
+    /// the oldest request (`None` before any data arrived: wait for data).
+    fn quiet_deadline(&self) -> Option<Instant> {
+        let first = self.waiting.front()?;
+        let gap = self.arrival_gap?;
+        let from = self.last_arrival.map_or(first.since, |a| a.max(first.since));
+        Some(from + gap * QUIET_GAPS)
+    }
+
+    /// Answer the waiting requests whose data arrived (all of them with `all`).
+    fn answer(&mut self, now: Instant, all: bool) {
+        while let Some(w) = self.waiting.front().copied() {
+            if !all && w.seq > self.report.highest_seq {
+                return;
+            }
+            self.waiting.pop_front();
+            match w.segment {
+                Some(segment) => {
+                    let range = self.g.segment_range(self.chunk, segment);
+                    let ack = self.segment_ack(segment, range);
+                    self.outbox.push(now, 0, &ack);
+                }
+                None => self.answer_done(now),
+            }
+        }
+    }
+
+    /// A NACK listing the chunk's missing packets, or the incomplete segments' bits when they
+    /// do not fit one NACK (the sender's view lagged).
+    fn answer_done(&mut self, now: Instant) {
+        if self.have.missing() as usize <= NACK_CAP {
+            let missing = self.have.missing_list(NACK_CAP);
+            self.stats.nacks += 1;
+            let nack = Message::Nack { chunk: self.chunk, report: self.stamped(), missing };
+            self.outbox.push(now, 0, &nack);
+            return;
+        }
+        for segment in 0..self.g.segments(self.chunk) {
+            let range = self.g.segment_range(self.chunk, segment);
+            if !self.have.all_in(range.clone()) {
+                let ack = self.segment_ack(segment, range);
+                self.outbox.push(now, 0, &ack);
+            }
+        }
     }
 
     /// Whether a message for `chunk` concerns the current chunk (`Ok(false)`: a finished one).
@@ -188,38 +296,23 @@ impl<K: Sink> ReceiverSession<K> {
         let segmented = self.transfer.scheme == AckScheme::SegmentedTcp;
         match (channel, msg) {
             (_, Message::Abort { reason }) => return Err(format!("the sender aborted: {reason}")),
-            (0, Message::EndOfSegment { chunk, segment }) if segmented => {
+            (_, Message::Refuse { reason }) => return Err(format!("the sender refused: {reason}")),
+            (0, Message::EndOfSegment { chunk, segment, last_seq }) if segmented => {
                 self.stats.end_of_segments += 1;
                 if self.current(chunk, "end-of-segment")? {
-                    let range = self.g.segment_range(self.chunk, segment);
-                    if range.is_empty() {
+                    if self.g.segment_range(self.chunk, segment).is_empty() {
                         return Err(format!(
                             "end-of-segment for segment {segment} of a chunk of {} segments",
                             self.g.segments(self.chunk)
                         ));
                     }
-                    let ack = self.segment_ack(now, segment, range);
-                    self.outbox.push(now, 0, &ack);
+                    self.wait(now, Some(segment), last_seq);
                 }
             }
-            (0, Message::Done { chunk, want_nack, .. }) if segmented => {
+            (0, Message::Done { chunk, want_nack, last_seq, .. }) if segmented => {
                 self.stats.dones += 1;
                 if self.current(chunk, "DONE")? && want_nack {
-                    if self.have.missing() as usize <= NACK_CAP {
-                        let missing = self.have.missing_list(NACK_CAP);
-                        self.stats.nacks += 1;
-                        let nack = Message::Nack { chunk, report: self.stamped(now), missing };
-                        self.outbox.push(now, 0, &nack);
-                    } else {
-                        // Too many for one NACK (the sender's view lagged): the segments' bits.
-                        for segment in 0..self.g.segments(self.chunk) {
-                            let range = self.g.segment_range(self.chunk, segment);
-                            if !self.have.all_in(range.clone()) {
-                                let ack = self.segment_ack(now, segment, range);
-                                self.outbox.push(now, 0, &ack);
-                            }
-                        }
-                    }
+                    self.wait(now, None, last_seq);
                 }
             }
             (c, other) => return Err(format!("unexpected {} on control channel {c}", other.name())),
@@ -275,6 +368,7 @@ impl<K: Sink> Session for ReceiverSession<K> {
         }
         self.report.received += 1;
         self.report.highest_seq = self.report.highest_seq.max(seq);
+        self.on_arrival(now);
         self.counters.datagrams_received += 1;
         if self.transfer.scheme == AckScheme::ChunkMapUdp {
             self.since_map += 1;
@@ -292,12 +386,17 @@ impl<K: Sink> Session for ReceiverSession<K> {
                 return self.complete_chunk(now);
             }
         }
+        self.answer(now, false);
         if self.since_map >= self.g.segment_packets {
             self.queue_map(now);
         }
     }
 
-    fn handle_timeout(&mut self, _now: Instant) {}
+    fn handle_timeout(&mut self, now: Instant) {
+        if !self.ended && self.quiet_deadline().is_some_and(|d| d <= now) {
+            self.answer(now, true);
+        }
+    }
 
     fn poll_control(&mut self) -> Option<(usize, Vec<u8>)> {
         self.outbox.pop()
@@ -316,7 +415,11 @@ impl<K: Sink> Session for ReceiverSession<K> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        udt_proto::time::earliest(self.outbox.due(), self.maps_since)
+        let t = udt_proto::time::earliest(self.outbox.due(), self.maps_since);
+        if self.ended {
+            return t;
+        }
+        udt_proto::time::earliest(t, self.quiet_deadline())
     }
 
     fn poll_event(&mut self) -> Option<Event> {
@@ -365,16 +468,46 @@ mod tests {
         r.handle_datagram(T, &data(0, 1, 1, &[1; 100]));
         r.handle_datagram(T, &data(0, 0, 2, &[0; 100]));
         r.handle_datagram(T, &data(0, 3, 4, &[3; 100]));
-        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0 }.encode());
-        let report = Report { received: 3, highest_seq: 4, at_us: 0 };
+        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0, last_seq: 4 }.encode());
+        let report = Report { received: 3, highest_seq: 4, busy_us: 0 };
         let bits = Message::SegmentBits { chunk: 0, segment: 0, report, bits: vec![0b1011] };
         assert_eq!(control(&mut r), vec![(0, bits)]);
         r.handle_datagram(T, &data(0, 2, 5, &[2; 100]));
-        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0 }.encode());
-        let report = Report { received: 4, highest_seq: 5, at_us: 0 };
+        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0, last_seq: 5 }.encode());
+        let report = Report { received: 4, highest_seq: 5, busy_us: 0 };
         assert_eq!(control(&mut r), vec![(0, Message::SegmentAck { chunk: 0, segment: 0, report })]);
         assert_eq!(&r.sink().0[..400], &[[0u8; 100], [1; 100], [2; 100], [3; 100]].concat()[..]);
         assert_eq!(r.counters().delivered, 400);
+    }
+
+    #[test]
+    fn an_end_of_segment_ahead_of_its_data_waits_for_it_or_for_quiet() {
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        let at = Instant::from_micros;
+        r.handle_datagram(at(0), &data(0, 0, 1, &[0; 100]));
+        r.handle_datagram(at(100), &data(0, 1, 2, &[0; 100]));
+        // The sender sent four datagrams before this end-of-segment; two are still on the way.
+        r.handle_control(at(150), 0, &Message::EndOfSegment { chunk: 0, segment: 0, last_seq: 4 }.encode());
+        let busy_us = 100;
+        let progress = Message::Progress { report: Report { received: 2, highest_seq: 2, busy_us } };
+        assert_eq!(control(&mut r), vec![(0, progress)], "waits for datagram 4, saying what arrived");
+        r.handle_datagram(at(200), &data(0, 2, 3, &[0; 100]));
+        assert!(control(&mut r).is_empty());
+        r.handle_datagram(at(300), &data(0, 3, 4, &[0; 100]));
+        assert!(matches!(control(&mut r).as_slice(), [(0, Message::SegmentAck { segment: 0, .. })]));
+        // Datagram 8 was lost and nothing follows: answered after four quiet gaps of 100 us.
+        r.handle_control(at(350), 0, &Message::EndOfSegment { chunk: 0, segment: 1, last_seq: 8 }.encode());
+        assert!(matches!(control(&mut r).as_slice(), [(0, Message::Progress { .. })]));
+        r.handle_datagram(at(400), &data(0, 4, 5, &[0; 100]));
+        assert_eq!(r.poll_timeout(), Some(at(800)));
+        r.handle_timeout(at(799));
+        assert!(control(&mut r).is_empty());
+        r.handle_timeout(at(800));
+        let sent = control(&mut r);
+        assert!(
+            matches!(sent.as_slice(), [(0, Message::SegmentBits { segment: 1, bits, .. })] if bits == &[1]),
+            "{sent:?}"
+        );
     }
 
     #[test]
@@ -427,10 +560,10 @@ mod tests {
         for p in [0, 1, 2, 4, 5, 6, 7, 8] {
             r.handle_datagram(T, &data(0, p, u64::from(p) + 1, &[0; 100]));
         }
-        r.handle_control(T, 0, &Message::Done { chunk: 0, pass: 0, want_nack: false }.encode());
+        r.handle_control(T, 0, &Message::Done { chunk: 0, pass: 0, want_nack: false, last_seq: 9 }.encode());
         assert!(control(&mut r).is_empty(), "a plain DONE needs no answer");
-        r.handle_control(T, 0, &Message::Done { chunk: 0, pass: 1, want_nack: true }.encode());
-        let report = Report { received: 8, highest_seq: 9, at_us: 0 };
+        r.handle_control(T, 0, &Message::Done { chunk: 0, pass: 1, want_nack: true, last_seq: 9 }.encode());
+        let report = Report { received: 8, highest_seq: 9, busy_us: 0 };
         assert_eq!(control(&mut r), vec![(0, Message::Nack { chunk: 0, report, missing: vec![3, 9] })]);
     }
 
@@ -450,7 +583,7 @@ mod tests {
         assert_eq!((part.chunk, part.first, part.count, part.bits), (0, 0, 20, &[0b1101, 0, 0][..]));
         assert_eq!(part.report.received, 4);
         assert_eq!((r.poll_datagram(T, &mut buf), r.poll_timeout()), (None, None));
-        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0 }.encode());
+        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 0, last_seq: 1 }.encode());
         assert!(matches!(r.poll_event(), Some(Event::Size(_))));
         assert!(
             matches!(r.poll_event(), Some(Event::Failed(why)) if why.contains("unexpected end-of-segment"))
@@ -485,11 +618,16 @@ mod tests {
 
     #[test]
     fn protocol_errors_and_early_closes_fail_with_a_reason() {
-        let cases: [(usize, Vec<u8>, &str); 5] = [
-            (0, Message::EndOfSegment { chunk: 3, segment: 0 }.encode(), "chunk 3"),
-            (0, Message::EndOfSegment { chunk: 0, segment: 3 }.encode(), "segment 3"),
+        let cases: [(usize, Vec<u8>, &str); 6] = [
+            (0, Message::EndOfSegment { chunk: 3, segment: 0, last_seq: 0 }.encode(), "chunk 3"),
+            (0, Message::EndOfSegment { chunk: 0, segment: 3, last_seq: 0 }.encode(), "segment 3"),
             (1, Message::Hello { token: 1 }.encode(), "unexpected hello"),
             (0, Message::Abort { reason: "source vanished".into() }.encode(), "source vanished"),
+            (
+                1,
+                Message::Refuse { reason: "unknown session token".into() }.encode(),
+                "refused: unknown session",
+            ),
             (0, b"FOB\x02".to_vec(), "version 2"),
         ];
         for (channel, bytes, expect) in cases {

@@ -36,10 +36,6 @@ use crate::storage::Source;
 
 /// Datagrams the pacer may send back to back after an idle spell.
 const BURST: u32 = 8;
-/// Every this many datagrams, the send time is kept for the round-trip estimate.
-const MARK_EVERY: u64 = 4;
-/// The most send times kept.
-const MAX_MARKS: usize = 1 << 14;
 
 /// The sending end of one FOBS transfer.
 pub struct SenderSession<S: Source> {
@@ -62,7 +58,6 @@ pub struct SenderSession<S: Source> {
     sent_in_pass: u32,
     nack_pass: bool,
     seq: u64,
-    marks: VecDeque<(u64, Instant)>,
     rate: RateControl,
     rtt: RttEstimator,
     next_send: Instant,
@@ -99,7 +94,6 @@ impl<S: Source> SenderSession<S> {
             sent_in_pass: 0,
             nack_pass: false,
             seq: 0,
-            marks: VecDeque::new(),
             rate,
             rtt: RttEstimator::new(params.initial_rtt),
             next_send: Instant::ZERO,
@@ -198,7 +192,11 @@ impl<S: Source> SenderSession<S> {
         self.open_segment = None;
         match (self.transfer.scheme, self.nack_pass) {
             (AckScheme::SegmentedTcp, false) => {
-                self.outbox.push(now, 0, &Message::EndOfSegment { chunk: self.chunk, segment: s });
+                self.outbox.push(
+                    now,
+                    0,
+                    &Message::EndOfSegment { chunk: self.chunk, segment: s, last_seq: self.seq },
+                );
                 self.stats.end_of_segments += 1;
                 self.announce(s, now);
             }
@@ -217,7 +215,12 @@ impl<S: Source> SenderSession<S> {
     /// The cursor reached the chunk's end after sending in this pass: DONE, and a new pass.
     fn end_pass(&mut self, now: Instant) {
         if self.transfer.scheme == AckScheme::SegmentedTcp {
-            let done = Message::Done { chunk: self.chunk, pass: self.pass, want_nack: self.nack_pass };
+            let done = Message::Done {
+                chunk: self.chunk,
+                pass: self.pass,
+                want_nack: self.nack_pass,
+                last_seq: self.seq,
+            };
             self.outbox.push(now, 0, &done);
             self.stats.dones += 1;
         }
@@ -254,19 +257,8 @@ impl<S: Source> SenderSession<S> {
     }
 
     fn on_report(&mut self, now: Instant, report: Report) {
-        if !self.rate.on_report(report) {
-            return;
-        }
-        let mut hit = None;
-        while let Some(&(seq, at)) = self.marks.front() {
-            if seq > report.highest_seq {
-                break;
-            }
-            hit = Some(at);
-            self.marks.pop_front();
-        }
-        if let Some(at) = hit {
-            self.rtt.sample(now - at);
+        if let Some(rtt) = self.rate.on_report(now, report) {
+            self.rtt.sample(rtt);
         }
     }
 
@@ -336,6 +328,7 @@ impl<S: Source> SenderSession<S> {
                     self.acked.set_range(from..len);
                 }
             }
+            (0, Message::Progress { report }) if segmented => self.on_report(now, report),
             (1, Message::Complete { chunk, report }) => {
                 self.on_report(now, report);
                 if self.current(chunk, "chunk complete")? {
@@ -462,12 +455,7 @@ impl<S: Source> Session for SenderSession<S> {
             return None;
         }
         self.seq += 1;
-        if self.seq % MARK_EVERY == 1 {
-            if self.marks.len() >= MAX_MARKS {
-                self.marks.pop_front();
-            }
-            self.marks.push_back((self.seq, now));
-        }
+        self.rate.on_send(self.seq, now);
         self.counters.datagrams_sent += 1;
         self.counters.bytes_sent += (header + len) as u64;
         if !self.sent.set(p) {
@@ -568,7 +556,7 @@ mod tests {
     }
 
     fn report(received: u64, highest_seq: u64) -> Report {
-        Report { received, highest_seq, at_us: highest_seq }
+        Report { received, highest_seq, busy_us: highest_seq }
     }
 
     #[test]
@@ -578,7 +566,7 @@ mod tests {
         let mut s = sender(2_500, AckScheme::SegmentedTcp);
         let (sent, _) = run_until(&mut s, Instant::ZERO, Instant::from_micros(50_000));
         assert_eq!(sent, (0..10).map(|p| (0, p)).collect::<Vec<_>>());
-        assert_eq!(control(&mut s), vec![Message::Done { chunk: 0, pass: 0, want_nack: true }]);
+        assert_eq!(control(&mut s), vec![Message::Done { chunk: 0, pass: 0, want_nack: true, last_seq: 10 }]);
         assert_eq!(s.counters().datagrams_sent, 10);
     }
 
@@ -593,7 +581,7 @@ mod tests {
             now = s.poll_timeout().unwrap().max(now);
             assert!(s.poll_datagram(now, &mut buf).is_some());
         }
-        assert_eq!(control(&mut s), vec![Message::EndOfSegment { chunk: 0, segment: 0 }]);
+        assert_eq!(control(&mut s), vec![Message::EndOfSegment { chunk: 0, segment: 0, last_seq: 100 }]);
         // Segment 0 all arrived but 5 and 7; segments 1..4 all arrived.
         let mut bits = vec![0xFFu8; 13];
         bits[0] = !0b1010_0000;
@@ -619,8 +607,8 @@ mod tests {
         assert_eq!(
             control(&mut s),
             vec![
-                Message::Done { chunk: 0, pass: 0, want_nack: false },
-                Message::Done { chunk: 0, pass: 1, want_nack: true }
+                Message::Done { chunk: 0, pass: 0, want_nack: false, last_seq: 100 },
+                Message::Done { chunk: 0, pass: 1, want_nack: true, last_seq: 102 }
             ]
         );
         assert_eq!((s.counters().retransmitted, s.stats().passes), (2, 3));

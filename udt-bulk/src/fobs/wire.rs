@@ -74,8 +74,10 @@ pub struct Report {
     pub received: u64,
     /// The highest send sequence number among them (0: none yet).
     pub highest_seq: u64,
-    /// The receiver's clock when it wrote the report, in microseconds.
-    pub at_us: u64,
+    /// Microseconds the receiver spent receiving data: the sum of the gaps between arrivals,
+    /// leaving out silences (a gap over `QUIET_GAPS` smoothed gaps: the sender idled). Over a
+    /// span of reports, arrivals divided by this is the receive rate while data flowed.
+    pub busy_us: u64,
 }
 
 /// The sender's answer to a request: the transfer's geometry and how to reach its data socket.
@@ -128,6 +130,8 @@ pub enum Message {
         chunk: u32,
         /// The segment.
         segment: u32,
+        /// The send sequence number of the last data datagram sent before this message.
+        last_seq: u64,
     },
     /// Channel 0, sender to receiver: the sender reached the chunk's end and starts over with
     /// the unacknowledged packets; it may ask for a NACK (§3.2.1, §3.3.4).
@@ -138,6 +142,8 @@ pub enum Message {
         pass: u32,
         /// Answer with a NACK listing every missing packet of the chunk.
         want_nack: bool,
+        /// The send sequence number of the last data datagram sent before this message.
+        last_seq: u64,
     },
     /// Channel 0, receiver to sender: one segment's bit acknowledgement (§3.3.3).
     SegmentBits {
@@ -176,6 +182,13 @@ pub enum Message {
         /// The receiver's report.
         report: Report,
     },
+    /// Channel 0, receiver to sender: an end-of-segment or DONE arrived ahead of the data sent
+    /// before it; its acknowledgement waits for that data, and this reports what arrived so far
+    /// (our addition: timely feedback for the rate rule).
+    Progress {
+        /// The receiver's report.
+        report: Report,
+    },
     /// Channel 0, either way: this end gives up, with its reason.
     Abort {
         /// Why, one line.
@@ -198,6 +211,7 @@ impl Message {
             Message::Nack { .. } => "NACK",
             Message::Complete { .. } => "chunk complete",
             Message::Abort { .. } => "abort",
+            Message::Progress { .. } => "progress report",
         }
     }
 
@@ -214,6 +228,7 @@ impl Message {
             Message::Nack { .. } => 9,
             Message::Complete { .. } => 10,
             Message::Abort { .. } => 11,
+            Message::Progress { .. } => 12,
         }
     }
 
@@ -239,14 +254,16 @@ impl Message {
                 body.extend_from_slice(cut(reason, MAX_REASON));
             }
             Message::Hello { token } => body.extend_from_slice(&token.to_be_bytes()),
-            Message::EndOfSegment { chunk, segment } => {
+            Message::EndOfSegment { chunk, segment, last_seq } => {
                 body.extend_from_slice(&chunk.to_be_bytes());
                 body.extend_from_slice(&segment.to_be_bytes());
+                body.extend_from_slice(&last_seq.to_be_bytes());
             }
-            Message::Done { chunk, pass, want_nack } => {
+            Message::Done { chunk, pass, want_nack, last_seq } => {
                 body.extend_from_slice(&chunk.to_be_bytes());
                 body.extend_from_slice(&pass.to_be_bytes());
                 body.push(u8::from(*want_nack));
+                body.extend_from_slice(&last_seq.to_be_bytes());
             }
             Message::SegmentBits { chunk, segment, report, bits } => {
                 body.extend_from_slice(&chunk.to_be_bytes());
@@ -271,6 +288,7 @@ impl Message {
                 body.extend_from_slice(&chunk.to_be_bytes());
                 put_report(&mut body, report);
             }
+            Message::Progress { report } => put_report(&mut body, report),
         }
         let mut frame = Vec::with_capacity(FRAME_HEADER + body.len());
         frame.extend_from_slice(&MAGIC);
@@ -293,7 +311,7 @@ fn cut(s: &str, max: usize) -> &[u8] {
 fn put_report(out: &mut Vec<u8>, r: &Report) {
     out.extend_from_slice(&r.received.to_be_bytes());
     out.extend_from_slice(&r.highest_seq.to_be_bytes());
-    out.extend_from_slice(&r.at_us.to_be_bytes());
+    out.extend_from_slice(&r.busy_us.to_be_bytes());
 }
 
 /// Check the magic on as many of its bytes as `bytes` holds.
@@ -350,7 +368,11 @@ fn decode_body(kind: u8, body: &[u8]) -> Result<Message, WireError> {
         }),
         3 => Message::Refuse { reason: reason(r.rest())? },
         4 => Message::Hello { token: r.u64("hello")? },
-        5 => Message::EndOfSegment { chunk: r.u32("end-of-segment")?, segment: r.u32("end-of-segment")? },
+        5 => Message::EndOfSegment {
+            chunk: r.u32("end-of-segment")?,
+            segment: r.u32("end-of-segment")?,
+            last_seq: r.u64("end-of-segment")?,
+        },
         6 => {
             let chunk = r.u32("DONE")?;
             let pass = r.u32("DONE")?;
@@ -359,7 +381,7 @@ fn decode_body(kind: u8, body: &[u8]) -> Result<Message, WireError> {
                 1 => true,
                 _ => return Err(WireError::Invalid("DONE flags")),
             };
-            Message::Done { chunk, pass, want_nack }
+            Message::Done { chunk, pass, want_nack, last_seq: r.u64("DONE")? }
         }
         7 => Message::SegmentBits {
             chunk: r.u32("segment bits")?,
@@ -388,6 +410,7 @@ fn decode_body(kind: u8, body: &[u8]) -> Result<Message, WireError> {
         }
         10 => Message::Complete { chunk: r.u32("chunk complete")?, report: r.report("chunk complete")? },
         11 => Message::Abort { reason: reason(r.rest())? },
+        12 => Message::Progress { report: r.report("progress report")? },
         k => return Err(WireError::UnknownKind("control message", k)),
     };
     if !r.0.is_empty() {
@@ -553,7 +576,7 @@ impl<'a> Reader<'a> {
         Ok(u64::from_be_bytes(self.take(what)?))
     }
     fn report(&mut self, what: &'static str) -> Result<Report, WireError> {
-        Ok(Report { received: self.u64(what)?, highest_seq: self.u64(what)?, at_us: self.u64(what)? })
+        Ok(Report { received: self.u64(what)?, highest_seq: self.u64(what)?, busy_us: self.u64(what)? })
     }
     fn rest(&mut self) -> &'a [u8] {
         std::mem::take(&mut self.0)
@@ -564,7 +587,7 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
-    const R: Report = Report { received: 7, highest_seq: 9, at_us: 123_456 };
+    const R: Report = Report { received: 7, highest_seq: 9, busy_us: 123_456 };
 
     fn every_message() -> Vec<Message> {
         vec![
@@ -580,15 +603,16 @@ mod tests {
             }),
             Message::Refuse { reason: "no such file: x".into() },
             Message::Hello { token: 42 },
-            Message::EndOfSegment { chunk: 3, segment: 17 },
-            Message::Done { chunk: 3, pass: 2, want_nack: true },
-            Message::Done { chunk: 0, pass: 0, want_nack: false },
+            Message::EndOfSegment { chunk: 3, segment: 17, last_seq: 1 << 33 },
+            Message::Done { chunk: 3, pass: 2, want_nack: true, last_seq: 5 },
+            Message::Done { chunk: 0, pass: 0, want_nack: false, last_seq: 0 },
             Message::SegmentBits { chunk: 1, segment: 2, report: R, bits: vec![0xF0, 0x0F, 1] },
             Message::SegmentAck { chunk: 1, segment: 2, report: R },
             Message::Nack { chunk: 4, report: R, missing: vec![1, 5, 99] },
             Message::Nack { chunk: 4, report: R, missing: vec![] },
             Message::Complete { chunk: 9, report: R },
             Message::Abort { reason: "disk full".into() },
+            Message::Progress { report: R },
         ]
     }
 
@@ -679,8 +703,8 @@ mod tests {
         let mut frame = MAGIC.to_vec();
         frame.extend_from_slice(&[99, 0, 0, 0, 0]);
         assert_eq!(decode_frame(&frame), Err(WireError::UnknownKind("control message", 99)));
-        let mut done = Message::Done { chunk: 0, pass: 0, want_nack: false }.encode();
-        *done.last_mut().unwrap() = 2;
+        let mut done = Message::Done { chunk: 0, pass: 0, want_nack: false, last_seq: 0 }.encode();
+        done[FRAME_HEADER + 8] = 2;
         assert_eq!(decode_frame(&done), Err(WireError::Invalid("DONE flags")));
         let mut req =
             Message::Request { udp_port: 1, scheme: AckScheme::SegmentedTcp, name: "a".into() }.encode();
