@@ -98,13 +98,14 @@ fn names_outside_the_root_missing_files_and_directories_are_refused_clearly() {
     std::fs::create_dir(root.join("sub")).unwrap();
     std::fs::write(dir.path().join("secret"), b"not served").unwrap();
     std::os::unix::fs::symlink(dir.path().join("secret"), root.join("escape")).unwrap();
-    refused(&root, "../secret", "'..'");
-    refused(&root, "sub/../../secret", "'..'");
+    // The reasons are those of `udt_bulk::confine`, the one rule every server here keeps.
+    refused(&root, "../secret", "`..` leaves the served directory");
+    refused(&root, "sub/../../secret", "`..` leaves the served directory");
     refused(&root, dir.path().join("secret").to_str().unwrap(), "absolute");
     refused(&root, "escape", "outside the served directory");
-    refused(&root, "missing.bin", "no such file: missing.bin");
+    refused(&root, "missing.bin", "missing.bin: no such file");
     refused(&root, "sub", "not a regular file");
-    refused(&root, "", "empty file name");
+    refused(&root, "", "not a file name");
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod security;
 mod send;
 mod serve;
 mod sim;
+mod sim_seeds;
 mod tree;
 mod units;
 

@@ -91,7 +91,13 @@ pub fn run(a: &Args) -> Result<()> {
         }
         let sweep = "random scenarios from a seed (--count N): utilization, fairness, T, retransmissions";
         println!("{:<12} {sweep}", "sweep");
+        for (name, about) in crate::sim_seeds::EXPERIMENTS {
+            println!("{name:<12} {about}");
+        }
         return Ok(());
+    }
+    if crate::sim_seeds::is_experiment(&a.scenario) {
+        return crate::sim_seeds::run(a);
     }
     if a.scenario == "sweep" {
         return run_sweep(a);

@@ -40,8 +40,11 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod seeds;
+pub mod seeds_plot;
 pub mod sweep;
 pub mod topology;
+pub mod transfer;
 
 pub use engine::Sim;
 pub use flow::{CcChoice, FlowSpec};

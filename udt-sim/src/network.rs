@@ -172,6 +172,13 @@ impl Network {
         p
     }
 
+    /// The counters of bulk flow `i`'s two sessions: (sender, receiver).
+    pub fn bulk_counters(&self, i: usize) -> Option<(udt_bulk::Counters, udt_bulk::Counters)> {
+        let f = self.flows.get(i)?;
+        let c = |node, port| self.sim.host(node).and_then(|h| h.socket(port)).and_then(|s| s.bulk_counters());
+        Some((c(f.src, f.src_port)?, c(f.dst, f.dst_port)?))
+    }
+
     /// How the two ends of bulk flow `i` ended so far: (sender, receiver).
     pub fn bulk_ends(&self, i: usize) -> (Option<crate::bulk::BulkEnd>, Option<crate::bulk::BulkEnd>) {
         let Some(f) = self.flows.get(i) else { return (None, None) };

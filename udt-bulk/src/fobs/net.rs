@@ -15,7 +15,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::path::{Component, Path};
+use std::path::Path;
 use std::time::Duration;
 
 use rand_core::{OsRng, RngCore};
@@ -182,27 +182,10 @@ fn setup_timeouts(s: &TcpStream, limit: Duration) -> io::Result<()> {
     s.set_nodelay(true)
 }
 
-/// Open `name` under `root`, or say why not (one line, sent to the receiver).
+/// Open `name` under `root` (a directory, or one file served by its name) by the rule of
+/// [`crate::confine`], or say why not (one line, sent to the receiver).
 pub fn open_under(root: &Path, name: &str) -> Result<File, String> {
-    let rel = Path::new(name);
-    if name.is_empty() {
-        return Err("an empty file name".into());
-    }
-    if rel.is_absolute() {
-        return Err(format!("absolute paths are refused: {name}"));
-    }
-    if rel.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
-        return Err(format!("names with '..' are refused: {name}"));
-    }
-    let root = root.canonicalize().map_err(|e| format!("the served directory is unusable: {e}"))?;
-    let path = match root.join(rel).canonicalize() {
-        Ok(p) => p,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(format!("no such file: {name}")),
-        Err(e) => return Err(format!("cannot open {name}: {e}")),
-    };
-    if !path.starts_with(&root) {
-        return Err(format!("outside the served directory: {name}"));
-    }
+    let path = crate::confine::resolve(root, name)?;
     let file = File::open(&path).map_err(|e| format!("cannot open {name}: {e}"))?;
     match file.metadata() {
         Ok(m) if m.is_file() => Ok(file),
