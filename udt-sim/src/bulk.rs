@@ -2,12 +2,13 @@
 //! at each end, run by the host like a UDT connection.
 //!
 //! Data datagrams travel the topology like any other. A session's control channels (TCP
-//! connections in the real protocols) are modelled as reliable, ordered channels with the
-//! path's one-way delay ([`BulkFlow::control_delay`]): their bytes go from host to host
-//! directly, past the links, so they are never lost, queued or counted on a link. The papers'
-//! protocols keep their control traffic small (a bitmap per RBUDP round, a record per Tsunami
-//! batch, an acknowledgement per FOBS segment), so leaving it off the bottleneck changes little;
-//! what it does not model is a control connection stalled by loss on a congested reverse path.
+//! connections in the real protocols) are modelled as reliable, ordered channels along the same
+//! path: each batch of control bytes travels the links as one datagram marked as such
+//! ([`Datagram::side_channel`]), queues behind the data and takes its serialization time like
+//! a packet, but no link drops, loses, reorders or corrupts it (a TCP connection's bytes arrive,
+//! late at worst). So an end-of-blast marker never overtakes the blast it ends. What it does
+//! not model is TCP's own retransmission delay and congestion window when the control path
+//! loses packets.
 //!
 //! Invariants: a session sees nothing and sends nothing before its flow's start; after it
 //! reported its end it sends no more data (the contract of [`udt_bulk::Session`]) and its end
@@ -15,7 +16,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use udt_bulk::{Counters, Event, Session};
 use udt_proto::Instant;
@@ -41,8 +41,6 @@ pub struct BulkFlow {
     pub protocol: String,
     /// Makes the two sessions.
     pub make: BulkMaker,
-    /// One-way delay of the control channels (the path's propagation delay).
-    pub control_delay: Duration,
     /// Largest datagram either session sends (for the simulator's buffers).
     pub max_datagram: usize,
     /// Bytes of protocol header in a full data datagram (the rest is file data).
@@ -53,7 +51,6 @@ impl fmt::Debug for BulkFlow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkFlow")
             .field("protocol", &self.protocol)
-            .field("control_delay", &self.control_delay)
             .field("max_datagram", &self.max_datagram)
             .field("header_bytes", &self.header_bytes)
             .finish()
@@ -64,7 +61,6 @@ impl fmt::Debug for BulkFlow {
 pub(crate) struct BulkApp {
     session: Box<dyn Session + Send>,
     start: Instant,
-    control_delay: Duration,
     end: Option<(Instant, Result<(), String>)>,
 }
 
@@ -78,8 +74,8 @@ pub struct BulkEnd {
 }
 
 impl BulkApp {
-    pub(crate) fn new(session: Box<dyn Session + Send>, start: Instant, control_delay: Duration) -> Self {
-        BulkApp { session, start, control_delay, end: None }
+    pub(crate) fn new(session: Box<dyn Session + Send>, start: Instant) -> Self {
+        BulkApp { session, start, end: None }
     }
 
     /// A datagram or control bytes arrived.
@@ -94,8 +90,8 @@ impl BulkApp {
         }
     }
 
-    /// Let the session act at `now`: control bytes go straight to `peer`'s host after the
-    /// control delay; datagrams go out through `transmit`. Returns the next wake-up.
+    /// Let the session act at `now`: control bytes (marked as a side channel) and datagrams go
+    /// out through `transmit`. Returns the next wake-up.
     pub(crate) fn drive(
         &mut self,
         now: Instant,
@@ -110,12 +106,7 @@ impl BulkApp {
         if self.session.poll_timeout().is_some_and(|t| t <= now) {
             self.session.handle_timeout(now);
         }
-        while let Some((channel, bytes)) = self.session.poll_control() {
-            let len = bytes.len();
-            let mut d = Datagram::new(src, peer, bytes, len);
-            d.side_channel = Some(u8::try_from(channel).unwrap_or(u8::MAX));
-            cx.send(now + self.control_delay, crate::node::NodeId(peer.host), d);
-        }
+        self.flush_control(src, peer, cx, &mut transmit);
         if self.end.is_none() {
             loop {
                 let mut buf = cx.pool().take();
@@ -137,13 +128,24 @@ impl BulkApp {
             self.end.get_or_insert((now, result));
         }
         // Control bytes may follow the end (a final acknowledgement): poll once more.
+        self.flush_control(src, peer, cx, &mut transmit);
+        self.session.poll_timeout().map(|t| t.max(now))
+    }
+
+    /// Send what the session wrote on its control channels.
+    fn flush_control(
+        &mut self,
+        src: Addr,
+        peer: Addr,
+        cx: &mut Cx<'_>,
+        transmit: &mut impl FnMut(&mut Cx<'_>, Datagram),
+    ) {
         while let Some((channel, bytes)) = self.session.poll_control() {
             let len = bytes.len();
             let mut d = Datagram::new(src, peer, bytes, len);
             d.side_channel = Some(u8::try_from(channel).unwrap_or(u8::MAX));
-            cx.send(now + self.control_delay, crate::node::NodeId(peer.host), d);
+            transmit(cx, d);
         }
-        self.session.poll_timeout().map(|t| t.max(now))
     }
 
     /// What the session counted.

@@ -330,17 +330,15 @@ impl Host {
         self.add(port, None, App::Sink, None);
     }
 
-    /// One end of a bulk flow on `port`, talking to `peer`, starting at `start`; its control
-    /// channels have `control_delay` one way.
+    /// One end of a bulk flow on `port`, talking to `peer`, starting at `start`.
     pub fn add_bulk_session(
         &mut self,
         port: u16,
         peer: Addr,
         session: Box<dyn udt_bulk::Session + Send>,
         start: Instant,
-        control_delay: Duration,
     ) {
-        let app = App::Bulk(Box::new(BulkApp::new(session, start, control_delay)));
+        let app = App::Bulk(Box::new(BulkApp::new(session, start)));
         self.add(port, Some(peer), app, None);
     }
 

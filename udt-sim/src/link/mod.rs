@@ -212,7 +212,10 @@ impl Node for Link {
     fn on_datagram(&mut self, now: Instant, mut d: Datagram, cx: &mut Cx<'_>) {
         self.stats.arrivals += 1;
         let wire = d.wire_len();
-        if self.config.mtu.is_some_and(|mtu| wire > mtu) {
+        // A bulk flow's control bytes (a TCP connection, see `crate::bulk`) queue and take
+        // their serialization time like any packet, but are never dropped, lost or impaired.
+        let reliable = d.side_channel.is_some();
+        if !reliable && self.config.mtu.is_some_and(|mtu| wire > mtu) {
             self.stats.mtu_drops += 1;
             cx.recycle(d);
             return;
@@ -227,7 +230,12 @@ impl Node for Link {
                     .backlog
                     .is_empty()
                     .then(|| Duration::from_nanos(now_ns.saturating_sub(self.busy_until)));
-                match self.queue.admit(waiting, waiting_bytes, wire, idle, &mut self.rng) {
+                let verdict = if reliable {
+                    Verdict::Accept
+                } else {
+                    self.queue.admit(waiting, waiting_bytes, wire, idle, &mut self.rng)
+                };
+                match verdict {
                     Verdict::Accept => {}
                     Verdict::Full => {
                         self.stats.queue_drops += 1;
@@ -255,6 +263,16 @@ impl Node for Link {
         self.stats.bytes_sent += wire as u64;
         if let Some(p) = self.pcap.as_mut() {
             p.write(Instant::from_nanos(on_wire), &d);
+        }
+        if reliable {
+            match self.next.next(d.dst.host) {
+                Some(next) => cx.send(Instant::from_nanos(on_wire) + self.config.delay, next, d),
+                None => {
+                    self.stats.no_route += 1;
+                    cx.recycle(d);
+                }
+            }
+            return;
         }
         if self.loss.lose(&mut self.rng) {
             self.stats.lost += 1;

@@ -308,20 +308,8 @@ impl Topology {
                         FLOW_STREAM + 2 * i as u64,
                     )));
                     let me = Addr { host: hs, port: src_port };
-                    hosts[hd as usize].add_bulk_session(
-                        dst_port,
-                        me,
-                        pair.receiver,
-                        at(f.start),
-                        b.control_delay,
-                    );
-                    hosts[hs as usize].add_bulk_session(
-                        src_port,
-                        peer,
-                        pair.sender,
-                        at(f.start),
-                        b.control_delay,
-                    );
+                    hosts[hd as usize].add_bulk_session(dst_port, me, pair.receiver, at(f.start));
+                    hosts[hs as usize].add_bulk_session(src_port, peer, pair.sender, at(f.start));
                 }
             }
             handles.push(FlowHandle {
