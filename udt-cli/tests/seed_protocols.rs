@@ -213,6 +213,26 @@ fn missing_insecure_rate_or_secret_is_a_usage_error() {
     }
 }
 
+/// A reference program under `timeout`: stopped with SIGTERM to `timeout`, which passes it to
+/// the program's whole process group (`tsunamid` forks a child per connection; a SIGKILL to
+/// `timeout` would leave them running).
+struct Reference(Child);
+
+impl Drop for Reference {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if self.0.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The reference programs' directory, if built.
 fn reference_bin() -> Option<PathBuf> {
     let dir = std::env::var_os("UDT_SEED_PEERS_BIN")
@@ -250,7 +270,7 @@ fn udt_fetch_pulls_from_the_original_tsunamid() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _server = Server { child, lines: mpsc::channel().1 };
+    let _server = Reference(child);
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(addr).is_err() {

@@ -69,3 +69,32 @@ fn an_rbudp_flow_beside_a_udt_flow_takes_its_set_rate() {
     assert_eq!(net.progress(0).bytes, size);
     assert!(net.progress(1).bytes > 1_000_000, "UDT got some of the rest: {}", net.progress(1).bytes);
 }
+
+#[test]
+fn all_four_protocols_and_tcp_share_one_bottleneck() {
+    use udt_sim::transfer::Contender;
+    let one_way = Duration::from_millis(20);
+    let bottleneck = LinkConfig::new(200_000_000, one_way, 400);
+    let mut d = dumbbell(bottleneck, LinkConfig::delay(one_way), &[LinkConfig::ideal(); 5]);
+    let size = 2_000_000;
+    let bulk = [
+        Contender::Rbudp { rate_bps: 30_000_000 },
+        Contender::Tsunami { rate_bps: 30_000_000 },
+        Contender::Fobs { max_rate_bps: 60_000_000, scheme: udt_bulk::fobs::AckScheme::SegmentedTcp },
+    ];
+    for (i, c) in bulk.iter().enumerate() {
+        let flow = c.bulk_flow(size).expect("a bulk protocol");
+        d.topo.flow(FlowSpec::bulk(c.label(), d.senders[i], d.receivers[i], flow));
+    }
+    d.topo.flow(FlowSpec::udt("udt", d.senders[3], d.receivers[3], CcChoice::default_cc()));
+    d.topo.flow(FlowSpec::udt("tcp", d.senders[4], d.receivers[4], CcChoice::parse("cubic").unwrap()));
+    let mut net = d.topo.build(11).unwrap();
+    net.run_until(Duration::from_secs(10));
+    for (i, c) in bulk.iter().enumerate() {
+        let (sender, receiver) = net.bulk_ends(i);
+        assert_eq!(receiver.map(|e| e.result), Some(Ok(())), "{}", c.label());
+        assert_eq!(sender.map(|e| e.result), Some(Ok(())), "{}", c.label());
+        assert_eq!(net.progress(i).bytes, size, "{}", c.label());
+    }
+    assert!(net.progress(3).bytes > size && net.progress(4).bytes > size / 4, "UDT and TCP moved data too");
+}
