@@ -90,8 +90,16 @@ pub enum DriverError {
 }
 
 const UDP: Token = Token(usize::MAX);
-/// Datagrams read or sent per pass before the loop looks at the other sockets again.
+/// Datagrams sent per pass before the loop looks at the other sockets again.
 const BATCH: usize = 256;
+/// Datagrams read per pass at most. The control channels are read only once the UDP socket is
+/// drained (or after [`CONTROL_EVERY`] passes that were not), so a control message sent after
+/// a run of datagrams (RBUDP's end-of-blast marker) is not taken before them.
+const READ_BATCH: usize = 4096;
+/// Passes that may skip the control channels while datagrams keep coming.
+const CONTROL_EVERY: u32 = 8;
+/// UDP socket buffers asked for (the kernel may grant less: net.core.rmem_max, wmem_max).
+const UDP_BUFFER: usize = 8 << 20;
 
 /// Run `session` over `sockets` until it reports [`Event::Done`] (then flush) or fails.
 pub fn run(
@@ -109,6 +117,10 @@ pub fn run(
         None => sockets.data_peer.map(|a| a.ip()),
     };
     let mut data_peer = sockets.data_peer;
+    let sock = socket2::SockRef::from(&sockets.udp);
+    // Best effort: a smaller buffer only costs loss, which the protocols recover.
+    let _ = sock.set_recv_buffer_size(UDP_BUFFER);
+    let _ = sock.set_send_buffer_size(UDP_BUFFER);
     sockets.udp.set_nonblocking(true)?;
     let mut udp = UdpSocket::from_std(sockets.udp);
     poll.registry().register(&mut udp, UDP, Interest::READABLE)?;
@@ -129,13 +141,15 @@ pub fn run(
     let mut last_progress = std::time::Instant::now();
     let mut ended: Option<Result<(), String>> = None;
     let mut ended_at = std::time::Instant::now();
+    let mut control_skipped = 0u32;
 
     loop {
         if options.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Err(DriverError::Interrupted);
         }
         // Inputs.
-        for _ in 0..BATCH {
+        let mut drained = false;
+        for _ in 0..READ_BATCH {
             match udp.recv_from(&mut buf) {
                 Ok((n, from)) => {
                     if Some(from.ip()) != peer_ip {
@@ -147,13 +161,18 @@ pub fn run(
                         session.handle_datagram(clock(), &buf[..n]);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    drained = true;
+                    break;
+                }
                 // An ICMP error (port unreachable) surfaces on the next receive: not fatal.
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
                 Err(e) => return Err(e.into()),
             }
         }
-        for (i, ch) in controls.iter_mut().enumerate() {
+        let read_control = drained || control_skipped >= CONTROL_EVERY;
+        control_skipped = if read_control { 0 } else { control_skipped + 1 };
+        for (i, ch) in controls.iter_mut().enumerate().filter(|_| read_control) {
             while ch.open {
                 match ch.stream.read(&mut buf) {
                     Ok(0) => {
