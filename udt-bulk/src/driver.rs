@@ -70,6 +70,9 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// Datagrams dropped because they came from another address than the peer's.
     pub foreign: u64,
+    /// The sending end's BLAKE3 of the file, when it is one of ours (a receiving session's
+    /// [`Session::peer_digest`]).
+    pub peer_digest: Option<[u8; 32]>,
 }
 
 /// Why [`run`] did not complete.
@@ -228,7 +231,12 @@ pub fn run(
                 }
                 return match end {
                     Ok(()) => {
-                        Ok(Outcome { counters: session.counters(), elapsed: started.elapsed(), foreign })
+                        Ok(Outcome {
+                            counters: session.counters(),
+                            elapsed: started.elapsed(),
+                            foreign,
+                            peer_digest: session.peer_digest(),
+                        })
                     }
                     Err(why) => Err(DriverError::Failed(why.clone())),
                 };

@@ -14,6 +14,7 @@
 //! session that receives nonsense fails with a one-line reason or drops and counts the datagram.
 
 pub mod confine;
+pub mod digest;
 pub mod driver;
 pub mod error;
 pub mod fobs;

@@ -78,4 +78,10 @@ pub trait Session {
     fn counters(&self) -> Counters;
     /// The largest datagram this session sends or accepts.
     fn max_datagram(&self) -> usize;
+    /// A receiving session's copy of the BLAKE3 digest the sending end computed over the whole
+    /// file, when the sender is one of ours and sent it (see [`crate::digest`]); `None` from a
+    /// reference peer, which has no such message, and from every sending session.
+    fn peer_digest(&self) -> Option<[u8; 32]> {
+        None
+    }
 }

@@ -20,6 +20,21 @@ pub trait Source: Send {
     }
     /// Fill `buf` with the bytes at `offset` (the caller never reads past [`Source::len`]).
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// The BLAKE3 digest of all the bytes, read in order (a sender computes it once the file is
+    /// sent, for the end-to-end check of [`crate::digest`]).
+    fn digest(&mut self) -> io::Result<[u8; 32]> {
+        let mut hasher = blake3::Hasher::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut offset = 0u64;
+        let len = self.len();
+        while offset < len {
+            let n = usize::try_from((len - offset).min(buf.len() as u64)).unwrap_or(buf.len());
+            self.read_at(offset, &mut buf[..n])?;
+            hasher.update(&buf[..n]);
+            offset += n as u64;
+        }
+        Ok(*hasher.finalize().as_bytes())
+    }
 }
 
 /// Where a receiver puts bytes.
