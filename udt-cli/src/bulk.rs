@@ -253,7 +253,8 @@ pub fn serve(
     })
 }
 
-/// Fetch `name` from `server` into `file`, showing progress as `shown`.
+/// Fetch `name` from `server` into `file`, showing progress as `shown`; with the server's
+/// digest when it sent one.
 #[allow(clippy::too_many_arguments)]
 pub fn fetch(
     protocol: Protocol,
@@ -265,7 +266,7 @@ pub fn fetch(
     idle: Duration,
     mode: Mode,
     shown: &str,
-) -> Result<(u64, Duration)> {
+) -> Result<Fetched> {
     let mut progress: Option<FileProgress> = None;
     let mut shown_so_far = 0u64;
     let mut on_progress = |c: &udt_bulk::Counters| {
@@ -291,5 +292,19 @@ pub fn fetch(
     if let Some(bar) = progress {
         bar.finish();
     }
-    Ok((outcome.counters.size.unwrap_or(outcome.counters.delivered), outcome.elapsed))
+    Ok(Fetched {
+        bytes: outcome.counters.size.unwrap_or(outcome.counters.delivered),
+        took: outcome.elapsed,
+        server_digest: outcome.peer_digest,
+    })
+}
+
+/// One file fetched.
+pub struct Fetched {
+    /// Its size.
+    pub bytes: u64,
+    /// How long it took.
+    pub took: Duration,
+    /// The server's BLAKE3 of the file, when the server is `udt serve` (the originals send none).
+    pub server_digest: Option<[u8; 32]>,
 }

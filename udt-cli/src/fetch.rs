@@ -5,8 +5,10 @@
 //! Each file lands in `--out` under the last component of its NAME (checked like every name
 //! `udt recv` accepts), written first to `.NAME.udt-partial` and renamed only once complete,
 //! so nothing half-written ever carries the final name; an existing file is kept unless
-//! `--force`. The BLAKE3 hash printed is of the bytes received (the seed protocols carry no
-//! end-to-end check of their own: compare it with `b3sum` on the server).
+//! `--force`. When the server is `udt serve`, it sends the BLAKE3 of the file after the
+//! transfer (`udt_bulk::digest`) and the file is kept only if the bytes written hash the same
+//! ("blake3 ok"); the original programs send none, and the hash printed is then that of the
+//! bytes received, to compare with `b3sum` at the source.
 
 use std::fs::{self, OpenOptions};
 use std::io::Read;
@@ -77,11 +79,24 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         let partial = args.out.join(format!(".{local}.udt-partial"));
         let how = How { params: &params, stop: &stop, idle: args.tuning.idle_timeout, mode };
         match fetch_one(args.protocol, server, name, &partial, &how, &shown) {
-            Ok((bytes, took)) => {
+            Ok(fetched) => {
                 let hash = hash_file(&partial)?;
+                if fetched.server_digest.is_some_and(|d| d != *hash.as_bytes()) {
+                    let _ = fs::remove_file(&partial);
+                    report.failed(
+                        name,
+                        &shown,
+                        "the bytes received differ from the server's file (BLAKE3 mismatch): not kept",
+                    );
+                    continue;
+                }
                 fs::rename(&partial, &dest)
                     .with_context(|| format!("cannot rename {} to {}", partial.display(), dest.display()))?;
-                report.unverified(name, &shown, bytes, took, Some(&hash));
+                if fetched.server_digest.is_some() {
+                    report.ok(name, &shown, fetched.bytes, fetched.took, &hash);
+                } else {
+                    report.unverified(name, &shown, fetched.bytes, fetched.took, Some(&hash));
+                }
             }
             Err(e) => {
                 let _ = fs::remove_file(&partial);
@@ -124,7 +139,7 @@ fn fetch_one(
     partial: &Path,
     how: &How<'_>,
     shown: &str,
-) -> Result<(u64, Duration)> {
+) -> Result<bulk::Fetched> {
     let file = OpenOptions::new()
         .write(true)
         .create(true)
