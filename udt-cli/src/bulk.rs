@@ -229,8 +229,25 @@ pub fn serve(
     params: &Params,
     stop: &AtomicBool,
     idle: Duration,
+    mode: Mode,
 ) -> Result<Served> {
-    let run = RunOptions { stop: Some(stop), idle_limit: idle, ..RunOptions::default() };
+    // The name asked for is the session's business; the display shows what is served.
+    let shown = crate::protocol::display_name(&path.display().to_string());
+    let mut progress: Option<FileProgress> = None;
+    let mut shown_so_far = 0u64;
+    let mut on_progress = |c: &udt_bulk::Counters| {
+        if let Some(size) = c.size.filter(|&s| s > 0) {
+            let bar = progress.get_or_insert_with(|| FileProgress::new(mode, &shown, size));
+            bar.add(c.delivered.saturating_sub(shown_so_far));
+            shown_so_far = shown_so_far.max(c.delivered);
+        }
+    };
+    let run = RunOptions {
+        stop: Some(stop),
+        idle_limit: idle,
+        on_progress: Some(&mut on_progress),
+        ..RunOptions::default()
+    };
     let (name, outcome) = match (protocol, params) {
         (Protocol::Tsunami, Params::Tsunami(p)) => {
             let r = udt_bulk::tsunami::serve_connection(listener, path, p, run)?;
@@ -246,6 +263,9 @@ pub fn serve(
         }
         _ => bail!("parameters of another protocol"),
     };
+    if let Some(bar) = progress {
+        bar.finish();
+    }
     Ok(Served {
         name,
         bytes: outcome.counters.size.unwrap_or(outcome.counters.delivered),

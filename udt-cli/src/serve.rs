@@ -65,7 +65,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let stop = interrupt::register()?;
     loop {
         let outcome =
-            bulk::serve(args.protocol, &listener, &args.path, &params, &stop, args.tuning.idle_timeout);
+            bulk::serve(args.protocol, &listener, &args.path, &params, &stop, args.tuning.idle_timeout, mode);
         match outcome {
             Ok(served) => {
                 let shown = display_name(&served.name);
