@@ -230,14 +230,12 @@ pub fn run(
                     let _ = c.stream.flush();
                 }
                 return match end {
-                    Ok(()) => {
-                        Ok(Outcome {
-                            counters: session.counters(),
-                            elapsed: started.elapsed(),
-                            foreign,
-                            peer_digest: session.peer_digest(),
-                        })
-                    }
+                    Ok(()) => Ok(Outcome {
+                        counters: session.counters(),
+                        elapsed: started.elapsed(),
+                        foreign,
+                        peer_digest: session.peer_digest(),
+                    }),
                     Err(why) => Err(DriverError::Failed(why.clone())),
                 };
             }
