@@ -1,6 +1,8 @@
 //! Hostile input, property-tested (the same drive as `fuzz/fuzz_targets/fobs_input.rs`, run on
 //! every `cargo test`): arbitrary bytes as datagrams and as control bytes on either channel of
-//! a FOBS sender and receiver never panic, and whatever decodes re-encodes to the same bytes.
+//! a FOBS sender and receiver never panic, and whatever decodes re-encodes to the same bytes;
+//! a receiver that already has every byte (waiting for the sender's digest) ends Done whatever
+//! arrives, never Failed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -9,7 +11,7 @@ use proptest::prelude::*;
 use udt_bulk::fobs::wire::{self, Datagram, Message, Report};
 use udt_bulk::fobs::{AckScheme, Params, ReceiverSession, SenderSession, Transfer};
 use udt_bulk::storage::{Memory, Pattern};
-use udt_bulk::{Instant, Session};
+use udt_bulk::{Event, Instant, Session};
 
 /// Frames that decode, with hostile field values.
 fn frames() -> impl Strategy<Value = Vec<u8>> {
@@ -41,18 +43,41 @@ fn frames() -> impl Strategy<Value = Vec<u8>> {
         (any::<u32>(), report.clone())
             .prop_map(|(chunk, report)| Message::Complete { chunk: chunk % 4, report }),
         report.prop_map(|report| Message::Progress { report }),
+        any::<[u8; 32]>().prop_map(|blake3| Message::Digest { blake3 }),
+        any::<String>().prop_map(|reason| Message::Abort { reason }),
     ]
     .prop_map(|m| m.encode())
 }
 
-fn drive(scheme: AckScheme, records: &[(u8, Vec<u8>)]) {
+/// Hands `receiver` every packet of the file: it waits for the digest from then on.
+fn deliver_all(receiver: &mut ReceiverSession<Memory>, t: &Transfer) {
+    let g = t.geometry;
+    let mut seq = 0;
+    for chunk in 0..g.chunks() {
+        for packet in 0..g.chunk_len(chunk) {
+            seq += 1;
+            let mut d = vec![0u8; wire::DATA_HEADER + g.packet_len(chunk, packet)];
+            wire::encode_data_header(&mut d, chunk, packet, seq).unwrap();
+            receiver.handle_datagram(Instant::ZERO, &d);
+        }
+    }
+    assert_eq!(receiver.counters().delivered, g.size);
+}
+
+/// Records `(what, bytes)` into a sender and a receiver of a small transfer; with `complete`
+/// the receiver has every byte first.
+fn drive(scheme: AckScheme, complete: bool, records: &[(u8, Vec<u8>)]) {
     let t = Transfer::new(300, 16, 8, 3, scheme).unwrap();
     let mut sender = SenderSession::new(Pattern { seed: 1, len: 300 }, t, &Params::default());
     let mut receiver = ReceiverSession::new(Memory::default(), t);
+    if complete {
+        deliver_all(&mut receiver, &t);
+    }
     let mut buf = vec![0u8; 2048];
     let mut now = Instant::ZERO;
     for (what, bytes) in records {
-        let s: &mut dyn Session = if what & 1 == 0 { &mut sender } else { &mut receiver };
+        let to_receiver = what & 1 == 1;
+        let s: &mut dyn Session = if to_receiver { &mut receiver } else { &mut sender };
         now += Duration::from_micros(u64::from(*what));
         match (what >> 1) % 5 {
             0 => s.handle_datagram(now, bytes),
@@ -67,7 +92,12 @@ fn drive(scheme: AckScheme, records: &[(u8, Vec<u8>)]) {
             }
         }
         while s.poll_control().is_some() {}
-        while s.poll_event().is_some() {}
+        while let Some(event) = s.poll_event() {
+            assert!(
+                !(complete && to_receiver && matches!(event, Event::Failed(_))),
+                "a receiver with every byte failed: {event:?}"
+            );
+        }
         let _ = (s.poll_timeout(), s.counters());
     }
 }
@@ -86,15 +116,19 @@ proptest! {
             }
         }
         let records: Vec<(u8, Vec<u8>)> = data.chunks(9).map(|c| (c[0], c[1..].to_vec())).collect();
-        drive(AckScheme::SegmentedTcp, &records);
-        drive(AckScheme::ChunkMapUdp, &records);
+        for complete in [false, true] {
+            drive(AckScheme::SegmentedTcp, complete, &records);
+            drive(AckScheme::ChunkMapUdp, complete, &records);
+        }
     }
 
     #[test]
     fn well_formed_messages_with_hostile_fields_never_panic(
         records in proptest::collection::vec((any::<u8>(), frames()), 0..40),
     ) {
-        drive(AckScheme::SegmentedTcp, &records);
-        drive(AckScheme::ChunkMapUdp, &records);
+        for complete in [false, true] {
+            drive(AckScheme::SegmentedTcp, complete, &records);
+            drive(AckScheme::ChunkMapUdp, complete, &records);
+        }
     }
 }

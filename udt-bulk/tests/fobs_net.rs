@@ -1,5 +1,6 @@
 //! FOBS over real sockets on 127.0.0.1: ours against ours through `serve_connection` and
-//! `fetch` (small files, both acknowledgement schemes), refusals with a clear error on the
+//! `fetch` (small files, both acknowledgement schemes, each with the sender's digest of it),
+//! refusals with a clear error on the
 //! fetching side, and the joining of control channel 1 to its session by token.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -54,7 +55,10 @@ fn small_files_arrive_byte_for_byte_with_both_schemes() {
             let mut sink = Memory::default();
             let outcome = fetch(addr, name, &mut sink, &params(scheme), options()).unwrap();
             let report = server.join().unwrap().unwrap();
-            assert!(sink.0 == bytes(len, len as u64), "{name} ({scheme:?}) arrived byte for byte");
+            let data = bytes(len, len as u64);
+            assert!(sink.0 == data, "{name} ({scheme:?}) arrived byte for byte");
+            assert_eq!(outcome.peer_digest, Some(*blake3::hash(&data).as_bytes()), "{name} ({scheme:?})");
+            assert_eq!(report.outcome.peer_digest, None, "a sender has no peer digest");
             assert_eq!(report.name, name);
             assert_eq!(outcome.counters.size, Some(len as u64));
             assert_eq!(report.outcome.counters.delivered, len as u64);
@@ -73,9 +77,12 @@ fn a_subdirectory_name_is_served_and_the_file_lands_in_a_file_sink() {
     let file = std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(&target).unwrap();
     let mut sink = udt_bulk::storage::FileSink::new(file);
     let (addr, server) = serve(dir.path(), params(AckScheme::SegmentedTcp));
-    fetch(addr, "sub/data.bin", &mut sink, &params(AckScheme::SegmentedTcp), options()).unwrap();
+    let outcome =
+        fetch(addr, "sub/data.bin", &mut sink, &params(AckScheme::SegmentedTcp), options()).unwrap();
     server.join().unwrap().unwrap();
     assert!(std::fs::read(&target).unwrap() == data);
+    assert_eq!(outcome.peer_digest, Some(*blake3::hash(&data).as_bytes()));
+    assert!(outcome.elapsed < udt_bulk::digest::wait(0), "no digest wait: {:?}", outcome.elapsed);
 }
 
 /// Fetch `name` and expect a refusal whose reason contains `expect`, on both ends.
@@ -165,9 +172,10 @@ fn a_connection_with_a_wrong_token_is_refused_and_the_session_still_runs() {
         udp,
         data_peer: Some(SocketAddr::new(addr.ip(), accept.udp_port)),
     };
-    driver::run(&mut session, sockets, options()).unwrap();
+    let outcome = driver::run(&mut session, sockets, options()).unwrap();
     server.join().unwrap().unwrap();
     assert!(session.sink().0 == data);
+    assert_eq!(outcome.peer_digest, Some(*blake3::hash(&data).as_bytes()));
 }
 
 fn read_one(s: &mut TcpStream) -> Message {
@@ -182,4 +190,34 @@ fn read_one(s: &mut TcpStream) -> Message {
         buf.extend_from_slice(&chunk[..n]);
     }
     panic!("no message")
+}
+
+#[test]
+fn a_sender_that_closes_without_the_digest_leaves_a_prompt_fetch_without_one() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    // A sender of an empty file by hand that sets up both channels and closes them at once.
+    let server = thread::spawn(move || {
+        let (mut ctrl, _) = listener.accept().unwrap();
+        assert!(matches!(read_one(&mut ctrl), Message::Request { .. }));
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let accept = wire::Accept {
+            token: 7,
+            size: 0,
+            chunk_packets: 10,
+            segment_packets: 4,
+            payload: 1000,
+            udp_port: udp.local_addr().unwrap().port(),
+            scheme: AckScheme::SegmentedTcp,
+        };
+        ctrl.write_all(&Message::Accept(accept).encode()).unwrap();
+        let (mut second, _) = listener.accept().unwrap();
+        assert_eq!(read_one(&mut second), Message::Hello { token: 7 });
+    });
+    let started = std::time::Instant::now();
+    let mut sink = Memory(vec![1, 2, 3]);
+    let outcome = fetch(addr, "f", &mut sink, &params(AckScheme::SegmentedTcp), options()).unwrap();
+    server.join().unwrap();
+    assert_eq!((outcome.peer_digest, sink.0.len()), (None, 0), "done, sized, without a digest");
+    assert!(started.elapsed() < Duration::from_secs(2), "the close ends the wait: {:?}", started.elapsed());
 }

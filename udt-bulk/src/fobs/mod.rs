@@ -6,8 +6,9 @@
 //! A file goes in chunks, one after another; a chunk is cut into segments of a fixed number of
 //! packets. Data goes over UDP from sender to receiver only; control goes over two TCP
 //! connections: channel 0 (feedback: end-of-segment, DONE and the segmented acknowledgements)
-//! and channel 1 (high priority: chunk complete). The sender paces its datagrams at a rate
-//! adapted from the loss the acknowledgements reveal.
+//! and channel 1 (high priority: chunk complete, and the sender's BLAKE3 digest of the file
+//! once the last chunk is complete, [`crate::digest`]). The sender paces its datagrams at a
+//! rate adapted from the loss the acknowledgements reveal.
 //!
 //! - [`wire`]: every message and datagram.
 //! - [`chunk`]: chunk and segment geometry, and the per-chunk bit maps.

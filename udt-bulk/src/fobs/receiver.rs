@@ -8,7 +8,12 @@
 //! packets. With [`AckScheme::ChunkMapUdp`] it sends the whole chunk's bit map as datagrams
 //! every segment's worth of arrivals instead (§3.1.2, §3.3.2). When the chunk is complete it
 //! says so on the high-priority channel (1) and moves to the next chunk; after the last one it
-//! finishes the sink and is done.
+//! finishes the sink and waits for the sender's digest of the file on channel 1 (our addition,
+//! [`crate::digest`]), at most [`crate::digest::wait`]. It is done when the digest arrives
+//! ([`Session::peer_digest`] returns it) and, without one, when the sender closes channel 1 or
+//! aborts, when its digest is malformed (counted in [`Counters::malformed`]) or when the wait
+//! passes: the file is complete, so the check is the application's (each counted in
+//! [`FobsStats::digests_missing`]).
 //!
 //! Every acknowledgement carries the receiver's cumulative [`Report`] of what arrived (our
 //! addition, FOBS.md "Reports"), from which the sender computes loss and receive rate.
@@ -21,7 +26,9 @@
 //! Invariants: a packet is written once; datagrams of a finished chunk are counted as
 //! duplicates and dropped; a datagram for a later chunk, a packet number past its chunk or a
 //! payload of the wrong length is malformed and dropped; the chunk complete of the last chunk
-//! is queued before [`Event::Done`].
+//! is queued and the sink finished before the digest wait; while waiting no acknowledgement
+//! goes out, data is a duplicate, and any input ends the session with [`Event::Done`], never
+//! [`Event::Failed`].
 
 use std::collections::VecDeque;
 
@@ -31,7 +38,10 @@ use super::chunk::{ChunkMap, Geometry};
 use super::outbox::Outbox;
 use super::params::{AckScheme, Transfer};
 use super::stats::FobsStats;
-use super::wire::{self, Datagram, FrameReader, MapPart, Message, Report, MAP_HEADER, NACK_CAP};
+use super::wire::{
+    self, Datagram, FrameReader, MapPart, Message, Report, DIGEST_CHANNEL, MAP_HEADER, NACK_CAP,
+};
+use crate::digest;
 use crate::session::{Counters, Event, Session};
 use crate::storage::Sink;
 
@@ -79,11 +89,16 @@ pub struct ReceiverSession<K: Sink> {
     events: VecDeque<Event>,
     counters: Counters,
     stats: FobsStats,
+    /// Every byte is in and the sink finished: the digest is awaited until then.
+    digest_deadline: Option<Instant>,
+    /// The sender's digest, once it arrived.
+    digest: Option<[u8; 32]>,
     ended: bool,
 }
 
 impl<K: Sink> ReceiverSession<K> {
-    /// Receive `transfer` into `sink`; sizes the sink at once (an empty transfer is done).
+    /// Receive `transfer` into `sink`; sizes the sink at once (an empty transfer only waits for
+    /// the digest).
     pub fn new(mut sink: K, transfer: Transfer) -> Self {
         let g = transfer.geometry;
         let sized = sink.set_len(g.size);
@@ -108,12 +123,14 @@ impl<K: Sink> ReceiverSession<K> {
             events: VecDeque::from([Event::Size(g.size)]),
             counters: Counters { size: Some(g.size), ..Counters::default() },
             stats: FobsStats::default(),
+            digest_deadline: None,
+            digest: None,
             ended: false,
         };
         if let Err(e) = sized {
             r.fail(Instant::ZERO, format!("sizing the file: {e}"));
         } else if r.chunks == 0 {
-            r.finish(Instant::ZERO);
+            r.await_digest(Instant::ZERO);
         }
         r
     }
@@ -142,13 +159,39 @@ impl<K: Sink> ReceiverSession<K> {
         self.events.push_back(Event::Failed(reason));
     }
 
-    fn finish(&mut self, now: Instant) {
+    /// Every byte arrived: make the sink durable, then wait for the sender's digest.
+    fn await_digest(&mut self, now: Instant) {
         match self.sink.finish() {
-            Ok(()) => {
-                self.ended = true;
-                self.events.push_back(Event::Done);
-            }
+            Ok(()) => self.digest_deadline = Some(now + digest::wait(self.g.size)),
             Err(e) => self.fail(now, format!("finishing the file: {e}")),
+        }
+    }
+
+    fn awaiting_digest(&self) -> bool {
+        !self.ended && self.digest_deadline.is_some()
+    }
+
+    /// The wait is over: done, with the sender's digest or without (counted).
+    fn end_with(&mut self, digest: Option<[u8; 32]>) {
+        self.digest_deadline = None;
+        self.digest = digest;
+        if digest.is_some() {
+            self.stats.digests += 1;
+        } else {
+            self.stats.digests_missing += 1;
+        }
+        self.ended = true;
+        self.events.push_back(Event::Done);
+    }
+
+    /// Broken control input: fails the transfer, or once every byte is in, ends it without a
+    /// digest (counted as malformed).
+    fn refuse(&mut self, now: Instant, why: String) {
+        if self.awaiting_digest() {
+            self.counters.malformed += 1;
+            self.end_with(None);
+        } else {
+            self.fail(now, why);
         }
     }
 
@@ -164,7 +207,7 @@ impl<K: Sink> ReceiverSession<K> {
         self.since_map = 0;
         self.waiting.clear();
         if self.chunk >= self.chunks {
-            self.finish(now);
+            self.await_digest(now);
         } else {
             self.have.reset(self.g.chunk_len(self.chunk));
         }
@@ -295,6 +338,11 @@ impl<K: Sink> ReceiverSession<K> {
     fn on_message(&mut self, now: Instant, channel: usize, msg: Message) -> Result<(), String> {
         let segmented = self.transfer.scheme == AckScheme::SegmentedTcp;
         match (channel, msg) {
+            (DIGEST_CHANNEL, Message::Digest { blake3 }) if self.awaiting_digest() => {
+                self.end_with(Some(blake3))
+            }
+            // The sender failed after every byte arrived (reading the file for its digest).
+            (_, Message::Abort { .. }) if self.awaiting_digest() => self.end_with(None),
             (_, Message::Abort { reason }) => return Err(format!("the sender aborted: {reason}")),
             (_, Message::Refuse { reason }) => return Err(format!("the sender refused: {reason}")),
             (0, Message::EndOfSegment { chunk, segment, last_seq }) if segmented => {
@@ -327,7 +375,7 @@ impl<K: Sink> Session for ReceiverSession<K> {
             return;
         }
         let Some(reader) = self.readers.get_mut(channel) else {
-            return self.fail(now, format!("bytes on control channel {channel}, FOBS has two"));
+            return self.refuse(now, format!("bytes on control channel {channel}, FOBS has two"));
         };
         reader.push(bytes);
         loop {
@@ -335,19 +383,26 @@ impl<K: Sink> Session for ReceiverSession<K> {
             match reader.next_message() {
                 Ok(Some(msg)) => {
                     if let Err(why) = self.on_message(now, channel, msg) {
-                        return self.fail(now, why);
+                        return self.refuse(now, why);
                     }
                     if self.ended {
                         return;
                     }
                 }
                 Ok(None) => return,
-                Err(e) => return self.fail(now, format!("control channel {channel}: {e}")),
+                Err(e) => return self.refuse(now, format!("control channel {channel}: {e}")),
             }
         }
     }
 
     fn handle_control_closed(&mut self, now: Instant, channel: usize) {
+        if self.awaiting_digest() {
+            // The digest comes before the end of its channel; the other one may end first.
+            if channel == DIGEST_CHANNEL {
+                self.end_with(None);
+            }
+            return;
+        }
         self.fail(now, format!("the sender closed control channel {channel} before the transfer completed"));
     }
 
@@ -364,6 +419,13 @@ impl<K: Sink> Session for ReceiverSession<K> {
             && payload.len() == self.g.packet_len(chunk, packet);
         if !fits || chunk > self.chunk {
             self.counters.malformed += 1;
+            return;
+        }
+        if self.awaiting_digest() {
+            // A late copy after every byte arrived: counted, never acknowledged.
+            self.counters.datagrams_received += 1;
+            self.counters.duplicates += 1;
+            self.stats.stale += 1;
             return;
         }
         self.report.received += 1;
@@ -393,7 +455,10 @@ impl<K: Sink> Session for ReceiverSession<K> {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if !self.ended && self.quiet_deadline().is_some_and(|d| d <= now) {
+        if self.awaiting_digest() && self.digest_deadline.is_some_and(|d| d <= now) {
+            self.stats.digest_timeouts += 1;
+            self.end_with(None);
+        } else if !self.ended && self.quiet_deadline().is_some_and(|d| d <= now) {
             self.answer(now, true);
         }
     }
@@ -419,6 +484,7 @@ impl<K: Sink> Session for ReceiverSession<K> {
         if self.ended {
             return t;
         }
+        let t = udt_proto::time::earliest(t, self.digest_deadline);
         udt_proto::time::earliest(t, self.quiet_deadline())
     }
 
@@ -432,6 +498,10 @@ impl<K: Sink> Session for ReceiverSession<K> {
 
     fn max_datagram(&self) -> usize {
         self.transfer.data_datagram().max(MAP_HEADER + usize::from(self.g.payload))
+    }
+
+    fn peer_digest(&self) -> Option<[u8; 32]> {
+        self.digest
     }
 }
 
@@ -511,7 +581,7 @@ mod tests {
     }
 
     #[test]
-    fn a_complete_chunk_is_announced_on_channel_one_and_the_last_one_ends_the_session() {
+    fn a_complete_chunk_is_announced_on_channel_one_and_the_last_one_awaits_the_digest() {
         let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
         r.poll_event();
         let mut seq = 0;
@@ -525,7 +595,9 @@ mod tests {
         assert_eq!(r.counters().duplicates, 1, "a packet of a finished chunk");
         r.handle_datagram(T, &data(1, 0, 100, &[7; 50]));
         assert!(matches!(control(&mut r).as_slice(), [(1, Message::Complete { chunk: 1, .. })]));
-        assert_eq!(r.poll_event(), Some(Event::Done));
+        assert_eq!(r.poll_event(), None, "the digest is awaited");
+        r.handle_control(T, 1, &Message::Digest { blake3: [3; 32] }.encode());
+        assert_eq!((r.poll_event(), r.peer_digest()), (Some(Event::Done), Some([3; 32])));
         assert_eq!(r.sink().0.len(), 1_050);
         assert_eq!(r.sink().0[1_000..], [7; 50]);
         assert_eq!(r.sink().0[400..500], [4; 100], "the duplicate did not overwrite");
@@ -646,9 +718,98 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_transfer_is_done_at_once() {
+    fn an_empty_transfer_only_awaits_the_digest() {
         let mut r = ReceiverSession::new(Memory(vec![1, 2, 3]), transfer(0, AckScheme::SegmentedTcp));
-        assert_eq!((r.poll_event(), r.poll_event()), (Some(Event::Size(0)), Some(Event::Done)));
+        assert_eq!((r.poll_event(), r.poll_event()), (Some(Event::Size(0)), None));
         assert!(r.sink().0.is_empty(), "sized to zero");
+        assert_eq!(r.poll_timeout(), Some(T + digest::wait(0)));
+        let empty = *blake3::hash(b"").as_bytes();
+        r.handle_control(T, 1, &Message::Digest { blake3: empty }.encode());
+        assert_eq!((r.poll_event(), r.peer_digest()), (Some(Event::Done), Some(empty)));
+    }
+
+    /// A receiver of 1 050 bytes (chunks of 10 and 1 packets) that has every byte at `T`.
+    fn complete() -> ReceiverSession<Memory> {
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        for p in 0..10 {
+            r.handle_datagram(T, &data(0, p, u64::from(p) + 1, &[p as u8; 100]));
+        }
+        r.handle_datagram(T, &data(1, 0, 11, &[7; 50]));
+        assert_eq!(control(&mut r).len(), 2, "both chunk completes");
+        assert_eq!((r.poll_event(), r.poll_event()), (Some(Event::Size(1_050)), None));
+        r
+    }
+
+    /// The session ended Done, without a digest, and counted it.
+    fn done_without_digest(r: &mut ReceiverSession<Memory>) {
+        assert_eq!((r.poll_event(), r.peer_digest()), (Some(Event::Done), None));
+        assert_eq!(r.stats().digests_missing, 1);
+    }
+
+    #[test]
+    fn while_the_digest_is_awaited_late_data_and_stale_feedback_get_no_answer() {
+        let mut r = complete();
+        r.handle_datagram(T, &data(0, 3, 12, &[3; 100]));
+        r.handle_datagram(T, &data(1, 0, 13, &[7; 50]));
+        r.handle_control(T, 0, &Message::EndOfSegment { chunk: 0, segment: 1, last_seq: 9 }.encode());
+        r.handle_control(T, 0, &Message::Done { chunk: 1, pass: 0, want_nack: true, last_seq: 13 }.encode());
+        assert_eq!((control(&mut r), r.poll_event()), (vec![], None));
+        assert_eq!((r.counters().duplicates, r.counters().delivered), (2, 1_050));
+        assert_eq!(r.poll_timeout(), Some(T + digest::wait(1_050)));
+        r.handle_control(T, 1, &Message::Digest { blake3: [9; 32] }.encode());
+        assert_eq!((r.poll_event(), r.peer_digest()), (Some(Event::Done), Some([9; 32])));
+        assert_eq!((r.stats().digests, r.stats().digests_missing), (1, 0));
+    }
+
+    #[test]
+    fn a_sender_that_closes_channel_one_without_the_digest_leaves_the_transfer_done() {
+        let mut r = complete();
+        r.handle_control_closed(T, 0);
+        assert_eq!(r.poll_event(), None, "channel 0 may end before the digest on channel 1");
+        r.handle_control_closed(T, 1);
+        done_without_digest(&mut r);
+    }
+
+    #[test]
+    fn the_digest_wait_passes_and_the_transfer_is_done_without_one() {
+        let mut r = complete();
+        let deadline = T + digest::wait(1_050);
+        r.handle_timeout(deadline - std::time::Duration::from_nanos(1));
+        assert_eq!(r.poll_event(), None);
+        r.handle_timeout(deadline);
+        done_without_digest(&mut r);
+        assert_eq!((r.stats().digest_timeouts, r.poll_timeout()), (1, None));
+    }
+
+    #[test]
+    fn a_malformed_digest_ends_the_transfer_done_without_one_and_is_counted() {
+        let mut short = Message::Digest { blake3: [1; 32] }.encode();
+        short.truncate(wire::FRAME_HEADER + 31);
+        short[5..9].copy_from_slice(&31u32.to_be_bytes());
+        let on_channel_0 = Message::Digest { blake3: [1; 32] }.encode();
+        for (channel, bytes) in [(1, short), (0, on_channel_0), (1, b"garbage".to_vec())] {
+            let mut r = complete();
+            r.handle_control(T, channel, &bytes);
+            done_without_digest(&mut r);
+            assert_eq!(r.counters().malformed, 1);
+            assert!(control(&mut r).is_empty(), "no abort: the transfer succeeded");
+        }
+    }
+
+    #[test]
+    fn an_abort_after_every_byte_arrived_leaves_the_transfer_done_without_a_digest() {
+        let mut r = complete();
+        r.handle_control(T, 0, &Message::Abort { reason: "reading the file for its digest".into() }.encode());
+        done_without_digest(&mut r);
+        assert_eq!(r.counters().malformed, 0);
+    }
+
+    #[test]
+    fn a_digest_before_the_last_chunk_completes_is_a_protocol_error() {
+        let mut r = ReceiverSession::new(Memory::default(), transfer(1_050, AckScheme::SegmentedTcp));
+        r.poll_event();
+        r.handle_control(T, 1, &Message::Digest { blake3: [1; 32] }.encode());
+        assert!(matches!(r.poll_event(), Some(Event::Failed(why)) if why.contains("unexpected digest")));
+        assert_eq!(r.peer_digest(), None);
     }
 }

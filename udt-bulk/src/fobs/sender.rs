@@ -4,7 +4,9 @@
 //! acknowledged ones; when the cursor leaves a segment in which it sent something it writes an
 //! end-of-segment message on the feedback channel (0); at the chunk's end it writes DONE and
 //! cycles over the unacknowledged packets again, pass after pass, until the receiver's chunk
-//! complete arrives on the high-priority channel (1); then the next chunk. A pass whose
+//! complete arrives on the high-priority channel (1); then the next chunk. After the last
+//! chunk's complete it sends the BLAKE3 digest of the whole file on channel 1 and ends (our
+//! addition, [`crate::digest`]; an empty file: at once). A pass whose
 //! outstanding packets fit one NACK sends no end-of-segment messages and asks for a NACK in its
 //! DONE (§3.3.4). Acknowledgements (segment bits, segment ACK, NACK, or chunk-map datagrams
 //! with [`AckScheme::ChunkMapUdp`]) set packets in the chunk's acknowledged map; every one
@@ -19,7 +21,8 @@
 //! Invariants: the cursor only passes a packet by sending it or because it is acknowledged, so
 //! along the cursor's cycle the packets' announce times never decrease and the packet under the
 //! cursor is the next one due; the acknowledged map only grows within a chunk; after
-//! [`Event::Done`] or [`Event::Failed`] nothing more is sent but queued control bytes.
+//! [`Event::Done`] or [`Event::Failed`] nothing more is sent but queued control bytes; the
+//! digest is queued before [`Event::Done`].
 
 use std::collections::VecDeque;
 
@@ -30,7 +33,7 @@ use super::outbox::Outbox;
 use super::params::{AckScheme, Params, Transfer};
 use super::rate::{RateControl, RttEstimator};
 use super::stats::FobsStats;
-use super::wire::{self, Datagram, FrameReader, Message, Report, NACK_CAP};
+use super::wire::{self, Datagram, FrameReader, Message, Report, DIGEST_CHANNEL, NACK_CAP};
 use crate::session::{Counters, Event, Session};
 use crate::storage::Source;
 
@@ -74,7 +77,7 @@ pub struct SenderSession<S: Source> {
 
 impl<S: Source> SenderSession<S> {
     /// Send `source` as `transfer` says (its size must be the source's), with the rate fields
-    /// of `params`. An empty source is done at once.
+    /// of `params`. An empty source sends its digest and is done at once.
     pub fn new(source: S, transfer: Transfer, params: &Params) -> Self {
         let g = transfer.geometry;
         let rate = RateControl::new(params, transfer.data_datagram(), g.segment_packets.max(16));
@@ -108,7 +111,7 @@ impl<S: Source> SenderSession<S> {
             closing_deadline: None,
         };
         if s.chunks == 0 {
-            s.finish();
+            s.send_digest(Instant::ZERO);
         } else {
             s.start_chunk(0);
         }
@@ -146,9 +149,18 @@ impl<S: Source> SenderSession<S> {
         self.transfer.scheme == AckScheme::SegmentedTcp && self.acked.missing() as usize <= NACK_CAP
     }
 
-    fn finish(&mut self) {
-        self.ended = true;
-        self.events.push_back(Event::Done);
+    /// Every byte is at the receiver: send the file's digest and end; a file that cannot be
+    /// read fails the transfer (the receiver is told and ends without a digest).
+    fn send_digest(&mut self, now: Instant) {
+        match self.source.digest() {
+            Ok(blake3) => {
+                self.outbox.push(now, DIGEST_CHANNEL, &Message::Digest { blake3 });
+                self.stats.digests += 1;
+                self.ended = true;
+                self.events.push_back(Event::Done);
+            }
+            Err(e) => self.fail(now, format!("reading the file for its digest: {e}")),
+        }
     }
 
     fn fail(&mut self, now: Instant, reason: String) {
@@ -332,7 +344,7 @@ impl<S: Source> SenderSession<S> {
             (1, Message::Complete { chunk, report }) => {
                 self.on_report(now, report);
                 if self.current(chunk, "chunk complete")? {
-                    self.complete_chunk();
+                    self.complete_chunk(now);
                 }
             }
             (c, other) => return Err(format!("unexpected {} on control channel {c}", other.name())),
@@ -340,14 +352,14 @@ impl<S: Source> SenderSession<S> {
         Ok(())
     }
 
-    fn complete_chunk(&mut self) {
+    fn complete_chunk(&mut self, now: Instant) {
         self.completed_bytes += self.g.chunk_bytes(self.chunk);
         self.counters.rounds += 1;
         let next = self.chunk + 1;
         if next >= self.chunks {
             self.chunk = next;
             self.acked.reset(0);
-            self.finish();
+            self.send_digest(now);
         } else {
             self.start_chunk(next);
         }
@@ -721,9 +733,65 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_file_is_done_at_once() {
+    fn an_empty_file_sends_the_empty_digest_and_is_done_at_once() {
         let mut s = sender(0, AckScheme::SegmentedTcp);
         assert_eq!(s.poll_event(), Some(Event::Done));
+        let digest = Message::Digest { blake3: *blake3::hash(b"").as_bytes() };
+        assert_eq!(s.poll_control(), Some((DIGEST_CHANNEL, digest.encode())));
         assert_eq!((s.poll_timeout(), s.poll_datagram(Instant::ZERO, &mut [0u8; 200])), (None, None));
+        assert_eq!(s.stats().digests, 1);
+    }
+
+    /// Completes every chunk of `s` (a file of 2 500 bytes: three chunks) at `now`.
+    fn complete_all(s: &mut SenderSession<impl Source>, now: Instant) {
+        for chunk in 0..3 {
+            let report = report(u64::from(chunk) * 10 + 10, u64::from(chunk) * 10 + 10);
+            s.handle_control(now, 1, &Message::Complete { chunk, report }.encode());
+        }
+    }
+
+    #[test]
+    fn the_last_chunk_complete_sends_the_file_digest_on_channel_one_then_done() {
+        let mut s = sender(2_500, AckScheme::SegmentedTcp);
+        let (_, now) = run_until(&mut s, Instant::ZERO, Instant::from_micros(50_000));
+        control(&mut s);
+        let mut file = vec![0u8; 2_500];
+        Pattern { seed: 1, len: 2_500 }.read_at(0, &mut file).unwrap();
+        complete_all(&mut s, now);
+        assert_eq!(s.poll_event(), Some(Event::Done));
+        let digest = Message::Digest { blake3: *blake3::hash(&file).as_bytes() };
+        assert_eq!(s.poll_control(), Some((DIGEST_CHANNEL, digest.encode())));
+        assert_eq!((s.poll_control(), s.stats().digests), (None, 1));
+    }
+
+    /// A source whose reads fail once `broken` is set.
+    struct Breakable {
+        inner: Pattern,
+        broken: bool,
+    }
+
+    impl Source for Breakable {
+        fn len(&self) -> u64 {
+            self.inner.len
+        }
+        fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            if self.broken {
+                return Err(std::io::Error::other("the disk went away"));
+            }
+            self.inner.read_at(offset, buf)
+        }
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_for_its_digest_fails_with_a_reason_and_tells_the_receiver() {
+        let source = Breakable { inner: Pattern { seed: 1, len: 2_500 }, broken: false };
+        let mut s = SenderSession::new(source, transfer(2_500, AckScheme::SegmentedTcp), &params());
+        s.source.broken = true;
+        complete_all(&mut s, Instant::ZERO);
+        let Some(Event::Failed(why)) = s.poll_event() else { panic!("must fail") };
+        assert!(why.contains("reading the file for its digest: the disk went away"), "{why}");
+        let abort = s.poll_control().map(|(c, f)| (c, wire::decode_frame(&f).unwrap().unwrap().0));
+        assert!(matches!(abort, Some((0, Message::Abort { .. }))), "{abort:?}");
+        assert_eq!((s.poll_control(), s.stats().digests), (None, 0));
     }
 }

@@ -40,6 +40,16 @@ pub struct FobsStats {
     pub rate_bps: u64,
     /// The smoothed round-trip time now (sender).
     pub srtt: Duration,
+    /// Digest messages sent (sender) or received (receiver): 1 when the end-to-end digest
+    /// went through ([`crate::digest`]).
+    pub digests: u64,
+    /// 1 when every byte arrived but the transfer ended without the sender's digest: the sender
+    /// closed channel 1 or aborted, its digest was malformed (also counted in
+    /// [`Counters::malformed`]), or the wait passed (receiver). The transfer is Done all the same.
+    pub digests_missing: u64,
+    /// Of [`FobsStats::digests_missing`], the ends where the wait ([`crate::digest::wait`])
+    /// passed (receiver).
+    pub digest_timeouts: u64,
 }
 
 /// The paper's "loss percentage" (§5): datagrams sent beyond one per packet, as a percentage of

@@ -31,6 +31,10 @@ pub const NACK_CAP: usize = 360;
 pub const MAX_NAME: usize = 4096;
 /// The longest reason in a refusal or abort, in bytes.
 pub const MAX_REASON: usize = 1024;
+/// The control channel that carries [`Message::Digest`]: channel 1, whose sender-to-receiver
+/// direction is otherwise idle and whose receiver-to-sender bytes (the chunk completes) the
+/// sender has all read when it sends the digest (FOBS.md, "End-to-end digest").
+pub const DIGEST_CHANNEL: usize = 1;
 const REPORT_LEN: usize = 24;
 
 const DATA: u8 = 1;
@@ -194,6 +198,12 @@ pub enum Message {
         /// Why, one line.
         reason: String,
     },
+    /// Channel 1 ([`DIGEST_CHANNEL`]), sender to receiver, last: the BLAKE3 digest of the whole
+    /// file, sent once the last chunk complete arrived (our addition, [`crate::digest`]).
+    Digest {
+        /// The digest ([`crate::storage::Source::digest`]).
+        blake3: [u8; 32],
+    },
 }
 
 impl Message {
@@ -212,6 +222,7 @@ impl Message {
             Message::Complete { .. } => "chunk complete",
             Message::Abort { .. } => "abort",
             Message::Progress { .. } => "progress report",
+            Message::Digest { .. } => "digest",
         }
     }
 
@@ -229,6 +240,7 @@ impl Message {
             Message::Complete { .. } => 10,
             Message::Abort { .. } => 11,
             Message::Progress { .. } => 12,
+            Message::Digest { .. } => 13,
         }
     }
 
@@ -289,6 +301,7 @@ impl Message {
                 put_report(&mut body, report);
             }
             Message::Progress { report } => put_report(&mut body, report),
+            Message::Digest { blake3 } => body.extend_from_slice(blake3),
         }
         let mut frame = Vec::with_capacity(FRAME_HEADER + body.len());
         frame.extend_from_slice(&MAGIC);
@@ -411,6 +424,7 @@ fn decode_body(kind: u8, body: &[u8]) -> Result<Message, WireError> {
         10 => Message::Complete { chunk: r.u32("chunk complete")?, report: r.report("chunk complete")? },
         11 => Message::Abort { reason: reason(r.rest())? },
         12 => Message::Progress { report: r.report("progress report")? },
+        13 => Message::Digest { blake3: r.take("digest")? },
         k => return Err(WireError::UnknownKind("control message", k)),
     };
     if !r.0.is_empty() {
@@ -613,6 +627,7 @@ mod tests {
             Message::Complete { chunk: 9, report: R },
             Message::Abort { reason: "disk full".into() },
             Message::Progress { report: R },
+            Message::Digest { blake3: *blake3::hash(b"FOBS").as_bytes() },
         ]
     }
 
@@ -664,6 +679,20 @@ mod tests {
         odd.push(0);
         odd[5..9].copy_from_slice(&((nack.len() - FRAME_HEADER + 1) as u32).to_be_bytes());
         assert_eq!(decode_frame(&odd), Err(WireError::Invalid("NACK length (not whole packet numbers)")));
+    }
+
+    #[test]
+    fn a_digest_is_kind_13_with_exactly_32_bytes_of_body() {
+        let blake3 = [0xA5; 32];
+        let frame = Message::Digest { blake3 }.encode();
+        assert_eq!(frame[..FRAME_HEADER], [0x46, 0x4F, 0x42, 0x01, 13, 0, 0, 0, 32]);
+        assert_eq!(frame[FRAME_HEADER..], blake3);
+        for len in [0u32, 31, 33] {
+            let mut odd = frame[..FRAME_HEADER].to_vec();
+            odd[5..9].copy_from_slice(&len.to_be_bytes());
+            odd.resize(FRAME_HEADER + len as usize, 0xA5);
+            assert!(decode_frame(&odd).is_err(), "a digest body of {len} bytes");
+        }
     }
 
     #[test]
