@@ -39,7 +39,8 @@ pub struct Sockets {
 pub struct RunOptions<'a> {
     /// Set (by a signal handler) to stop: [`run`] returns [`DriverError::Interrupted`].
     pub stop: Option<&'a AtomicBool>,
-    /// Fail when nothing at all arrives from the peer for this long.
+    /// Fail when nothing at all arrives from the peer for this long (at least the digest wait
+    /// of [`crate::digest::wait`] once the session knows the file's size).
     pub idle_limit: Duration,
     /// How long to keep flushing control bytes after the session ended.
     pub flush_limit: Duration,
@@ -145,6 +146,7 @@ pub fn run(
     let mut ended: Option<Result<(), String>> = None;
     let mut ended_at = std::time::Instant::now();
     let mut control_skipped = 0u32;
+    let mut idle_limit = options.idle_limit;
 
     loop {
         if options.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
@@ -212,7 +214,9 @@ pub fn run(
         while let Some(event) = session.poll_event() {
             match event {
                 Event::DataPeerPort(port) => data_peer = peer_ip.map(|ip| SocketAddr::new(ip, port)),
-                Event::Size(_) => {}
+                // A receiver waits for the sender's digest after the last byte while the sender
+                // reads the whole file: the idle limit must not cut that wait short.
+                Event::Size(size) => idle_limit = idle_limit.max(crate::digest::wait(size)),
                 Event::Done => {
                     ended.get_or_insert(Ok(()));
                     ended_at = std::time::Instant::now();
@@ -265,8 +269,8 @@ pub fn run(
             }
         }
 
-        if last_input.elapsed() > options.idle_limit && ended.is_none() {
-            return Err(DriverError::Idle(options.idle_limit));
+        if last_input.elapsed() > idle_limit && ended.is_none() {
+            return Err(DriverError::Idle(idle_limit));
         }
         if last_progress.elapsed() >= options.progress_every {
             last_progress = std::time::Instant::now();

@@ -1,7 +1,8 @@
 //! One file transfer on a dumbbell, by any protocol: UDT (any congestion control of the
 //! catalog, the TCP-like ones included), RBUDP, Tsunami or FOBS; optionally beside a competing
 //! flow. The measure is the one the seed papers use: the file's size over the time until its
-//! last byte is at the receiver (set-up round trips included).
+//! last byte is at the receiver (set-up round trips included, the end-to-end digest exchange
+//! after it not; timed to the 2 ms step the run advances by).
 //!
 //! The path: the bottleneck carries half the RTT, a DropTail queue of one bandwidth-delay
 //! product (at least 100 packets) and random loss in the data direction; the way back has the
@@ -237,18 +238,24 @@ pub fn run(t: &Transfer) -> Result<TransferResult, String> {
     }
     let mut net = d.topo.build(t.seed)?;
     let bulk = !matches!(t.contender, Contender::Udt(_));
-    let step = Duration::from_millis(5);
+    let step = Duration::from_millis(2);
     let mut now = Duration::ZERO;
     let mut done_at = None;
+    let mut last_byte = None;
     let mut failure = None;
     while now < t.limit {
         now = (now + step).min(t.limit);
         net.run_until(now);
         if bulk {
+            // The time is the last byte's arrival (within one step); the run goes on until the
+            // receiver ends, after the sender's digest, so a failure still shows.
+            if last_byte.is_none() && net.progress(0).bytes >= t.size {
+                last_byte = Some(now);
+            }
             let (sender, receiver) = net.bulk_ends(0);
             if let Some(end) = receiver {
                 match end.result {
-                    Ok(()) => done_at = Some(end.at.saturating_since(udt_proto::Instant::ZERO)),
+                    Ok(()) => done_at = last_byte.or(Some(end.at.saturating_since(udt_proto::Instant::ZERO))),
                     Err(why) => failure = Some(why),
                 }
                 break;
