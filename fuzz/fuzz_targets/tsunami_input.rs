@@ -3,16 +3,17 @@
 //! The input's first byte chooses whether each session first gets a valid exchange (so the
 //! fuzzer reaches the transfer quickly) or starts from nothing. The rest is cut into pieces
 //! (`[len: u8][target: u8][bytes]`): control bytes or a datagram for the client (acting as a
-//! server) or for the server (acting as a client), or time passing. Between pieces the server's
-//! due datagrams are drawn and fed to the client. Nothing may panic; the client writes only
-//! inside the file it was told about; the server's datagrams are always one header plus one
-//! block, numbered within the file.
+//! server) or for the server (acting as a client), a close, our client's digest request to the
+//! server, and time passing. Between pieces the server's due datagrams are drawn and fed to the
+//! client. Nothing may panic; the client writes only inside the file it was told about; the
+//! server's datagrams are always one header plus one block, numbered within the file.
 #![no_main]
 
 use std::io;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
+use udt_bulk::digest;
 use udt_bulk::storage::{Memory, Sink, Source};
 use udt_bulk::tsunami::auth::proof;
 use udt_bulk::tsunami::wire::{self, BlockHeader, FileInfo, Record, TransferRequest, REVISION};
@@ -109,13 +110,14 @@ fuzz_target!(|data: &[u8]| {
         let target = rest[1];
         let piece = &rest[2..2 + len];
         rest = &rest[2 + len..];
-        match target % 6 {
+        match target % 7 {
             0 => client.handle_control(now, 0, piece),
             1 => client.handle_datagram(now, piece),
             2 => server.handle_control(now, 0, piece),
             3 => server.handle_datagram(now, piece),
             4 => client.handle_control_closed(now, 0),
-            _ => server.handle_control_closed(now, 0),
+            5 => server.handle_control_closed(now, 0),
+            _ => server.handle_control(now, 0, &[digest::TSUNAMI_REQUEST.as_bytes(), b"\n"].concat()),
         }
         now += Duration::from_micros(u64::from(target) * 997);
         for s in [&mut client as &mut dyn Session, &mut server] {

@@ -1,6 +1,6 @@
 //! Random hostile input into both Tsunami sessions (the stable-toolchain companion of the
 //! `tsunami_input` fuzz target): after a valid exchange or from nothing, arbitrary control
-//! bytes, datagrams, closes and time. Nothing may panic; the client writes only inside the file
+//! bytes, datagrams, closes, time and the digest request. Nothing may panic; the client writes only inside the file
 //! it was told about; the server's datagrams are one header plus one block within the file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -9,6 +9,7 @@ use std::io;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use udt_bulk::digest;
 use udt_bulk::storage::{Memory, Sink, Source};
 use udt_bulk::tsunami::auth::proof;
 use udt_bulk::tsunami::wire::{BlockHeader, BlockKind, FileInfo, Record, TransferRequest, REVISION};
@@ -48,6 +49,8 @@ enum Input {
     ServerRecords(Vec<(u16, u32, u32)>),
     /// A plausible block for the client, number and type arbitrary.
     ClientBlock(u32, u8),
+    /// Our client's digest request line, to the server.
+    DigestRequest,
     Close(bool),
     Wait(u16),
 }
@@ -61,6 +64,7 @@ fn input() -> impl Strategy<Value = Input> {
         bytes.prop_map(Input::ServerDatagram),
         proptest::collection::vec((0u16..5, 0u32..120, any::<u32>()), 1..4).prop_map(Input::ServerRecords),
         (0u32..130, any::<u8>()).prop_map(|(b, k)| Input::ClientBlock(b, k)),
+        Just(Input::DigestRequest),
         any::<bool>().prop_map(Input::Close),
         any::<u16>().prop_map(Input::Wait),
     ]
@@ -134,6 +138,9 @@ fn run(start_client: bool, start_server: bool, size_units: u8, inputs: Vec<Input
                 let mut d = vec![7u8; 6 + BLOCK as usize];
                 BlockHeader { block, kind }.encode_into(&mut d);
                 client.handle_datagram(now, &d);
+            }
+            Input::DigestRequest => {
+                server.handle_control(now, 0, &[digest::TSUNAMI_REQUEST.as_bytes(), b"\n"].concat());
             }
             Input::Close(to_client) => {
                 if to_client {

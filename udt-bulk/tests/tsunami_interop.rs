@@ -1,6 +1,8 @@
 //! Interoperability with the reference Tsunami UDP 1.1 programs on 127.0.0.1: the reference
 //! server `tsunamid` to our `fetch`, and our `serve_connection` to the reference client
-//! `tsunami`, files of several sizes compared byte for byte, and refusals both ways.
+//! `tsunami`, files of several sizes compared byte for byte, and refusals both ways. The
+//! reference server answers our client's digest request "cannot open" at once: the fetch ends
+//! without a digest and without waiting for one.
 //!
 //! The programs are found through `UDT_SEED_PEERS_BIN` or in `target/seed-peers/bin` (built
 //! by `interop/seed-peers.sh`); without them each test says it skipped and passes. Every
@@ -18,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use udt_bulk::digest;
 use udt_bulk::driver::RunOptions;
 use udt_bulk::storage::{FileSink, Memory, Pattern, Source};
 use udt_bulk::tsunami::{fetch, serve_connection, Params};
@@ -141,6 +144,14 @@ fn the_reference_server_sends_to_our_client() {
         let outcome = result.unwrap_or_else(|e| panic!("{len} bytes: {e}\n{}", server.log()));
         assert!(std::fs::read(&out).unwrap() == data, "{len} bytes: the copy differs");
         assert_eq!(outcome.counters.delivered, len as u64);
+        assert_eq!(outcome.peer_digest, None, "{len} bytes: a reference server has no digest");
+        assert_eq!(outcome.counters.malformed, 0, "{len} bytes: it answers 8");
+        eprintln!("{len} bytes from tsunamid in {:?}", outcome.elapsed);
+        assert!(
+            outcome.elapsed < digest::wait(len as u64),
+            "{len} bytes: {:?}, the client waited for a digest",
+            outcome.elapsed
+        );
     }
     // Refusals from the reference server, with our reasons.
     let mut sink = Memory::default();

@@ -1,6 +1,7 @@
 //! Our `fetch` against our `serve_connection` over real sockets on 127.0.0.1: files arrive
-//! byte-exact into files on disk, and every refusal (wrong secret, names that are not served,
-//! a file too large for the block size, no secret at all) gives its reason on both ends.
+//! byte-exact into files on disk with the server's BLAKE3 of each, and every refusal (wrong secret, names that are not served,
+//! a file too large for the block size, no secret at all, the digest asked for before any file)
+//! gives its reason on both ends.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,6 +10,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::thread;
 
+use udt_bulk::digest;
 use udt_bulk::driver::RunOptions;
 use udt_bulk::storage::{FileSink, Memory, Pattern, Source};
 use udt_bulk::tsunami::{fetch, serve_connection, Params, ServeReport};
@@ -25,6 +27,9 @@ fn content(len: usize, seed: u64) -> Vec<u8> {
     bytes
 }
 
+/// What a fetch wrote and the server's digest it reported.
+type Fetched = (Vec<u8>, Option<[u8; 32]>);
+
 /// Serve `root` for one connection in a thread; fetch `name` into `dest` (a file) or memory.
 fn transfer(
     root: &Path,
@@ -32,7 +37,7 @@ fn transfer(
     name: &str,
     client: &Params,
     dest: Option<&Path>,
-) -> (Result<ServeReport, BulkError>, Result<Vec<u8>, BulkError>) {
+) -> (Result<ServeReport, BulkError>, Result<Fetched, BulkError>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr: SocketAddr = listener.local_addr().unwrap();
     let (root, server) = (root.to_path_buf(), server.clone());
@@ -40,11 +45,12 @@ fn transfer(
     let fetched = match dest {
         Some(path) => {
             let mut sink = FileSink::new(File::create(path).unwrap());
-            fetch(addr, name, &mut sink, client, RunOptions::default()).map(|_| std::fs::read(path).unwrap())
+            fetch(addr, name, &mut sink, client, RunOptions::default())
+                .map(|o| (std::fs::read(path).unwrap(), o.peer_digest))
         }
         None => {
             let mut sink = Memory::default();
-            fetch(addr, name, &mut sink, client, RunOptions::default()).map(|_| sink.0)
+            fetch(addr, name, &mut sink, client, RunOptions::default()).map(|o| (sink.0, o.peer_digest))
         }
     };
     (served.join().unwrap(), fetched)
@@ -63,8 +69,9 @@ fn files_arrive_byte_exact_over_loopback() {
         let out = dest.path().join(format!("copy{i}"));
         let (served, fetched) = transfer(root.path(), &p, &name, &p, Some(&out));
         let report = served.unwrap_or_else(|e| panic!("server, {len} bytes: {e}"));
-        let got = fetched.unwrap_or_else(|e| panic!("client, {len} bytes: {e}"));
+        let (got, sum) = fetched.unwrap_or_else(|e| panic!("client, {len} bytes: {e}"));
         assert!(got == data, "{len} bytes: the copy differs");
+        assert_eq!(sum, Some(*blake3::hash(&data).as_bytes()), "{len} bytes: the server's digest");
         assert_eq!(report.name, name);
         assert_eq!(report.files.len(), 1);
         assert_eq!(report.outcome.counters.delivered, len as u64);
@@ -131,4 +138,17 @@ fn no_secret_no_service() {
     let err =
         fetch(addr, "f", &mut Memory::default(), &Params::default(), RunOptions::default()).unwrap_err();
     assert!(err.to_string().contains("no shared secret"), "{err}");
+}
+
+#[test]
+fn the_digest_asked_for_first_is_refused_and_never_opened_as_a_file() {
+    let root = tempfile::tempdir().unwrap();
+    // Even when a file has that name.
+    std::fs::write(root.path().join(digest::TSUNAMI_REQUEST), b"not a digest").unwrap();
+    let p = params(b"s");
+    let (served, fetched) = transfer(root.path(), &p, digest::TSUNAMI_REQUEST, &p, None);
+    let client = fetched.unwrap_err().to_string();
+    assert!(client.starts_with("refused: the server cannot open \"\\u{1}udt-blake3\""), "{client}");
+    let server = served.unwrap_err().to_string();
+    assert!(server.ends_with("the digest of a file before any file was sent"), "{server}");
 }

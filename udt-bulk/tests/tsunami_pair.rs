@@ -1,15 +1,18 @@
 //! Our Tsunami client against our Tsunami server in the virtual-time pair harness: files of
 //! every awkward size arrive byte-exact, through loss, reordering and duplication and through
-//! a bottleneck far below the target rate; refusals fail both ends with their reasons.
+//! a bottleneck far below the target rate; refusals fail both ends with their reasons; the
+//! client gets the server's BLAKE3 of the file (and ends without it, after its wait or on a
+//! malformed answer, when the server does not give it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
+use udt_bulk::digest;
 use udt_bulk::pair::{run_pair, PairOutcome, Path};
 use udt_bulk::storage::{Memory, Pattern, Source};
 use udt_bulk::tsunami::{Client, Params, Server};
-use udt_bulk::{Counters, Session};
+use udt_bulk::{Counters, Event, Instant, Session};
 
 const SECRET: &[u8] = b"pair secret";
 
@@ -28,10 +31,23 @@ struct Run {
     received: Vec<u8>,
     client: Counters,
     server: Counters,
+    digest: Option<[u8; 32]>,
 }
 
 /// Serve `file` as "file" with `server_params`, fetch `name` with `client_params` over `path`.
 fn run(file: &[u8], name: &str, client_params: &Params, server_params: &Params, path: &Path) -> Run {
+    run_tampered(file, name, client_params, server_params, path, Some)
+}
+
+/// [`run`] with the server's control output passed through `tamper` (`None` drops it).
+fn run_tampered(
+    file: &[u8],
+    name: &str,
+    client_params: &Params,
+    server_params: &Params,
+    path: &Path,
+    tamper: fn(Vec<u8>) -> Option<Vec<u8>>,
+) -> Run {
     let served = file.to_vec();
     let mut catalog = move |asked: &str| -> Result<Box<dyn Source>, String> {
         if asked == "file" {
@@ -40,12 +56,62 @@ fn run(file: &[u8], name: &str, client_params: &Params, server_params: &Params, 
             Err(format!("{asked}: no such file"))
         }
     };
-    let mut server = Server::new(server_params, [0x5a; 64], 1_700_000_000, &mut catalog).unwrap();
+    let server = Server::new(server_params, [0x5a; 64], 1_700_000_000, &mut catalog).unwrap();
+    let mut server = Tampered { inner: server, tamper };
     let mut sink = Memory::default();
     let mut client = Client::new(client_params, name, 40_000, &mut sink).unwrap();
     let out = run_pair(&mut client, &mut server, path, Duration::from_secs(120));
-    let (client, server) = (client.counters(), server.counters());
-    Run { out, received: sink.0, client, server }
+    let (digest, client, server) = (client.peer_digest(), client.counters(), server.counters());
+    Run { out, received: sink.0, client, server, digest }
+}
+
+/// A session whose control output goes through `tamper` first.
+struct Tampered<S> {
+    inner: S,
+    tamper: fn(Vec<u8>) -> Option<Vec<u8>>,
+}
+
+impl<S: Session> Session for Tampered<S> {
+    fn handle_control(&mut self, now: Instant, channel: usize, bytes: &[u8]) {
+        self.inner.handle_control(now, channel, bytes);
+    }
+    fn handle_control_closed(&mut self, now: Instant, channel: usize) {
+        self.inner.handle_control_closed(now, channel);
+    }
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        self.inner.handle_datagram(now, datagram);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        self.inner.handle_timeout(now);
+    }
+    fn poll_control(&mut self) -> Option<(usize, Vec<u8>)> {
+        loop {
+            let (channel, bytes) = self.inner.poll_control()?;
+            if let Some(bytes) = (self.tamper)(bytes) {
+                return Some((channel, bytes));
+            }
+        }
+    }
+    fn poll_datagram(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        self.inner.poll_datagram(now, buf)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.inner.poll_timeout()
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        self.inner.poll_event()
+    }
+    fn counters(&self) -> Counters {
+        self.inner.counters()
+    }
+    fn max_datagram(&self) -> usize {
+        self.inner.max_datagram()
+    }
+}
+
+/// Whether `bytes` is our server's digest answer.
+fn is_digest_answer(bytes: &[u8]) -> bool {
+    bytes.len() == 1 + digest::LEN && bytes[0] == digest::TSUNAMI_ANSWER
 }
 
 fn fetch_whole(len: usize, block_size: u32, path: &Path) -> Run {
@@ -57,6 +123,9 @@ fn fetch_whole(len: usize, block_size: u32, path: &Path) -> Run {
     assert!(r.received == file, "{len} bytes in blocks of {block_size}: the copy differs");
     assert_eq!(r.client.delivered, len as u64);
     assert_eq!(r.server.delivered, len as u64);
+    let want = *blake3::hash(&file).as_bytes();
+    assert_eq!(r.digest, Some(want), "{len} bytes in blocks of {block_size}: the server's digest");
+    assert_eq!(r.client.malformed, 0);
     r
 }
 
@@ -136,4 +205,34 @@ fn a_file_of_2_pow_32_blocks_is_refused_by_the_server() {
     // it reads the close, see tsunami_net.rs).
     assert_eq!(out.a, None);
     assert_eq!(server.counters().datagrams_sent, 0);
+}
+
+#[test]
+fn a_server_that_never_answers_the_digest_request_leaves_the_client_done_without_one() {
+    let file = content(5000, 7);
+    let r = run_tampered(&file, "file", &params(), &params(), &Path::default(), |bytes| {
+        (!is_digest_answer(&bytes)).then_some(bytes)
+    });
+    assert_eq!((r.out.a.clone(), r.out.b.clone()), (Some(Ok(())), Some(Ok(()))), "{:?}", r.out);
+    assert!(r.received == file);
+    assert_eq!(r.digest, None);
+    assert_eq!(r.client.malformed, 0);
+    // The client ended last, after the whole wait (the server after its 2 s for another name).
+    assert!(r.out.elapsed >= digest::wait(5000), "{:?}", r.out.elapsed);
+    assert!(r.out.elapsed < digest::wait(5000) + Duration::from_secs(1), "{:?}", r.out.elapsed);
+}
+
+#[test]
+fn a_malformed_digest_answer_ends_the_client_done_without_one_and_counted() {
+    let file = content(5000, 8);
+    let r = run_tampered(&file, "file", &params(), &params(), &Path::default(), |mut bytes| {
+        if is_digest_answer(&bytes) {
+            bytes[0] = 0x42;
+        }
+        Some(bytes)
+    });
+    assert_eq!(r.out.a, Some(Ok(())), "{:?}", r.out);
+    assert!(r.received == file);
+    assert_eq!(r.digest, None);
+    assert_eq!(r.client.malformed, 1);
 }

@@ -1,12 +1,15 @@
 //! Each Tsunami session driven by hand, byte by byte, against a scripted peer that behaves like
 //! the reference program on the other side: the exact control bytes, block placement (past
-//! 4 GiB too), missing-block requests, restarts, the rate control, silence and refusals.
+//! 4 GiB too), missing-block requests, restarts, the rate control, silence and refusals, and
+//! the digest request after the stop (our server's answer, a reference's refusal, garbage).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use udt_bulk::digest;
 use udt_bulk::storage::{Memory, Sink, Source};
 use udt_bulk::tsunami::auth::proof;
 use udt_bulk::tsunami::wire::{BlockHeader, BlockKind, FileInfo, Record, TransferRequest, REVISION};
@@ -35,6 +38,16 @@ fn control(s: &mut dyn Session) -> Vec<u8> {
 
 fn events(s: &mut dyn Session) -> Vec<Event> {
     std::iter::from_fn(|| s.poll_event()).collect()
+}
+
+/// The digest request line our client sends after its stop record.
+fn digest_request() -> Vec<u8> {
+    [digest::TSUNAMI_REQUEST.as_bytes(), b"\n"].concat()
+}
+
+/// The stop record and the digest request: what our client writes once it has every block.
+fn stop_and_request() -> Vec<u8> {
+    [&Record::stop().encode()[..], &digest_request()].concat()
 }
 
 fn records(bytes: &[u8]) -> Vec<Record> {
@@ -125,9 +138,12 @@ fn the_client_speaks_the_reference_exchange() {
     c.handle_datagram(at_ms(30), &datagram(1, BlockKind::Retransmission, &body(1)));
     assert!(events(&mut c).is_empty());
     c.handle_datagram(at_ms(31), &datagram(2, BlockKind::Retransmission, &body(2)));
+    assert!(events(&mut c).is_empty(), "the digest is awaited");
+    assert!(control(&mut c).ends_with(&stop_and_request()), "the stop ends the transfer");
+    // A reference server cannot open that name: done, without a digest.
+    c.handle_control(at_ms(32), 0, &[8]);
     assert_eq!(events(&mut c), vec![Event::Done]);
-    let tail = control(&mut c);
-    assert_eq!(records(&tail).last(), Some(&Record::stop()), "the stop ends the transfer");
+    assert_eq!(c.peer_digest(), None);
     let counters = c.counters();
     assert_eq!((counters.datagrams_received, counters.duplicates, counters.delivered), (4, 1, 2500));
     drop(c);
@@ -243,8 +259,11 @@ fn the_client_asks_for_missing_blocks_on_its_timer_and_on_the_last_block() {
     for b in [3, 6, 7, 8, 9] {
         c.handle_datagram(at_ms(460), &datagram(b, BlockKind::Retransmission, &[b as u8; 4]));
     }
-    assert_eq!(events(&mut c), vec![Event::Size(40), Event::Done]);
-    assert_eq!(records(&control(&mut c)), vec![Record::stop()]);
+    assert_eq!(events(&mut c), vec![Event::Size(40)]);
+    assert_eq!(control(&mut c), stop_and_request());
+    assert_eq!(c.poll_timeout(), Some(at_ms(460) + digest::wait(40)), "only the digest wait");
+    c.handle_control_closed(at_ms(461), 0);
+    assert_eq!(events(&mut c), vec![Event::Done], "a server that closes has no digest");
     assert_eq!(c.poll_timeout(), None);
     drop(c);
     assert_eq!(sink.0, (1..=10u8).flat_map(|b| [b; 4]).collect::<Vec<_>>());
@@ -558,4 +577,168 @@ fn the_server_fails_on_bad_requests_and_records() {
     // No secret: no server.
     let mut cat = catalog(vec![]);
     assert!(Server::new(&Params::default(), CHALLENGE, 0, &mut cat).is_err());
+}
+
+// The digest after the stop.
+
+/// A client that has every block of a 10-byte file and asked for the digest at 30 ms.
+fn client_awaiting_digest(sink: &mut Memory) -> Client<'_> {
+    let mut c = Client::new(&params(), "f", 1, sink).unwrap();
+    client_to_transfer(&mut c, info(10, 1024, 1));
+    c.handle_datagram(at_ms(30), &datagram(1, BlockKind::Terminate, &[5; 1024]));
+    assert_eq!(events(&mut c), vec![Event::Size(10)]);
+    assert!(control(&mut c).ends_with(&stop_and_request()));
+    c
+}
+
+#[test]
+fn the_client_keeps_our_servers_digest_even_split_across_arrivals() {
+    let mut sink = Memory::default();
+    let mut c = client_awaiting_digest(&mut sink);
+    let sum: [u8; 32] = std::array::from_fn(|i| i as u8 * 7);
+    let answer = [&[digest::TSUNAMI_ANSWER][..], &sum].concat();
+    c.handle_control(at_ms(40), 0, &answer[..1]);
+    c.handle_control(at_ms(41), 0, &answer[1..20]);
+    assert!(events(&mut c).is_empty() && c.peer_digest().is_none(), "not whole yet");
+    // What follows the answer is not looked at.
+    c.handle_control(at_ms(42), 0, &[&answer[20..], b"trailing"].concat());
+    assert_eq!(events(&mut c), vec![Event::Done]);
+    assert_eq!(c.peer_digest(), Some(sum));
+    assert_eq!(c.counters().malformed, 0);
+    assert_eq!(c.poll_timeout(), None);
+    assert!(control(&mut c).is_empty());
+}
+
+#[test]
+fn the_client_ends_without_a_digest_on_garbage_a_close_or_the_wait() {
+    // Any other answer (a reference that opened a file of that name answers 0): malformed.
+    for garbage in [&[0u8][..], &[1u8, 2, 3][..], &[0xffu8; 40][..]] {
+        let mut sink = Memory::default();
+        let mut c = client_awaiting_digest(&mut sink);
+        c.handle_control(at_ms(40), 0, garbage);
+        assert_eq!(events(&mut c), vec![Event::Done], "{garbage:?}");
+        assert_eq!((c.peer_digest(), c.counters().malformed), (None, 1), "{garbage:?}");
+    }
+    // A server that says nothing: done after the wait, not before; the X repeats change nothing.
+    let mut sink = Memory::default();
+    let mut c = client_awaiting_digest(&mut sink);
+    let until = at_ms(30) + digest::wait(10);
+    assert_eq!(c.poll_timeout(), Some(until));
+    c.handle_datagram(at_ms(50), &datagram(1, BlockKind::Terminate, &[5; 1024]));
+    c.handle_timeout(until - Duration::from_micros(1));
+    assert!(events(&mut c).is_empty());
+    c.handle_timeout(until);
+    assert_eq!(events(&mut c), vec![Event::Done]);
+    assert_eq!((c.peer_digest(), c.counters().malformed), (None, 0));
+    c.handle_control(at_ms(6000), 0, &[digest::TSUNAMI_ANSWER; 33]);
+    c.handle_control_closed(at_ms(6000), 0);
+    assert!(events(&mut c).is_empty() && c.peer_digest().is_none(), "nothing after the end");
+    drop(c);
+    assert_eq!(sink.0, vec![5; 10]);
+}
+
+#[test]
+fn an_empty_file_asks_for_its_digest_at_once() {
+    assert_eq!(digest::wait(0), Duration::from_secs(5));
+    let mut sink = Memory::default();
+    let mut c = Client::new(&params(), "f", 1, &mut sink).unwrap();
+    let written = client_to_transfer(&mut c, info(0, 1024, 0));
+    assert_eq!(events(&mut c), vec![Event::Size(0)], "an empty file is complete at once");
+    assert!(written.ends_with(&[&[0x00, 0x01][..], &stop_and_request()].concat()), "port, stop, request");
+    assert_eq!(c.poll_timeout(), Some(at_ms(21) + Duration::from_secs(5)));
+}
+
+/// A catalog of `files` that records every name it is asked to open.
+fn recording_catalog(
+    files: Files,
+    asked: Arc<Mutex<Vec<String>>>,
+) -> impl FnMut(&str) -> Result<Box<dyn Source>, String> {
+    let mut inner = catalog(files);
+    move |name: &str| {
+        asked.lock().unwrap().push(name.to_owned());
+        inner(name)
+    }
+}
+
+#[test]
+fn the_server_answers_the_digest_of_the_file_it_last_sent() {
+    let (a, b) = (vec![1u8; 3000], (0..=255u8).collect::<Vec<_>>());
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    // A file named like the request is never opened.
+    let files = vec![("a", a.clone()), ("b", b.clone()), (digest::TSUNAMI_REQUEST, vec![9; 9])];
+    let mut cat = recording_catalog(files, Arc::clone(&asked));
+    let mut s = Server::new(&params(), CHALLENGE, 0, &mut cat).unwrap();
+    server_to_transfer(&mut s, "a", request(1024, 80_000_000));
+    control(&mut s);
+    s.handle_control(at_ms(5), 0, &stop_and_request());
+    let answer = |sum: &[u8]| [&[digest::TSUNAMI_ANSWER][..], sum].concat();
+    assert_eq!(control(&mut s), answer(blake3::hash(&a).as_bytes()));
+    assert_eq!(s.poll_timeout(), Some(at_ms(2005)), "then it waits for another name");
+    // Asked again (computed once): the same answer, and the wait starts again.
+    s.handle_control(at_ms(1000), 0, &digest_request());
+    assert_eq!(control(&mut s), answer(blake3::hash(&a).as_bytes()));
+    assert_eq!(s.poll_timeout(), Some(at_ms(3000)));
+    // Another file on the same connection, then its digest.
+    s.handle_control(at_ms(1001), 0, b"b\n");
+    s.handle_control(at_ms(1001), 0, &request(1024, 80_000_000).encode());
+    s.handle_control(at_ms(1001), 0, &[0x9c, 0x41]);
+    s.handle_control(at_ms(1002), 0, &stop_and_request());
+    assert!(control(&mut s).ends_with(&answer(blake3::hash(&b).as_bytes())));
+    s.handle_control_closed(at_ms(1003), 0);
+    assert_eq!(events(&mut s).last(), Some(&Event::Done));
+    assert_eq!(s.served().len(), 2);
+    assert_eq!(*asked.lock().unwrap(), ["a", "b"]);
+}
+
+#[test]
+fn the_server_refuses_the_digest_before_any_file_and_never_opens_that_name() {
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let files = vec![(digest::TSUNAMI_REQUEST, vec![9; 9])];
+    let mut cat = recording_catalog(files, Arc::clone(&asked));
+    let mut s = Server::new(&params(), CHALLENGE, 0, &mut cat).unwrap();
+    control(&mut s);
+    s.handle_control(at_ms(0), 0, &REVISION.to_be_bytes());
+    s.handle_control(at_ms(0), 0, &proof(&CHALLENGE, SECRET));
+    control(&mut s);
+    s.handle_control(at_ms(0), 0, &digest_request());
+    assert_eq!(control(&mut s), vec![8]);
+    let [Event::Failed(why)] = &events(&mut s)[..] else { panic!() };
+    assert!(why.starts_with("refused: the client asked for the digest") && why.contains("before any file"));
+    assert!(asked.lock().unwrap().is_empty());
+}
+
+/// A source whose reads fail once `reads` of them were served.
+struct Flaky {
+    len: u64,
+    reads: u32,
+}
+
+impl Source for Flaky {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_at(&mut self, _offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        if self.reads == 0 {
+            return Err(io::Error::other("the disk went away"));
+        }
+        self.reads -= 1;
+        buf.fill(3);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_file_that_cannot_be_read_again_is_refused_its_digest() {
+    let mut cat = |_: &str| -> Result<Box<dyn Source>, String> { Ok(Box::new(Flaky { len: 100, reads: 1 })) };
+    let mut s = Server::new(&params(), CHALLENGE, 0, &mut cat).unwrap();
+    server_to_transfer(&mut s, "f", request(1024, 80_000_000));
+    assert_eq!(next(&mut s, at_ms(1)).map(|d| d.0), Some(1));
+    control(&mut s);
+    s.handle_control(at_ms(5), 0, &stop_and_request());
+    assert_eq!(control(&mut s), vec![8]);
+    let ev = events(&mut s);
+    assert_eq!(
+        ev.last(),
+        Some(&Event::Failed("cannot read f to compute its digest: the disk went away".into()))
+    );
 }

@@ -1,7 +1,7 @@
 //! The receiving end of a Tsunami transfer, sans-IO: the control exchange (revision, proof,
 //! file request, parameters, UDP port), block placement, missing-block tracking and the
 //! client's records (retransmit, restart, error rate, stop) (seed-protocols.md, Tsunami steps
-//! 1-7 and "Client behaviour").
+//! 1-7 and "Client behaviour"), then the end-to-end digest ([`crate::digest`]).
 //!
 //! Missing blocks: the server sends originals in order, so every block below the *horizon*
 //! (one past the highest original seen; past the last block once an `X` arrived) that is not
@@ -10,11 +10,18 @@
 //! the restarted stream arrives (one below the old horizon) or a grace time passes, originals
 //! still on the wire from before do not move the horizon.
 //!
+//! The digest: with the stop record the client asks for the file named
+//! [`digest::TSUNAMI_REQUEST`]. Our server answers [`digest::TSUNAMI_ANSWER`] and the
+//! [`digest::LEN`] bytes of the BLAKE3 of the file it sent, kept for [`Session::peer_digest`]; a
+//! reference server answers [`FILE_CANNOT_OPEN`] (it tried to open a file of that name). Any
+//! other answer is counted as malformed. The client ends on the answer, when the server closes,
+//! or after [`digest::wait`], always with [`Event::Done`] (the data is complete either way).
+//!
 //! Invariants: a block is written to the sink once, at (block - 1) x block size, truncated at
 //! the file size; block numbers outside 1..=count and datagrams of the wrong size are dropped
 //! and counted as malformed; memory grows with the gaps actually seen, never with the size the
-//! server announced; [`Event::Done`] comes after the sink's `finish` and with the stop record
-//! queued.
+//! server announced; [`Event::Done`] comes after the sink's `finish`, with the stop record and
+//! the digest request sent before it; at most one digest answer (33 bytes) is ever buffered.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -28,9 +35,11 @@ use super::inbox::Inbox;
 use super::rate::ErrorReport;
 use super::wire::{
     block_count, decode_revision, encode_name, encode_port, encode_revision, BlockHeader, BlockKind,
-    FileInfo, Record, TransferRequest, AUTH_OK, CHALLENGE_LEN, FILE_OK, HEADER_LEN, MAX_BLOCK_SIZE, REVISION,
+    FileInfo, Record, TransferRequest, AUTH_OK, CHALLENGE_LEN, FILE_CANNOT_OPEN, FILE_OK, HEADER_LEN,
+    MAX_BLOCK_SIZE, REVISION,
 };
 use super::Params;
+use crate::digest;
 use crate::held::HeldSink;
 use crate::session::{Counters, Event, Session};
 use crate::storage::Sink;
@@ -48,6 +57,8 @@ enum Phase {
     FileResult,
     FileInfo,
     Receiving,
+    /// Every block is in: waiting for the answer to the digest request.
+    Digest,
     Ended,
 }
 
@@ -91,6 +102,10 @@ pub struct Client<'a> {
     rtt: Duration,
     report: ErrorReport,
     xfer: Option<Receiving>,
+    /// Until when the digest answer is awaited, in [`Phase::Digest`].
+    digest_until: Option<Instant>,
+    /// The server's digest of the file, once it sent one.
+    digest: Option<[u8; digest::LEN]>,
 }
 
 impl<'a> Client<'a> {
@@ -143,6 +158,8 @@ impl<'a> Client<'a> {
             rtt: Duration::ZERO,
             report: ErrorReport::new(params.history),
             xfer: None,
+            digest_until: None,
+            digest: None,
         })
     }
 
@@ -181,6 +198,7 @@ impl<'a> Client<'a> {
         }
         self.phase = Phase::Ended;
         self.xfer = None;
+        self.digest_until = None;
         self.events.push_back(Event::Failed(failure.to_string()));
         self.failure = Some(failure);
     }
@@ -246,6 +264,7 @@ impl<'a> Client<'a> {
                     }
                     return;
                 }
+                Phase::Digest => return self.take_digest(),
                 Phase::Ended => return,
             }
         }
@@ -293,18 +312,40 @@ impl<'a> Client<'a> {
             received_this_interval: 0,
         });
         if count == 0 {
-            self.complete();
+            self.complete(now);
         }
     }
 
-    /// Every block is in: make it durable, tell the server to stop.
-    fn complete(&mut self) {
+    /// Every block is in: make it durable, tell the server to stop, ask for its digest.
+    fn complete(&mut self, now: Instant) {
         if let Err(e) = self.sink.finish() {
             return self.fail(Failure::Local(format!("cannot finish the destination: {e}")));
         }
         self.outbox.push_back(Record::stop().encode().to_vec());
+        self.outbox.push_back([digest::TSUNAMI_REQUEST.as_bytes(), b"\n"].concat());
+        let size = self.xfer.take().map_or(0, |x| x.size);
+        self.phase = Phase::Digest;
+        self.digest_until = Some(now + digest::wait(size));
+    }
+
+    /// The answer to the digest request, once its first byte (and for our server's answer, the
+    /// digest) arrived: our server's digest is kept, a reference server's "cannot open" means
+    /// none, anything else is malformed. The session ends either way.
+    fn take_digest(&mut self) {
+        let Some(&answer) = self.inbox.buffered().first() else { return };
+        if answer == digest::TSUNAMI_ANSWER {
+            let Some(bytes) = self.inbox.take::<{ 1 + digest::LEN }>() else { return };
+            self.digest = bytes[1..].try_into().ok();
+        } else if answer != FILE_CANNOT_OPEN {
+            self.counters.malformed += 1;
+        }
+        self.end();
+    }
+
+    /// The transfer is complete and the digest answered, or no longer awaited.
+    fn end(&mut self) {
         self.phase = Phase::Ended;
-        self.xfer = None;
+        self.digest_until = None;
         self.events.push_back(Event::Done);
     }
 
@@ -357,6 +398,8 @@ impl Session for Client<'_> {
     fn handle_control_closed(&mut self, _now: Instant, _channel: usize) {
         let when = match self.phase {
             Phase::Ended => return,
+            // A server that closes instead of answering the digest request has none to give.
+            Phase::Digest => return self.end(),
             Phase::Revision => "before saying its protocol revision",
             Phase::Challenge => "before sending its challenge",
             Phase::AuthResult => "before answering our proof of the secret",
@@ -413,7 +456,7 @@ impl Session for Client<'_> {
             }
         }
         if x.held.len() == x.count {
-            return self.complete();
+            return self.complete(now);
         }
         if header.kind == BlockKind::Terminate {
             let gap = (self.rtt * 2).max(Duration::from_millis(1));
@@ -424,6 +467,9 @@ impl Session for Client<'_> {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        if self.phase == Phase::Digest && self.digest_until.is_some_and(|t| t <= now) {
+            return self.end();
+        }
         let Some(x) = self.xfer.as_mut() else { return };
         if x.restart.is_some_and(|r| r.until <= now) {
             x.restart = None;
@@ -442,6 +488,9 @@ impl Session for Client<'_> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
+        if self.phase == Phase::Digest {
+            return self.digest_until;
+        }
         let x = self.xfer.as_ref()?;
         Some(x.restart.map_or(x.next_update, |r| r.until.min(x.next_update)))
     }
@@ -456,5 +505,9 @@ impl Session for Client<'_> {
 
     fn max_datagram(&self) -> usize {
         HEADER_LEN + self.request.block_size as usize
+    }
+
+    fn peer_digest(&self) -> Option<[u8; 32]> {
+        self.digest
     }
 }

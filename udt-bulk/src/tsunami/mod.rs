@@ -25,6 +25,16 @@
 //!   cannot or will not open, bad parameters).
 //! - There is no default secret: see [`auth`]. Give the reference programs' `kitten` explicitly
 //!   to talk to a reference peer that kept its default.
+//! - The end-to-end digest ([`crate::digest`]), carried as a file request: with its stop record
+//!   our client sends the name line [`crate::digest::TSUNAMI_REQUEST`] + `\n` (the control byte
+//!   1, then `udt-blake3`). Our server never opens that name: it answers the byte
+//!   [`crate::digest::TSUNAMI_ANSWER`] (0xB3) and the 32-byte BLAKE3 of the file it last sent on
+//!   the connection, or 8 ("cannot open") before any file was sent; then it waits for another
+//!   name as after any transfer. A reference server tries to open the name and answers 8, and
+//!   our client ends without a digest (the reference then waits for another name and exits when
+//!   we close). A reference client never sends that name. Our client reports the digest in
+//!   [`crate::Session::peer_digest`] (`Outcome::peer_digest` from [`fetch`]); it waits at most
+//!   [`crate::digest::wait`] for the answer, and the transfer counts as done in every case.
 //!
 //! Where we differ in behaviour (the wire is the same):
 //! - Our client is always lossless: it asks until every block is in (the reference's lossy and

@@ -4,6 +4,13 @@
 //! delay that the client's error-rate reports steer (seed-protocols.md, Tsunami steps 1-7 and
 //! "Server rate control").
 //!
+//! After a stop the server takes another file name. The name [`digest::TSUNAMI_REQUEST`] is
+//! never looked up: it asks for the end-to-end digest ([`crate::digest`]) of the file last sent
+//! on this connection, answered [`digest::TSUNAMI_ANSWER`] and its [`digest::LEN`] bytes
+//! (computed once, by reading the whole file through [`Source::digest`]); before any file was
+//! sent, or when the file cannot be read again, it is answered [`FILE_CANNOT_OPEN`] like a name
+//! that is not served, and the session fails.
+//!
 //! Files come from a [`Catalog`], which decides what a name opens (the socket server confines
 //! names to its directory, tests serve memory). Randomness (the challenge) and the clock (the
 //! epoch in the file description) are passed in.
@@ -30,6 +37,7 @@ use super::wire::{
     FILE_CANNOT_OPEN, FILE_OK, HEADER_LEN, MAX_BLOCK_SIZE, PROOF_LEN, REVISION,
 };
 use super::Params;
+use crate::digest;
 use crate::session::{Counters, Event, Session};
 use crate::storage::Source;
 
@@ -100,6 +108,14 @@ struct Accepted {
     info: Option<(FileInfo, Ipd)>,
 }
 
+/// The file last sent to the end, kept for its digest.
+struct LastSent {
+    name: String,
+    source: Box<dyn Source>,
+    /// Computed on the first request.
+    digest: Option<[u8; digest::LEN]>,
+}
+
 /// A transfer under way.
 struct Sending {
     name: String,
@@ -156,6 +172,7 @@ pub struct Server<'a> {
     accepted: Option<Accepted>,
     xfer: Option<Sending>,
     served: Vec<ServedFile>,
+    last: Option<LastSent>,
     wait_until: Option<Instant>,
 }
 
@@ -205,6 +222,7 @@ impl<'a> Server<'a> {
             accepted: None,
             xfer: None,
             served: Vec::new(),
+            last: None,
             wait_until: None,
         })
     }
@@ -231,6 +249,7 @@ impl<'a> Server<'a> {
         self.phase = Phase::Ended;
         self.xfer = None;
         self.accepted = None;
+        self.last = None;
         self.events.push_back(Event::Failed(failure.to_string()));
         self.failure = Some(failure);
     }
@@ -271,6 +290,10 @@ impl<'a> Server<'a> {
                     Ok(Some((name, used))) => {
                         self.inbox.consume(used);
                         self.wait_until = None;
+                        if name == digest::TSUNAMI_REQUEST {
+                            self.answer_digest(now);
+                            continue;
+                        }
                         match self.catalog.open(&name) {
                             Ok(source) => {
                                 self.outbox.push_back(vec![FILE_OK]);
@@ -390,14 +413,42 @@ impl<'a> Server<'a> {
                 self.counters.rounds += 1;
             }
             RecordKind::ErrorRate => x.ipd.on_error_rate(record.error_rate),
-            RecordKind::Stop => {
-                self.counters.delivered += x.size;
-                self.served.push(ServedFile { name: x.name.clone(), size: x.size });
-                self.xfer = None;
-                self.phase = Phase::Name;
-                self.wait_until = Some(now + self.next_request_wait);
-            }
+            RecordKind::Stop => self.stopped(now),
         }
+    }
+
+    /// The client has the whole file: keep it for its digest, wait for another name.
+    fn stopped(&mut self, now: Instant) {
+        let Some(x) = self.xfer.take() else { return };
+        self.counters.delivered += x.size;
+        self.served.push(ServedFile { name: x.name.clone(), size: x.size });
+        self.last = Some(LastSent { name: x.name, source: x.source, digest: None });
+        self.phase = Phase::Name;
+        self.wait_until = Some(now + self.next_request_wait);
+    }
+
+    /// Our client asked for the digest of the file last sent: answer it (computing it the first
+    /// time), or refuse like a file that cannot be opened.
+    fn answer_digest(&mut self, now: Instant) {
+        let Some(last) = self.last.as_mut() else {
+            self.outbox.push_back(vec![FILE_CANNOT_OPEN]);
+            return self.fail(Failure::Refused(
+                "the client asked for the digest of a file before any file was sent".into(),
+            ));
+        };
+        let sum = match last.digest {
+            Some(sum) => sum,
+            None => match last.source.digest() {
+                Ok(sum) => *last.digest.insert(sum),
+                Err(e) => {
+                    let why = format!("cannot read {} to compute its digest: {e}", last.name);
+                    self.outbox.push_back(vec![FILE_CANNOT_OPEN]);
+                    return self.fail(Failure::Local(why));
+                }
+            },
+        };
+        self.outbox.push_back([&[digest::TSUNAMI_ANSWER][..], &sum].concat());
+        self.wait_until = Some(now + self.next_request_wait);
     }
 
     /// Fill `buf` with block `block` of type `kind`; its length, or `None` after a read error.
