@@ -1,7 +1,8 @@
-//! Hostile bytes into every RBUDP parser (`udt-bulk/src/rbudp/wire.rs`, `bitmap.rs`) and into
-//! both sessions (`receiver.rs`, `sender.rs`) as a peer would send them: control bytes split
-//! anywhere, datagrams of any length and number, time passing. Nothing may panic, a receiver
-//! never accepts more than its limits, and a request that parses re-encodes to the same name.
+//! Hostile bytes into every RBUDP parser (`udt-bulk/src/rbudp/wire.rs`, `bitmap.rs`, our
+//! digest message) and into both sessions (`receiver.rs`, `sender.rs`) as a peer would send
+//! them: control bytes split anywhere, datagrams of any length and number, time passing.
+//! Nothing may panic, a receiver never accepts more than its limits, a request that parses
+//! re-encodes to the same name, and a receiver holds a digest only once it has every byte.
 #![no_main]
 
 use std::time::Duration;
@@ -38,6 +39,9 @@ fuzz_target!(|data: &[u8]| {
         let _ = wire::decode_marker(&marker);
     }
     let _ = wire::split_datagram(data);
+    if let Ok(Some(digest)) = wire::decode_digest(data) {
+        assert_eq!(wire::encode_digest(&digest)[..], data[..]);
+    }
     let packets = u32::from(data.first().copied().unwrap_or(0)) * 3;
     if let Ok(map) = Bitmap::from_wire(packets, data.get(1..).unwrap_or_default()) {
         assert!(map.received() <= packets);
@@ -78,5 +82,6 @@ fuzz_target!(|data: &[u8]| {
         while tx.poll_event().is_some() {}
         let c = rx.counters();
         assert!(c.delivered <= c.size.unwrap_or(0) && c.delivered <= MAX_SIZE);
+        assert!(rx.peer_digest().is_none() || Some(c.delivered) == c.size, "a digest before every byte");
     }
 });

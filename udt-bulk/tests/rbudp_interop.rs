@@ -8,6 +8,11 @@
 //! side, so that a bitmap with holes crosses between the implementations and the missing
 //! packets are re-blasted.
 //!
+//! Our end-to-end digest (`udt_bulk::digest`) must cost the reference nothing: our receiver
+//! ends done without a digest when `sendfile` closes after the done flag, promptly (the delay
+//! between our final bitmap and our end is measured and bounded), and our sender, whose digest
+//! message meets a `recvfile` that has closed, still ends cleanly with the file byte-exact.
+//!
 //! The programs are found through `UDT_SEED_PEERS_BIN` or `<workspace>/target/seed-peers/bin`;
 //! without them the test says it is skipped and passes (CI builds them).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -18,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use udt_bulk::digest;
 use udt_bulk::driver::{self, Outcome, RunOptions, Sockets};
 use udt_bulk::rbudp::{fetch, serve_connection, wire, Params, Receiver, Sender};
 use udt_bulk::storage::{pattern_byte, FileSink, Memory, Source};
@@ -150,9 +156,11 @@ fn reference_sender_to_our_receiver(bin: &Path, dir: &Path, len: usize) {
     assert!(std::fs::read(&dst).unwrap() == data, "sendfile -> fetch, {len} bytes: the files differ");
     assert_eq!(outcome.counters.delivered, len as u64);
     assert_eq!(outcome.counters.malformed, 0, "every datagram read as the reference meant it");
+    assert_eq!(outcome.peer_digest, None, "the reference sends no digest");
+    assert!(outcome.elapsed < digest::wait(len as u64), "the digest waited for: {:?}", outcome.elapsed);
     eprintln!(
-        "sendfile -> fetch: {len} bytes, {} rounds, {} duplicates",
-        outcome.counters.rounds, outcome.counters.duplicates
+        "sendfile -> fetch: {len} bytes, {} rounds, {} duplicates, {:?}",
+        outcome.counters.rounds, outcome.counters.duplicates, outcome.elapsed
     );
     drop(peer);
 }
@@ -180,6 +188,7 @@ fn our_sender_to_reference_receiver(bin: &Path, dir: &Path, len: usize) {
         });
         assert_eq!(report.name, name);
         assert_eq!(report.outcome.counters.delivered, len as u64);
+        assert_eq!(report.outcome.peer_digest, None);
         // The done bitmap comes after the last write into its mapping; let it close the file.
         peer.wait_exit(Duration::from_secs(5));
         assert!(std::fs::read(&dst).unwrap() == data, "serve -> recvfile, {len} bytes: the files differ");
@@ -202,16 +211,21 @@ fn reference_sender_re_blasts_for_our_bitmap(bin: &Path, dir: &Path, len: usize)
     let mut sink = Memory::default();
     let p = params();
     let receiver = Receiver::new(src.to_str().unwrap(), &mut sink, &p).unwrap();
-    let mut lossy = Lossy { inner: receiver, first_blast_rounds: 0, seen: 0, dropped: 0 };
+    let mut lossy = Lossy::new(receiver, 0);
     let sockets = Sockets { controls: vec![stream], udp, data_peer: None };
     let outcome: Outcome = driver::run(&mut lossy, sockets, run_options())
         .unwrap_or_else(|e| panic!("sendfile -> lossy receiver: {e}\nsendfile said:\n{}", peer.output()));
     let dropped = lossy.dropped;
+    let waited = lossy.done_at.unwrap().duration_since(lossy.last_control_at.unwrap());
     drop(lossy);
     assert!(sink.0 == data, "sendfile -> lossy receiver: the bytes differ");
     assert!(dropped > 0 && outcome.counters.rounds >= 2, "{dropped} dropped, {:?}", outcome.counters);
+    assert_eq!(outcome.peer_digest, None, "the reference sends no digest");
+    // sendfile closes right after reading the done flag: no digest wait (5 s) on our side.
+    assert!(waited < Duration::from_millis(500), "{waited:?} from the final bitmap to the end");
     eprintln!(
-        "sendfile -> lossy receiver: {len} bytes, {dropped} dropped, {} rounds",
+        "sendfile -> lossy receiver: {len} bytes, {dropped} dropped, {} rounds, ended {waited:?} after \
+         the final bitmap",
         outcome.counters.rounds
     );
     drop(peer);
@@ -241,7 +255,7 @@ fn our_sender_re_blasts_for_the_reference_bitmap(bin: &Path, dir: &Path, len: us
     let p = params();
     let source = Box::new(Memory(data.clone())) as Box<dyn Source>;
     let sender = Sender::for_request(&p, name, source).unwrap();
-    let mut lossy = Lossy { inner: sender, first_blast_rounds: 1, seen: 0, dropped: 0 };
+    let mut lossy = Lossy::new(sender, 1);
     let sockets = Sockets {
         controls: vec![stream],
         udp,
@@ -254,20 +268,36 @@ fn our_sender_re_blasts_for_the_reference_bitmap(bin: &Path, dir: &Path, len: us
     let c = outcome.counters;
     assert!(lossy.dropped > 0 && c.rounds >= 2, "{} dropped, {c:?}", lossy.dropped);
     assert!(c.retransmitted >= lossy.dropped, "every hole re-blasted: {c:?}");
+    assert_eq!(lossy.last_control.get(..4), Some(&digest::TAG[..]), "our digest went last");
     eprintln!("lossy sender -> recvfile: {len} bytes, {} dropped, {} rounds", lossy.dropped, c.rounds);
 }
 
 /// A session that loses every 7th datagram it sends or receives while its inner session's
 /// rounds are at most `first_blast_rounds` (the sender counts a blast when it starts, the
-/// receiver when it ends).
+/// receiver when it ends), and notes when it wrote its last control message and when it ended.
 struct Lossy<S> {
     inner: S,
     first_blast_rounds: u64,
     seen: u64,
     dropped: u64,
+    last_control: Vec<u8>,
+    last_control_at: Option<Instant>,
+    done_at: Option<Instant>,
 }
 
 impl<S: Session> Lossy<S> {
+    fn new(inner: S, first_blast_rounds: u64) -> Self {
+        Lossy {
+            inner,
+            first_blast_rounds,
+            seen: 0,
+            dropped: 0,
+            last_control: vec![],
+            last_control_at: None,
+            done_at: None,
+        }
+    }
+
     fn lose(&mut self) -> bool {
         if self.inner.counters().rounds > self.first_blast_rounds {
             return false;
@@ -295,7 +325,10 @@ impl<S: Session> Session for Lossy<S> {
         self.inner.handle_timeout(now)
     }
     fn poll_control(&mut self) -> Option<(usize, Vec<u8>)> {
-        self.inner.poll_control()
+        let polled = self.inner.poll_control()?;
+        self.last_control.clone_from(&polled.1);
+        self.last_control_at = Some(Instant::now());
+        Some(polled)
     }
     fn poll_datagram(&mut self, now: At, buf: &mut [u8]) -> Option<usize> {
         loop {
@@ -309,13 +342,20 @@ impl<S: Session> Session for Lossy<S> {
         self.inner.poll_timeout()
     }
     fn poll_event(&mut self) -> Option<Event> {
-        self.inner.poll_event()
+        let event = self.inner.poll_event()?;
+        if event == Event::Done {
+            self.done_at.get_or_insert_with(Instant::now);
+        }
+        Some(event)
     }
     fn counters(&self) -> Counters {
         self.inner.counters()
     }
     fn max_datagram(&self) -> usize {
         self.inner.max_datagram()
+    }
+    fn peer_digest(&self) -> Option<[u8; 32]> {
+        self.inner.peer_digest()
     }
 }
 
@@ -330,6 +370,8 @@ fn reference_peers_both_ways() {
         reference_sender_to_our_receiver(&bin, dir.path(), len);
         our_sender_to_reference_receiver(&bin, dir.path(), len);
     }
+    // recvfile cannot map an empty file: it creates it, fails and closes, our digest unread.
+    our_sender_to_reference_receiver(&bin, dir.path(), 0);
     reference_sender_re_blasts_for_our_bitmap(&bin, dir.path(), (1 << 20) + 333);
     our_sender_re_blasts_for_the_reference_bitmap(&bin, dir.path(), (1 << 20) + 333);
 }

@@ -1,13 +1,17 @@
 //! RBUDP, ours against ours, over the in-memory pair harness in virtual time: byte-exact
 //! transfers of every size shape, through loss, reordering, duplication and a bottleneck the
 //! sender overruns, a big-endian sender, and the failures that must be clear (no rate, a silent
-//! sender, nothing getting through, payload sizes that differ, a refused request).
+//! sender, nothing getting through, payload sizes that differ, a refused request). Every
+//! complete transfer also carries the sender's BLAKE3 digest to the receiver
+//! (`udt_bulk::digest`); a sender that sends none, or something else, leaves the receiver done
+//! without one.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
+use udt_bulk::digest;
 use udt_bulk::pair::{run_pair, PairOutcome, Path};
-use udt_bulk::rbudp::{model_rounds, Params, Receiver, Sender, NO_RATE};
+use udt_bulk::rbudp::{model_rounds, wire, Params, Receiver, Sender, NO_RATE};
 use udt_bulk::storage::{pattern_byte, Memory, Source};
 use udt_bulk::{Counters, Event, Instant, Session};
 
@@ -26,7 +30,11 @@ struct Run {
     sent: Counters,
     got: Counters,
     bytes: Vec<u8>,
+    digest: Option<[u8; 32]>,
 }
+
+/// What the sender's control messages become on their way ([`Tamper`]).
+type Rewrite = fn(Vec<u8>) -> Option<Vec<u8>>;
 
 /// `data` from a sender with `sender_params` to a receiver with `receiver_params` over `path`,
 /// the sender disguised as a big-endian host if `big_endian` (see [`BigEndian`]).
@@ -37,6 +45,18 @@ fn transfer_with(
     receiver_params: &Params,
     big_endian: bool,
 ) -> Run {
+    tampered(data, path, sender_params, receiver_params, big_endian, Some)
+}
+
+/// [`transfer_with`], the sender's control messages passed through `rewrite`.
+fn tampered(
+    data: &[u8],
+    path: &Path,
+    sender_params: &Params,
+    receiver_params: &Params,
+    big_endian: bool,
+    rewrite: Rewrite,
+) -> Run {
     let served = data.to_vec();
     let resolve = Box::new(move |name: &str| match name {
         "dir/file.bin" => Ok(Box::new(Memory(served.clone())) as Box<dyn Source>),
@@ -46,13 +66,13 @@ fn transfer_with(
     let mut sink = Memory::default();
     let mut receiver = Receiver::new("dir/file.bin", &mut sink, receiver_params).expect("a receiver");
     let out = if big_endian {
-        run_pair(&mut BigEndian(&mut sender), &mut receiver, path, LIMIT)
+        run_pair(&mut Tamper(&mut BigEndian(&mut sender), rewrite), &mut receiver, path, LIMIT)
     } else {
-        run_pair(&mut sender, &mut receiver, path, LIMIT)
+        run_pair(&mut Tamper(&mut sender, rewrite), &mut receiver, path, LIMIT)
     };
-    let (sent, got) = (sender.counters(), receiver.counters());
+    let (sent, got, digest) = (sender.counters(), receiver.counters(), receiver.peer_digest());
     drop(receiver);
-    Run { out, sent, got, bytes: sink.0 }
+    Run { out, sent, got, bytes: sink.0, digest }
 }
 
 fn transfer(data: &[u8], path: &Path) -> Run {
@@ -66,6 +86,7 @@ fn assert_exact(run: &Run, data: &[u8]) {
     assert_eq!(run.got.delivered, data.len() as u64);
     assert_eq!(run.sent.delivered, data.len() as u64);
     assert_eq!(run.got.rounds, run.sent.rounds, "one bitmap per blast");
+    assert_eq!(run.digest, Some(*blake3::hash(data).as_bytes()), "the sender's digest");
 }
 
 #[test]
@@ -83,10 +104,43 @@ fn every_size_shape_arrives_byte_exact_in_one_blast_on_a_clean_path() {
 #[test]
 fn a_clean_transfer_takes_the_request_the_sending_time_and_a_round_trip() {
     // The request reaches the sender in 10 ms; 100 packets of 1460 bytes at 100 Mb/s take 99
-    // gaps of 116.8 us; the marker leaves with the last packet and the done bitmap comes back
-    // one round trip (20 ms) later.
+    // gaps of 116.8 us; the marker leaves with the last packet, the done bitmap reaches the
+    // sender one round trip (20 ms) later and the digest the receiver 10 ms after that.
     let run = transfer(&data(146_000, 3), &Path::default());
-    assert_eq!(run.out.elapsed, Duration::from_millis(10 + 20) + Duration::from_nanos(99 * 116_800));
+    assert_eq!(run.out.elapsed, Duration::from_millis(10 + 20 + 10) + Duration::from_nanos(99 * 116_800));
+}
+
+#[test]
+fn a_receiver_whose_sender_sends_no_digest_is_done_without_one_after_the_wait() {
+    let d = data(146_000, 3);
+    let drop_digest: Rewrite = |m| (!m.starts_with(&digest::TAG)).then_some(m);
+    let run = tampered(&d, &Path::default(), &params(), &params(), false, drop_digest);
+    assert_eq!((&run.out.a, &run.out.b), (&Some(Ok(())), &Some(Ok(()))), "both ends done");
+    assert!(run.bytes == d);
+    assert_eq!((run.digest, run.got.malformed), (None, 0));
+    // The receiver has every byte once the marker is in (10 ms + 99 gaps + 10 ms), then waits.
+    let complete = Duration::from_millis(20) + Duration::from_nanos(99 * 116_800);
+    assert_eq!(run.out.elapsed, complete + digest::wait(d.len() as u64));
+}
+
+#[test]
+fn anything_but_a_digest_after_the_done_flag_is_malformed_and_the_receiver_done_without_one() {
+    let d = data(146_000, 3);
+    let other_tag: Rewrite = |mut m| {
+        if m.starts_with(&digest::TAG) {
+            m[3] = b'X';
+        }
+        Some(m)
+    };
+    let marker: Rewrite =
+        |m| Some(if m.starts_with(&digest::TAG) { wire::encode_marker(1).to_vec() } else { m });
+    for rewrite in [other_tag, marker] {
+        let run = tampered(&d, &Path::default(), &params(), &params(), false, rewrite);
+        assert_eq!((&run.out.a, &run.out.b), (&Some(Ok(())), &Some(Ok(()))), "both ends done");
+        assert!(run.bytes == d);
+        assert_eq!((run.digest, run.got.malformed), (None, 1));
+        assert!(run.out.elapsed < Duration::from_millis(100), "not waited for: {:?}", run.out.elapsed);
+    }
 }
 
 #[test]
@@ -216,6 +270,47 @@ impl Session for Mute {
     }
     fn max_datagram(&self) -> usize {
         0
+    }
+}
+
+/// A sender whose control messages pass through a [`Rewrite`] (`None` drops one).
+struct Tamper<'s>(&'s mut dyn Session, Rewrite);
+
+impl Session for Tamper<'_> {
+    fn handle_control(&mut self, now: Instant, channel: usize, bytes: &[u8]) {
+        self.0.handle_control(now, channel, bytes)
+    }
+    fn handle_control_closed(&mut self, now: Instant, channel: usize) {
+        self.0.handle_control_closed(now, channel)
+    }
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        self.0.handle_datagram(now, datagram)
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        self.0.handle_timeout(now)
+    }
+    fn poll_control(&mut self) -> Option<(usize, Vec<u8>)> {
+        loop {
+            let (channel, bytes) = self.0.poll_control()?;
+            if let Some(bytes) = (self.1)(bytes) {
+                return Some((channel, bytes));
+            }
+        }
+    }
+    fn poll_datagram(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        self.0.poll_datagram(now, buf)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.0.poll_timeout()
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        self.0.poll_event()
+    }
+    fn counters(&self) -> Counters {
+        self.0.counters()
+    }
+    fn max_datagram(&self) -> usize {
+        self.0.max_datagram()
     }
 }
 

@@ -1,6 +1,7 @@
 //! RBUDP, ours against ours, over real sockets on 127.0.0.1 with ports other than the
 //! reference's (so these run in parallel with each other and with the interop test): files
-//! compared byte for byte, and the refusals a server makes before sending anything.
+//! compared byte for byte, each with the server's BLAKE3 digest in the fetch's outcome, and the
+//! refusals a server makes before sending anything.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::{SocketAddr, TcpListener, UdpSocket};
@@ -66,6 +67,8 @@ fn files_of_every_size_shape_arrive_byte_exact_over_loopback() {
         assert_eq!(fetched.counters.delivered, len as u64);
         assert_eq!(served.outcome.counters.delivered, len as u64);
         assert_eq!(fetched.counters.rounds, served.outcome.counters.rounds);
+        assert_eq!(fetched.peer_digest, Some(*blake3::hash(&content).as_bytes()), "{len} bytes");
+        assert_eq!(served.outcome.peer_digest, None, "a sender has none");
         eprintln!(
             "{len} bytes: {} rounds, {} resent",
             fetched.counters.rounds, served.outcome.counters.retransmitted

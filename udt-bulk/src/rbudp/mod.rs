@@ -21,7 +21,16 @@
 //!   blasts in a row that brought nothing new;
 //! - byte order: ours sends little-endian like the x86 reference; our receiver accepts both,
 //!   decides once per transfer, and counts datagrams that fit neither as malformed;
-//! - an empty file ends at the size announcement (the reference cannot send one);
+//! - an empty file ends at the size announcement (the reference cannot send one), followed by
+//!   its digest (below);
+//! - the end-to-end digest ([`crate::digest`]), not RBUDP: after the final bitmap (done flag
+//!   set) our sender writes [`crate::digest::TAG`] and the 32-byte BLAKE3 of the file on TCP
+//!   ([`wire::encode_digest`]) and ends; our receiver waits for it at most
+//!   [`crate::digest::wait`] and ends done without one when the connection closes first (the
+//!   reference `sendfile` closes right after the done flag), when the wait passes, or when
+//!   anything else comes (counted malformed). The reference `recvfile` has closed by the time
+//!   the message reaches it, and reads nothing after its final bitmap (nor after a size of 0,
+//!   which it cannot map): it is unaffected;
 //! - a request outside the served directory is refused (the reference opens any path).
 
 pub mod bitmap;

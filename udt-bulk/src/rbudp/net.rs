@@ -6,7 +6,10 @@
 //!
 //! Invariants: nothing is sent without an explicit rate; a refused request closes the
 //! connection without a byte (the reference's only way to refuse); the driver's idle limit is
-//! stretched by the first blast's duration on the sender, which hears nothing while it blasts.
+//! stretched by the first blast's duration on the sender, which hears nothing while it blasts;
+//! the sender's digest message after the done flag ([`crate::digest`]) may meet a connection
+//! the reference `recvfile` has closed: the driver drops what it refuses and the transfer, ended
+//! already, stays done.
 
 use std::fs::File;
 use std::io::{self, Read};

@@ -15,6 +15,14 @@
 //! connection, silence for [`Params::silence_limit`] (the reference spins forever), a blast
 //! with malformed datagrams and no usable one (payload sizes that differ), or too many blasts
 //! in a row that brought nothing new.
+//!
+//! The digest ([`crate::digest`]): once every byte is in the sink and the final bitmap (done
+//! flag set) is written, the receiver waits for our sender's digest message
+//! ([`wire::decode_digest`]) at most [`digest::wait`] of the size, and then ends [`Event::Done`]
+//! whatever comes: with the digest ([`Session::peer_digest`]) when it arrives whole; without
+//! one when the connection closes first (the reference `sendfile` closes right after the done
+//! flag), when the wait passes, or when anything else arrives (counted malformed, as is a
+//! message the close cuts short). Datagrams that come during the wait are ignored.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -25,6 +33,7 @@ use super::bitmap::Bitmap;
 use super::order::{SeqRead, SeqReader};
 use super::params::Params;
 use super::wire::{self, Layout, HEADER_LEN, MARKER_LEN, SIZE_LEN};
+use crate::digest;
 use crate::error::BulkError;
 use crate::session::{Counters, Event, Session};
 use crate::storage::Sink;
@@ -40,6 +49,9 @@ enum State {
     Size,
     /// Taking blasts.
     Receiving,
+    /// Every byte in and the final bitmap written: waiting for the sender's digest until
+    /// `until`.
+    Digest { until: Instant },
     /// Done or failed.
     Ended,
 }
@@ -74,6 +86,7 @@ pub struct Receiver<'a> {
     events: VecDeque<Event>,
     last_heard: Instant,
     counters: Counters,
+    digest: Option<[u8; digest::LEN]>,
 }
 
 /// A borrowed sink, held like an owned one.
@@ -126,6 +139,7 @@ impl<'a> Receiver<'a> {
             events: VecDeque::new(),
             last_heard: Instant::ZERO,
             counters: Counters::default(),
+            digest: None,
         })
     }
 
@@ -148,14 +162,58 @@ impl<'a> Receiver<'a> {
         }
     }
 
-    fn finish(&mut self) {
+    /// Every byte is in: finish the sink, then wait for the digest.
+    fn complete(&mut self, now: Instant) {
         match self.sink.finish() {
             Ok(()) => {
-                self.state = State::Ended;
-                self.events.push_back(Event::Done);
+                let size = self.layout.map_or(0, |l| l.size());
+                self.control_in.clear();
+                self.state = State::Digest { until: now + digest::wait(size) };
             }
             Err(e) => self.fail(format!("finishing the file: {e}")),
         }
+    }
+
+    /// The wait for the digest is over, with or without one.
+    fn end_done(&mut self) {
+        if self.state != State::Ended {
+            self.state = State::Ended;
+            self.control_in.clear();
+            self.events.push_back(Event::Done);
+        }
+    }
+
+    /// Bytes after the final bitmap: our sender's digest message, or the end of the wait.
+    fn on_digest_bytes(&mut self, bytes: &[u8]) {
+        let take = (wire::DIGEST_LEN - self.control_in.len()).min(bytes.len());
+        self.control_in.extend_from_slice(&bytes[..take]);
+        match wire::decode_digest(&self.control_in) {
+            Ok(None) => {}
+            Ok(Some(got)) => {
+                self.digest = Some(got);
+                self.end_done();
+            }
+            Err(_) => {
+                self.counters.malformed += 1;
+                self.end_done();
+            }
+        }
+    }
+
+    /// One 8-byte message (the size, then markers) from the front of `bytes`, once whole;
+    /// what is left of `bytes`.
+    fn take_message<'b>(&mut self, now: Instant, bytes: &'b [u8]) -> &'b [u8] {
+        let take = (SIZE_LEN - self.control_in.len()).min(bytes.len());
+        self.control_in.extend_from_slice(&bytes[..take]);
+        if let Ok(message) = <[u8; SIZE_LEN]>::try_from(self.control_in.as_slice()) {
+            self.control_in.clear();
+            match self.state {
+                State::Size => self.on_size(now, wire::decode_size(&message)),
+                State::Receiving => self.on_marker(now, &message),
+                State::Digest { .. } | State::Ended => {}
+            }
+        }
+        &bytes[take..]
     }
 
     fn progress(&self) -> String {
@@ -190,7 +248,7 @@ impl<'a> Receiver<'a> {
         self.bitmap = Bitmap::new(layout.packets());
         self.state = State::Receiving;
         if layout.packets() == 0 {
-            return self.finish();
+            return self.complete(now);
         }
         for datagram in std::mem::take(&mut self.early) {
             self.on_datagram(now, &datagram);
@@ -234,7 +292,7 @@ impl<'a> Receiver<'a> {
     }
 
     /// The end of a blast: answer with the bitmap.
-    fn on_marker(&mut self, marker: &[u8; MARKER_LEN]) {
+    fn on_marker(&mut self, now: Instant, marker: &[u8; MARKER_LEN]) {
         let raw = match wire::decode_marker(marker) {
             Ok(raw) => raw,
             Err(e) => return self.fail(format!("protocol error: {e}")),
@@ -273,7 +331,7 @@ impl<'a> Receiver<'a> {
         }
         self.control_out.push_back(self.bitmap.to_wire());
         if self.bitmap.is_complete() {
-            self.finish();
+            self.complete(now);
         }
     }
 }
@@ -285,17 +343,11 @@ impl Session for Receiver<'_> {
         }
         self.last_heard = now;
         let mut bytes = bytes;
-        // The size and every marker are 8 bytes.
-        while !bytes.is_empty() && self.state != State::Ended {
-            let take = (SIZE_LEN - self.control_in.len()).min(bytes.len());
-            self.control_in.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-            let Ok(message) = <[u8; SIZE_LEN]>::try_from(self.control_in.as_slice()) else { return };
-            self.control_in.clear();
+        while !bytes.is_empty() {
             match self.state {
-                State::Size => self.on_size(now, wire::decode_size(&message)),
-                State::Receiving => self.on_marker(&message),
-                State::Ended => {}
+                State::Size | State::Receiving => bytes = self.take_message(now, bytes),
+                State::Digest { .. } => return self.on_digest_bytes(bytes),
+                State::Ended => return,
             }
         }
     }
@@ -303,6 +355,11 @@ impl Session for Receiver<'_> {
     fn handle_control_closed(&mut self, _now: Instant, _channel: usize) {
         let why = match self.state {
             State::Ended => return,
+            State::Digest { .. } => {
+                // A reference sender closes here; a digest message cut short is malformed.
+                self.counters.malformed += u64::from(!self.control_in.is_empty());
+                return self.end_done();
+            }
             State::Size => "the sender closed the control connection without announcing a size (refused, \
                             or no such file?)"
                 .to_owned(),
@@ -313,7 +370,8 @@ impl Session for Receiver<'_> {
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
         match self.state {
-            State::Ended => return,
+            // Late duplicates of the last blast may still come while the digest is awaited.
+            State::Ended | State::Digest { .. } => return,
             State::Size if datagram.len() <= self.max_datagram() && self.early.len() < EARLY_LIMIT => {
                 self.early.push(datagram.to_vec());
             }
@@ -324,13 +382,17 @@ impl Session for Receiver<'_> {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.state != State::Ended && now >= self.last_heard + self.silence_limit {
-            let why = format!(
-                "nothing from the sender for {:?}: it went silent ({})",
-                self.silence_limit,
-                self.progress()
-            );
-            self.fail(why);
+        match self.state {
+            State::Digest { until } if now >= until => self.end_done(),
+            State::Size | State::Receiving if now >= self.last_heard + self.silence_limit => {
+                let why = format!(
+                    "nothing from the sender for {:?}: it went silent ({})",
+                    self.silence_limit,
+                    self.progress()
+                );
+                self.fail(why);
+            }
+            _ => {}
         }
     }
 
@@ -344,7 +406,11 @@ impl Session for Receiver<'_> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        (self.state != State::Ended).then_some(self.last_heard + self.silence_limit)
+        match self.state {
+            State::Size | State::Receiving => Some(self.last_heard + self.silence_limit),
+            State::Digest { until } => Some(until),
+            State::Ended => None,
+        }
     }
 
     fn poll_event(&mut self) -> Option<Event> {
@@ -357,6 +423,10 @@ impl Session for Receiver<'_> {
 
     fn max_datagram(&self) -> usize {
         HEADER_LEN + self.payload
+    }
+
+    fn peer_digest(&self) -> Option<[u8; 32]> {
+        self.digest
     }
 }
 
@@ -371,6 +441,26 @@ mod tests {
 
     fn datagram(seq: [u8; 4], data: &[u8]) -> Vec<u8> {
         [&seq[..], data].concat()
+    }
+
+    /// Our sender's digest message for `data`.
+    fn digest_message(data: &[u8]) -> Vec<u8> {
+        wire::encode_digest(blake3::hash(data).as_bytes()).to_vec()
+    }
+
+    /// A receiver for `data` (payload 100) that has taken every packet and written its final
+    /// bitmap at `at`: waiting for the digest.
+    fn waiting_for_digest(data: &[u8], at: Instant, p: &Params) -> Receiver<'static> {
+        let mut r = Receiver::with_sink("f", Box::new(Memory::default()), p).unwrap();
+        r.handle_control(at, 0, &(data.len() as u64).to_be_bytes());
+        for (seq, chunk) in data.chunks(100).enumerate() {
+            r.handle_datagram(at, &datagram((seq as u32).to_le_bytes(), chunk));
+        }
+        r.handle_control(at, 0, &wire::encode_marker(0));
+        assert_eq!(r.poll_control().map(|(_, b)| b.len()), Some(wire::REQUEST_LEN));
+        assert_eq!(r.poll_control().map(|(_, b)| b[0]), Some(1), "the done flag");
+        assert_eq!(r.state, State::Digest { until: at + digest::wait(data.len() as u64) });
+        r
     }
 
     fn ended(r: &mut Receiver<'_>) -> Option<Result<(), String>> {
@@ -402,7 +492,11 @@ mod tests {
         r.handle_datagram(t, &datagram(1u32.to_le_bytes(), &[1; 100]));
         r.handle_control(t, 0, &wire::encode_marker(1));
         assert_eq!(r.poll_control(), Some((0, vec![1, 0xff])));
+        assert_eq!(ended(&mut r), None, "waiting for the digest");
+        let data = [vec![0; 100], vec![1; 100], vec![2; 50]].concat();
+        r.handle_control(t, 0, &digest_message(&data));
         assert_eq!(ended(&mut r), Some(Ok(())));
+        assert_eq!(r.peer_digest(), Some(*blake3::hash(&data).as_bytes()));
         let c = r.counters();
         assert_eq!((c.datagrams_received, c.duplicates, c.delivered, c.rounds), (4, 1, 250, 2));
         drop(r);
@@ -420,6 +514,7 @@ mod tests {
         // The marker's round in the sender's order too.
         r.handle_control(Instant::ZERO, 0, &[0, 0, 0, 0, b'E', b'E', b'E', 0]);
         assert_eq!(r.byte_order(), Some(super::super::order::ByteOrder::Big));
+        r.handle_control_closed(Instant::ZERO, 0);
         assert_eq!(ended(&mut r), Some(Ok(())));
         drop(r);
         assert_eq!(sink.0, [vec![0; 100], vec![1; 100], vec![2; 100]].concat());
@@ -453,6 +548,7 @@ mod tests {
         r.handle_control(Instant::ZERO, 0, &100u64.to_be_bytes());
         r.handle_control(Instant::ZERO, 0, &wire::encode_marker(0));
         assert_eq!(r.counters().malformed, 1, "longer than any datagram");
+        r.handle_control(Instant::ZERO, 0, &digest_message(&[9; 100]));
         assert_eq!(ended(&mut r), Some(Ok(())));
         drop(r);
         assert_eq!(sink.0, vec![9; 100]);
@@ -483,13 +579,83 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_file_is_done_at_its_size() {
+    fn an_empty_file_is_complete_at_its_size_and_its_digest_may_come_with_it() {
         let mut sink = Memory(vec![1, 2, 3]);
         let mut r = Receiver::new("f", &mut sink, &params()).unwrap();
-        r.handle_control(Instant::ZERO, 0, &[0; 8]);
+        r.handle_control(Instant::ZERO, 0, &[[0; 8].to_vec(), digest_message(&[])].concat());
         assert_eq!(ended(&mut r), Some(Ok(())));
+        assert_eq!(r.peer_digest(), Some(*blake3::hash(&[]).as_bytes()));
         drop(r);
         assert!(sink.0.is_empty());
+    }
+
+    #[test]
+    fn the_digest_may_arrive_in_pieces() {
+        let data = vec![5u8; 250];
+        let mut r = waiting_for_digest(&data, Instant::ZERO, &params());
+        for byte in digest_message(&data) {
+            assert_eq!(ended(&mut r), None);
+            r.handle_control(Instant::ZERO, 0, &[byte]);
+        }
+        assert_eq!(ended(&mut r), Some(Ok(())));
+        assert_eq!(r.peer_digest(), Some(*blake3::hash(&data).as_bytes()));
+        assert_eq!(r.counters().malformed, 0);
+    }
+
+    #[test]
+    fn a_sender_that_closes_after_the_done_flag_leaves_no_digest_and_no_failure() {
+        let data = vec![5u8; 250];
+        let mut r = waiting_for_digest(&data, Instant::ZERO, &params());
+        r.handle_control_closed(Instant::ZERO, 0);
+        assert_eq!(ended(&mut r), Some(Ok(())));
+        assert_eq!((r.peer_digest(), r.counters().malformed), (None, 0));
+        // A message the close cuts short is malformed.
+        let mut r = waiting_for_digest(&data, Instant::ZERO, &params());
+        r.handle_control(Instant::ZERO, 0, &digest_message(&data)[..20]);
+        r.handle_control_closed(Instant::ZERO, 0);
+        assert_eq!(ended(&mut r), Some(Ok(())));
+        assert_eq!((r.peer_digest(), r.counters().malformed), (None, 1));
+    }
+
+    #[test]
+    fn the_wait_for_the_digest_ends_done_without_one_and_is_not_cut_by_the_silence_limit() {
+        let data = vec![5u8; 250];
+        let p = Params { silence_limit: Duration::from_secs(1), ..params() };
+        let t = Instant::ZERO + Duration::from_secs(3);
+        let mut r = waiting_for_digest(&data, t, &p);
+        let deadline = r.poll_timeout().unwrap();
+        assert_eq!(deadline, t + digest::wait(250));
+        r.handle_timeout(deadline - Duration::from_nanos(1));
+        assert_eq!(ended(&mut r), None);
+        r.handle_timeout(deadline);
+        assert_eq!(ended(&mut r), Some(Ok(())));
+        assert_eq!((r.peer_digest(), r.poll_timeout()), (None, None));
+        // Late, the digest changes nothing.
+        r.handle_control(deadline, 0, &digest_message(&data));
+        assert_eq!((r.peer_digest(), r.poll_event()), (None, None));
+    }
+
+    #[test]
+    fn anything_but_a_digest_ends_the_wait_at_once_as_malformed() {
+        let data = vec![5u8; 250];
+        for other in [wire::encode_marker(1).to_vec(), b"UDTX".to_vec(), vec![0; 100_000]] {
+            let mut r = waiting_for_digest(&data, Instant::ZERO, &params());
+            r.handle_control(Instant::ZERO, 0, &other);
+            assert_eq!(ended(&mut r), Some(Ok(())), "{:?}", &other[..4]);
+            assert_eq!((r.peer_digest(), r.counters().malformed), (None, 1));
+            assert!(r.control_in.is_empty(), "nothing kept");
+        }
+    }
+
+    #[test]
+    fn datagrams_during_the_wait_are_ignored() {
+        let data = vec![5u8; 250];
+        let mut r = waiting_for_digest(&data, Instant::ZERO, &params());
+        let before = r.counters();
+        r.handle_datagram(Instant::ZERO, &datagram(0u32.to_le_bytes(), &[5; 100]));
+        r.handle_datagram(Instant::ZERO, &[1, 2]);
+        assert_eq!(r.counters(), before);
+        assert_eq!(ended(&mut r), None);
     }
 
     #[test]

@@ -4,6 +4,13 @@
 //! the set rate; then the end-of-blast marker goes on the control channel and the sender waits
 //! for the bitmap.
 //!
+//! Once the bitmap's done flag is set (or the size announced is 0) the sender reads the whole
+//! file for its BLAKE3 digest and writes our digest message ([`wire::encode_digest`]) after
+//! it, then ends ([`crate::digest`]): our receiver waits for it; the reference `recvfile` has
+//! closed the connection by then (it closes after its final bitmap, and after the size when
+//! that is 0, since it cannot map an empty file), so the message meets a closed socket, which
+//! is no failure of the transfer: the session has ended already.
+//!
 //! Control channel 0 is the TCP connection the receiver opened. Invariants: the sender has an
 //! explicit rate (no default); packet `i` of a blast is due `i` gaps after the blast started,
 //! as in the reference (a late sender catches up, keeping the blast's average rate); the
@@ -150,12 +157,30 @@ impl<'a> Sender<'a> {
         self.layout = Some(layout);
         self.source = Some(source);
         if layout.packets() == 0 {
-            // Nothing to blast: the reference receiver stops at the size too.
-            self.state = State::Ended;
-            self.events.push_back(Event::Done);
-            return;
+            // Nothing to blast: the digest (of no bytes) follows the size at once.
+            return self.finish();
         }
         self.begin_blast(now);
+    }
+
+    /// Everything is at the receiver: send the file's digest and end. A file that cannot be
+    /// read for it fails the session (the receiver then ends without a digest).
+    fn finish(&mut self) {
+        let digest = match self.source.as_mut() {
+            Some(source) => source.digest(),
+            None => Err(std::io::Error::other("no file")),
+        };
+        match digest {
+            Ok(digest) => {
+                self.control_out.push_back(wire::encode_digest(&digest).to_vec());
+                self.state = State::Ended;
+                self.events.push_back(Event::Done);
+            }
+            Err(e) => {
+                let name = self.name.as_deref().unwrap_or_default().escape_debug().to_string();
+                self.fail(format!("reading {name} for its digest: {e}"));
+            }
+        }
     }
 
     fn begin_blast(&mut self, now: Instant) {
@@ -177,9 +202,7 @@ impl<'a> Sender<'a> {
         // The reference stops when the flag is exactly 1 and trusts it.
         if self.have.done_flag() {
             self.counters.delivered = layout.size();
-            self.state = State::Ended;
-            self.events.push_back(Event::Done);
-            return;
+            return self.finish();
         }
         self.stalled = if progressed { 0 } else { self.stalled.saturating_add(1) };
         if self.stalled >= self.max_stalled {
@@ -423,6 +446,56 @@ mod tests {
     }
 
     #[test]
+    fn the_done_flag_brings_the_digest_of_the_file_then_the_end() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
+        let mut s = Sender::new(&params(), serving(data.clone())).unwrap();
+        request(&mut s, "f");
+        let (_, _, t) = blast(&mut s, Instant::ZERO);
+        s.handle_control(t, 0, &[1, 0xff, 0xff]);
+        let digest = *blake3::hash(&data).as_bytes();
+        assert_eq!(s.poll_control(), Some((0, wire::encode_digest(&digest).to_vec())));
+        assert_eq!(s.poll_control(), None);
+        assert!(s.events.contains(&Event::Done));
+        assert_eq!(s.poll_timeout(), None);
+        // The reference receiver has closed by now: that is no failure.
+        s.handle_control_closed(t, 0);
+        assert!(!s.events.iter().any(|e| matches!(e, Event::Failed(_))));
+    }
+
+    /// A source whose reads fail after the first `good` ones.
+    struct Flaky {
+        len: u64,
+        good: u32,
+    }
+
+    impl Source for Flaky {
+        fn len(&self) -> u64 {
+            self.len
+        }
+        fn read_at(&mut self, _offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            self.good = self.good.checked_sub(1).ok_or_else(|| std::io::Error::other("disk on fire"))?;
+            buf.fill(7);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_for_its_digest_fails_the_sender() {
+        let flaky = || Ok(Box::new(Flaky { len: 1000, good: 10 }) as Box<dyn Source>);
+        let mut s = Sender::new(&params(), Box::new(move |_| flaky())).unwrap();
+        request(&mut s, "f");
+        let (d, _, t) = blast(&mut s, Instant::ZERO);
+        assert_eq!(d.len(), 10, "every packet read");
+        s.handle_control(t, 0, &[1, 0xff, 0xff]);
+        assert_eq!(s.poll_control(), None, "no digest");
+        let failed = s.events.iter().find_map(|e| match e {
+            Event::Failed(w) => Some(w.clone()),
+            _ => None,
+        });
+        assert_eq!(failed.as_deref(), Some("reading f for its digest: disk on fire"));
+    }
+
+    #[test]
     fn a_bitmap_may_arrive_in_pieces() {
         let mut s = Sender::new(&params(), serving(vec![7; 1000])).unwrap();
         request(&mut s, "f");
@@ -435,10 +508,12 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_file_is_done_once_its_size_is_announced() {
+    fn an_empty_file_is_done_once_its_size_and_digest_are_sent() {
         let mut s = Sender::new(&params(), serving(vec![])).unwrap();
         request(&mut s, "f");
         assert_eq!(s.poll_control(), Some((0, vec![0; 8])));
+        let digest = *blake3::hash(&[]).as_bytes();
+        assert_eq!(s.poll_control(), Some((0, wire::encode_digest(&digest).to_vec())));
         assert_eq!((s.poll_event(), s.poll_event()), (Some(Event::Size(0)), Some(Event::Done)));
         assert_eq!(s.poll_datagram(Instant::ZERO, &mut [0; 200]), None);
     }

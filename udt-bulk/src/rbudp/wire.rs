@@ -1,6 +1,8 @@
 //! The bytes of QUANTA RBUDP 1.0 on the wire (seed-protocols.md, "QUANTA RBUDP 1.0"): the
 //! 256-byte request field, the 8-byte big-endian size, the 4-byte sequence header of a data
-//! datagram, the 8-byte end-of-blast marker, and how a file splits into packets ([`Layout`]).
+//! datagram, the 8-byte end-of-blast marker, how a file splits into packets ([`Layout`]), and
+//! our own 36-byte digest message after the final bitmap ([`encode_digest`], [`decode_digest`];
+//! not RBUDP: [`crate::digest`]).
 //!
 //! Invariants: every decoder takes hostile bytes and returns an error, never panics; a
 //! [`Layout`] exists only for a packet count that fits RBUDP's 32-bit signed sequence numbers,
@@ -22,6 +24,10 @@ pub const MARKER_LEN: usize = 8;
 pub const MAX_PAYLOAD: usize = 65_507 - HEADER_LEN;
 /// The most packets a transfer may have: sequence numbers are `i32` on the wire.
 pub const MAX_PACKETS: u64 = i32::MAX as u64;
+/// Bytes of our digest message: [`crate::digest::TAG`] and the 32-byte BLAKE3 digest.
+pub const DIGEST_LEN: usize = TAG_LEN + crate::digest::LEN;
+/// Bytes of the digest message's tag.
+const TAG_LEN: usize = crate::digest::TAG.len();
 
 /// Why bytes are not valid RBUDP.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,6 +77,9 @@ pub enum WireError {
     /// A datagram holds at least its sequence header.
     #[error("a datagram of {0} bytes, shorter than its 4-byte header")]
     ShortDatagram(usize),
+    /// What follows the final bitmap is our digest message or nothing.
+    #[error("bytes after the final bitmap that are not a digest message: {0:02x?}")]
+    NotDigest(Vec<u8>),
 }
 
 /// The request field for `name` (RBUDP step 1): the name, a NUL, zeros to 256 bytes. (The
@@ -151,6 +160,27 @@ pub fn decode_marker(marker: &[u8; MARKER_LEN]) -> Result<[u8; 4], WireError> {
 /// True when a marker's raw round bytes say `round` in either byte order.
 pub fn round_matches(raw: [u8; 4], round: u32) -> bool {
     u32::from_le_bytes(raw) == round || u32::from_be_bytes(raw) == round
+}
+
+/// Our digest message (not RBUDP; [`crate::digest`]): [`crate::digest::TAG`], then the 32-byte
+/// BLAKE3 digest of the whole file.
+pub fn encode_digest(digest: &[u8; crate::digest::LEN]) -> [u8; DIGEST_LEN] {
+    let mut message = [0u8; DIGEST_LEN];
+    message[..TAG_LEN].copy_from_slice(&crate::digest::TAG);
+    message[TAG_LEN..].copy_from_slice(digest);
+    message
+}
+
+/// The first bytes of a digest message, as they arrive: `Ok(None)` while `bytes` (at most
+/// [`DIGEST_LEN`] of them) may still become one, `Ok(Some(digest))` once whole, and an error as
+/// soon as they cannot (a tag that differs), so a peer that sends something else is not waited
+/// for.
+pub fn decode_digest(bytes: &[u8]) -> Result<Option<[u8; crate::digest::LEN]>, WireError> {
+    let tag = bytes.get(..TAG_LEN).unwrap_or(bytes);
+    if bytes.len() > DIGEST_LEN || !crate::digest::TAG.starts_with(tag) {
+        return Err(WireError::NotDigest(bytes.iter().copied().take(DIGEST_LEN).collect()));
+    }
+    Ok(bytes.get(TAG_LEN..).and_then(|d| <[u8; crate::digest::LEN]>::try_from(d).ok()))
 }
 
 /// How a file of `size` bytes splits into packets of `payload` bytes: all full but the last,
@@ -274,6 +304,22 @@ mod tests {
         let raw = decode_marker(&[0, 0, 0, 3, b'E', b'E', b'E', 0xa5]).unwrap();
         assert!(round_matches(raw, 3));
         assert!(decode_marker(&[3, 0, 0, 0, b'E', b'X', b'E', 0]).is_err());
+    }
+
+    #[test]
+    fn a_digest_message_is_the_tag_and_the_digest_and_is_read_as_it_arrives() {
+        let digest: [u8; 32] = std::array::from_fn(|i| i as u8);
+        let m = encode_digest(&digest);
+        assert_eq!((&m[..4], &m[4..]), (&b"UDTD"[..], &digest[..]));
+        for cut in 0..DIGEST_LEN {
+            assert_eq!(decode_digest(&m[..cut]), Ok(None), "{cut} bytes");
+        }
+        assert_eq!(decode_digest(&m), Ok(Some(digest)));
+        // A marker, another tag, a byte too many: refused as soon as it shows.
+        assert!(decode_digest(&encode_marker(0)).is_err());
+        assert!(decode_digest(b"UDTX").is_err());
+        assert!(decode_digest(b"X").is_err());
+        assert!(decode_digest(&[&m[..], &[0]].concat()).is_err());
     }
 
     #[test]
