@@ -232,16 +232,8 @@ pub fn serve(
     mode: Mode,
 ) -> Result<Served> {
     // The name asked for is the session's business; the display shows what is served.
-    let shown = crate::protocol::display_name(&path.display().to_string());
-    let mut progress: Option<FileProgress> = None;
-    let mut shown_so_far = 0u64;
-    let mut on_progress = |c: &udt_bulk::Counters| {
-        if let Some(size) = c.size.filter(|&s| s > 0) {
-            let bar = progress.get_or_insert_with(|| FileProgress::new(mode, &shown, size));
-            bar.add(c.delivered.saturating_sub(shown_so_far));
-            shown_so_far = shown_so_far.max(c.delivered);
-        }
-    };
+    let mut progress = Progress::new(mode, crate::protocol::display_name(&path.display().to_string()));
+    let mut on_progress = |c: &udt_bulk::Counters| progress.update(c);
     let run = RunOptions {
         stop: Some(stop),
         idle_limit: idle,
@@ -263,9 +255,7 @@ pub fn serve(
         }
         _ => bail!("parameters of another protocol"),
     };
-    if let Some(bar) = progress {
-        bar.finish();
-    }
+    progress.finish();
     Ok(Served {
         name,
         bytes: outcome.counters.size.unwrap_or(outcome.counters.delivered),
@@ -287,15 +277,8 @@ pub fn fetch(
     mode: Mode,
     shown: &str,
 ) -> Result<Fetched> {
-    let mut progress: Option<FileProgress> = None;
-    let mut shown_so_far = 0u64;
-    let mut on_progress = |c: &udt_bulk::Counters| {
-        if let Some(size) = c.size {
-            let bar = progress.get_or_insert_with(|| FileProgress::new(mode, shown, size));
-            bar.add(c.delivered.saturating_sub(shown_so_far));
-            shown_so_far = shown_so_far.max(c.delivered);
-        }
-    };
+    let mut progress = Progress::new(mode, shown.to_string());
+    let mut on_progress = |c: &udt_bulk::Counters| progress.update(c);
     let run = RunOptions {
         stop: Some(stop),
         idle_limit: idle,
@@ -309,9 +292,7 @@ pub fn fetch(
         (Protocol::Fobs, Params::Fobs(p)) => udt_bulk::fobs::fetch(server, name, &mut sink, p, run),
         _ => bail!("parameters of another protocol"),
     }?;
-    if let Some(bar) = progress {
-        bar.finish();
-    }
+    progress.finish();
     Ok(Fetched {
         bytes: outcome.counters.size.unwrap_or(outcome.counters.delivered),
         took: outcome.elapsed,
@@ -327,4 +308,33 @@ pub struct Fetched {
     pub took: Duration,
     /// The server's BLAKE3 of the file, when the server is `udt serve` (the originals send none).
     pub server_digest: Option<[u8; 32]>,
+}
+
+/// The progress display of one transfer, shown once the session knows the file's size.
+struct Progress {
+    mode: Mode,
+    name: String,
+    bar: Option<FileProgress>,
+    shown: u64,
+}
+
+impl Progress {
+    fn new(mode: Mode, name: String) -> Self {
+        Progress { mode, name, bar: None, shown: 0 }
+    }
+
+    /// The session's counters now.
+    fn update(&mut self, c: &udt_bulk::Counters) {
+        let Some(size) = c.size.filter(|&s| s > 0) else { return };
+        let (mode, name) = (self.mode, &self.name);
+        let bar = self.bar.get_or_insert_with(|| FileProgress::new(mode, name, size));
+        bar.add(c.delivered.saturating_sub(self.shown));
+        self.shown = self.shown.max(c.delivered);
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish();
+        }
+    }
 }

@@ -22,18 +22,9 @@ fn udt() -> Command {
     c
 }
 
-/// Pseudo-random bytes (xorshift), reproducible.
+/// Reproducible pseudo-random bytes: the pattern the simulator's transfers use.
 fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(len);
-    v
+    (0..len as u64).map(|i| udt_bulk::storage::pattern_byte(seed, i)).collect()
 }
 
 /// A child killed when dropped, its standard error read line by line.
