@@ -136,7 +136,14 @@ impl Contender {
                 ("tsunami", make, max, tsunami::wire::HEADER_LEN)
             }
             Contender::Fobs { max_rate_bps, scheme } => {
-                let params = fobs::Params { max_rate_bps, ack_scheme: scheme, ..fobs::Params::default() };
+                let d = fobs::Params::default();
+                let params = fobs::Params {
+                    max_rate_bps,
+                    initial_rate_bps: d.initial_rate_bps.min(max_rate_bps),
+                    min_rate_bps: d.min_rate_bps.min(max_rate_bps),
+                    ack_scheme: scheme,
+                    ..d
+                };
                 let max = usize::from(params.payload) + fobs::wire::DATA_HEADER;
                 // The sessions start where the socket setup leaves them: the request, the session
                 // token and the second connection are set-up round trips the simulator skips.
@@ -224,6 +231,16 @@ pub struct TransferResult {
 
 /// Run one transfer.
 pub fn run(t: &Transfer) -> Result<TransferResult, String> {
+    // The sessions' makers may assume parameters the protocols accept: refuse the rest here.
+    match t.contender {
+        Contender::Rbudp { rate_bps: 0 } | Contender::Tsunami { rate_bps: 0 } => {
+            return Err(format!("{}: a hand-set rate must be above zero", t.contender.label()))
+        }
+        Contender::Fobs { max_rate_bps: 0, .. } => {
+            return Err("fobs: its highest rate must be above zero".into())
+        }
+        _ => {}
+    }
     let one_way = t.rtt / 2;
     let queue = t.queue_pkts.unwrap_or_else(|| bdp_packets(t.bw_bps, t.rtt, 1500).max(100));
     let loss = |p: f64| if p > 0.0 { LossModel::Bernoulli(p) } else { LossModel::None };
