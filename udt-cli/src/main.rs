@@ -23,6 +23,7 @@ mod cc;
 mod cpu;
 mod fetch;
 mod interrupt;
+mod landing;
 mod link;
 mod manual;
 mod net;

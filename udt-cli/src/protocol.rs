@@ -1,4 +1,4 @@
-//! The file-transfer protocol of `udt send` and `udt recv`, version 3, over one UDT stream
+//! The file-transfer protocol of `udt send` and `udt recv`, version 4, over one UDT stream
 //! connection. The normative description is `PROTOCOL.md` next to this crate's `Cargo.toml`;
 //! in short (all integers little-endian):
 //!
@@ -9,11 +9,13 @@
 //! sender -> receiver   messages, each answered by one status in the order they are read:
 //!   'H' kind u8 | path length u16 | path | size u64 | mode u32 | mtime i64, u32
 //!                                     -> go ahead (ok, or resume at an offset), or refused
-//!   'D' entry index u32 | start u64 | chunks (length u32 | bytes) up to size - start, then
-//!       the BLAKE3 hash of the whole file (32 bytes); or, in place of a chunk, an abort record
+//!   'D' entry index u32 | start u64 | [BLAKE3 of the first start bytes, if start > 0]
+//!       | chunks (length u32 | bytes) up to size - start, then the BLAKE3 hash of the whole
+//!       file (32 bytes); or, in place of a chunk, an abort record
 //!                                     -> stored, or why not
 //!   'E'                               (the end)
 //! status = code u8 (0 ok, 1 error, 2 wait, 3 abort, 4 resume) | length u16 | message
+//!          (for resume: the offset u64, nothing else)
 //! ```
 
 //!
@@ -29,7 +31,7 @@ pub const RECEIVER_MAGIC: [u8; 4] = *b"UDTR";
 /// The first four bytes of both ends of `udt perf` (its greeting and test header).
 pub const PERF_MAGIC: [u8; 4] = *b"UDTP";
 /// The protocol version this program speaks.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// Largest data chunk, and bytes per file read, stream write and hash update.
 pub const CHUNK: usize = 1 << 20;
 /// The chunk length that announces an abort record instead of data.
@@ -54,7 +56,7 @@ pub const HELLO_LEN: usize = 8;
 pub struct Header {
     /// Protocol version of the sender.
     pub version: u16,
-    /// Reserved, zero in version 3.
+    /// Reserved, zero in version 4.
     pub flags: u16,
     /// Files that follow.
     pub file_count: u32,
@@ -262,17 +264,60 @@ pub fn read_message_tag(r: &mut impl Read) -> io::Result<Tag> {
     }
 }
 
-/// The offset a file's data starts at (after the receiver's go-ahead): 0, or the resume offset
-/// the receiver offered when the sender's bytes up to it hash alike.
-pub fn write_start(w: &mut impl Write, start: u64) -> io::Result<()> {
-    w.write_all(&start.to_le_bytes())
+/// Where a file's data starts (after the receiver's go-ahead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// From byte 0: the whole file follows.
+    Whole,
+    /// From the resume offset the receiver offered, with the sender's proof that it holds the
+    /// bytes before it: their BLAKE3 hash. The receiver goes on from its part only if the
+    /// hashes match.
+    Resume {
+        /// The offset offered (never 0).
+        offset: u64,
+        /// BLAKE3 of the sender's first `offset` bytes.
+        prefix_hash: [u8; HASH_LEN],
+    },
 }
 
-/// Read the start offset of a file's data.
-pub fn read_start(r: &mut impl Read) -> io::Result<u64> {
+impl Start {
+    /// The byte the data starts at.
+    pub fn offset(&self) -> u64 {
+        match self {
+            Start::Whole => 0,
+            Start::Resume { offset, .. } => *offset,
+        }
+    }
+}
+
+/// Write where a file's data starts: the offset (u64), and after a non-zero one the hash of
+/// the bytes before it.
+pub fn write_start(w: &mut impl Write, start: &Start) -> io::Result<()> {
+    let mut b = Vec::with_capacity(8 + HASH_LEN);
+    match start {
+        Start::Whole => b.extend_from_slice(&0u64.to_le_bytes()),
+        Start::Resume { offset, prefix_hash } => {
+            if *offset == 0 {
+                return Err(invalid("a resume at offset 0"));
+            }
+            b.extend_from_slice(&offset.to_le_bytes());
+            b.extend_from_slice(prefix_hash);
+        }
+    }
+    w.write_all(&b)
+}
+
+/// Read where a file's data starts.
+pub fn read_start(r: &mut impl Read) -> io::Result<Start> {
     let mut b = [0u8; 8];
     r.read_exact(&mut b)?;
-    Ok(u64::from_le_bytes(b))
+    let offset = u64::from_le_bytes(b);
+    if offset == 0 {
+        return Ok(Start::Whole);
+    }
+    let mut prefix_hash = [0u8; HASH_LEN];
+    r.read_exact(&mut prefix_hash)?;
+    Ok(Start::Resume { offset, prefix_hash })
 }
 
 /// What an abort record ends.
@@ -346,29 +391,26 @@ pub enum Status {
     Wait(String),
     /// The receiver stops the whole session, for this reason, and closes.
     Abort(String),
-    /// Go ahead, and the receiver already holds the first `offset` bytes (an interrupted
-    /// transfer's), whose BLAKE3 hash is `hash`: the sender may start there if its own bytes
-    /// hash alike.
+    /// Go ahead, and the receiver already holds `offset` bytes of this file (an interrupted
+    /// transfer's): the sender may start there, proving it holds the same bytes ([`Start`]).
+    /// Nothing about those bytes is told, only how many there are.
     Resume {
         /// Bytes held.
         offset: u64,
-        /// BLAKE3 of them.
-        hash: [u8; HASH_LEN],
     },
 }
 
-/// Length of a resume status's body: the offset and the hash.
-const RESUME_LEN: usize = 8 + HASH_LEN;
+/// Length of a resume status's body: the offset.
+const RESUME_LEN: usize = 8;
 
 impl Status {
     /// Write it (messages longer than [`MAX_MESSAGE_LEN`] bytes are cut at a character boundary).
     pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
-        if let Status::Resume { offset, hash } = self {
+        if let Status::Resume { offset } = self {
             let mut b = Vec::with_capacity(3 + RESUME_LEN);
             b.push(4);
             b.extend_from_slice(&(RESUME_LEN as u16).to_le_bytes());
             b.extend_from_slice(&offset.to_le_bytes());
-            b.extend_from_slice(hash);
             return w.write_all(&b);
         }
         let (code, msg) = match self {
@@ -395,11 +437,7 @@ impl Status {
             }
             let mut body = [0u8; RESUME_LEN];
             r.read_exact(&mut body)?;
-            let mut hash = [0u8; HASH_LEN];
-            hash.copy_from_slice(&body[8..]);
-            let mut offset = [0u8; 8];
-            offset.copy_from_slice(&body[..8]);
-            return Ok(Status::Resume { offset: u64::from_le_bytes(offset), hash });
+            return Ok(Status::Resume { offset: u64::from_le_bytes(body) });
         }
         let msg = read_message(r, u16::from_le_bytes([head[1], head[2]]))?;
         let or_unspecified = |m: String| if m.is_empty() { "unspecified error".to_string() } else { m };
@@ -594,12 +632,19 @@ mod tests {
             Status::Error("exists; use --force".into()),
             Status::Wait("busy".into()),
             Status::Abort("interrupted".into()),
-            Status::Resume { offset: 12345, hash: [9; 32] },
+            Status::Resume { offset: 12345 },
         ] {
             let mut b = Vec::new();
             s.write(&mut b).unwrap();
             assert_eq!(Status::read(&mut &b[..]).unwrap(), s);
         }
+        // A resume offer says how much is held and nothing about its bytes.
+        let mut b = Vec::new();
+        Status::Resume { offset: 7 }.write(&mut b).unwrap();
+        assert_eq!(b, [4, 8, 0, 7, 0, 0, 0, 0, 0, 0, 0]);
+        let mut old = vec![4u8, 40, 0];
+        old.extend_from_slice(&[0; 40]);
+        assert!(Status::read(&mut &old[..]).is_err(), "a version-3 resume with a hash");
         let mut b = Vec::new();
         Status::Error("é".repeat(1000)).write(&mut b).unwrap();
         assert_eq!(b.len(), 3 + MAX_MESSAGE_LEN);
@@ -614,6 +659,18 @@ mod tests {
         abort.extend_from_slice(&2000u16.to_le_bytes());
         abort.extend(std::iter::repeat_n(b'x', 2000));
         assert!(read_record(&mut &abort[..], 5).is_err());
+    }
+
+    #[test]
+    fn starts_carry_the_senders_proof() {
+        for start in [Start::Whole, Start::Resume { offset: 99, prefix_hash: [7; 32] }] {
+            let mut b = Vec::new();
+            write_start(&mut b, &start).unwrap();
+            assert_eq!(b.len(), if start == Start::Whole { 8 } else { 40 });
+            assert_eq!(read_start(&mut &b[..]).unwrap(), start);
+        }
+        assert!(write_start(&mut Vec::new(), &Start::Resume { offset: 0, prefix_hash: [0; 32] }).is_err());
+        assert!(read_start(&mut &5u64.to_le_bytes()[..]).is_err(), "a resume without its proof");
     }
 
     #[test]

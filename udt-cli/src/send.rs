@@ -6,10 +6,12 @@
 //! tree with paths relative to its parent, symbolic links inside it skipped; one that cannot be
 //! sent (missing, a name the receiver would refuse) is reported and left out, and the others
 //! still go. A file the receiver refuses (it exists, say) is skipped and reported; a file the
-//! receiver holds part of (an interrupted transfer) resumes where that part ends if its bytes
-//! hash alike; a file that fails on this side while being sent (it shrank) is aborted with its
-//! reason, which the receiver prints at once. Exit status 1 if any file failed, 130 if
-//! interrupted.
+//! receiver holds part of (an interrupted transfer) is sent from where that part ends, with the
+//! BLAKE3 hash of our bytes before it as proof that we hold them (the receiver learns nothing it
+//! did not have, and tells us nothing about its part but its length); if the receiver's part
+//! differs, that file fails and the next run sends it whole. A file that fails on this side
+//! while being sent (it shrank) is aborted with its reason, which the receiver prints at once.
+//! Exit status 1 if any file failed, 130 if interrupted.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -24,9 +26,7 @@ use crate::interrupt;
 use crate::link::{self, Link};
 use crate::net;
 use crate::progress::{self, FileProgress};
-use crate::protocol::{
-    self, AbortScope, FileHeader, Greeting, Header, Kind, Status, CHUNK, HASH_LEN, VERSION,
-};
+use crate::protocol::{self, AbortScope, FileHeader, Greeting, Header, Kind, Start, Status, CHUNK, VERSION};
 use crate::report::Report;
 use crate::security::{self, SecurityArgs, Side};
 use crate::tree::{self, Entry};
@@ -305,17 +305,13 @@ fn write_file_header(link: &mut Link, src: &Entry) -> Result<()> {
     .with_context(|| format!("announcing {}", src.shown))
 }
 
-/// Where to start sending `file` when the receiver holds `offset` bytes hashing to `hash`:
-/// there if our first `offset` bytes hash alike (the hasher then holds them), else at 0.
-fn resume_point(
-    mut file: &File,
-    offset: u64,
-    hash: &[u8; HASH_LEN],
-    size: u64,
-) -> io::Result<(u64, blake3::Hasher)> {
+/// Where to start sending `file` when the receiver holds `offset` bytes of it: there, with the
+/// hash of our first `offset` bytes as proof (the hasher goes on from them), if we have that
+/// many; else from the start.
+fn resume_point(mut file: &File, offset: u64, size: u64) -> io::Result<(Start, blake3::Hasher)> {
     let mut hasher = blake3::Hasher::new();
     if offset == 0 || offset > size {
-        return Ok((0, hasher));
+        return Ok((Start::Whole, hasher));
     }
     let mut left = offset;
     let mut buf = vec![0u8; CHUNK];
@@ -328,16 +324,16 @@ fn resume_point(
         hasher.update(&buf[..n]);
         left -= n as u64;
     }
-    if left == 0 && hasher.finalize().as_bytes() == hash {
-        return Ok((offset, hasher));
+    if left == 0 {
+        return Ok((Start::Resume { offset, prefix_hash: *hasher.finalize().as_bytes() }, hasher));
     }
     file.seek(io::SeekFrom::Start(0))?;
-    Ok((0, blake3::Hasher::new()))
+    Ok((Start::Whole, blake3::Hasher::new()))
 }
 
 /// Act on the receiver's `answer` to entry `i`: nothing for a directory or a refusal
-/// (reported), else the file's data (from where the receiver's part ends, if it offered one
-/// and our bytes hash alike), whose verdict is then expected. An error is fatal to the
+/// (reported), else the file's data (from where the receiver's part ends, if it offered one,
+/// with our proof), whose verdict is then expected. An error is fatal to the
 /// connection.
 fn send_one(
     link: &mut Link,
@@ -350,7 +346,7 @@ fn send_one(
 ) -> Result<()> {
     let held = match answer {
         Status::Ok => None,
-        Status::Resume { offset, hash } => Some((offset, hash)),
+        Status::Resume { offset } => Some(offset),
         Status::Error(msg) => {
             report.failed(&src.path, &src.shown, &format!("refused by the receiver: {msg}"));
             return Ok(());
@@ -368,25 +364,26 @@ fn send_one(
     let opened = File::open(&src.source).map_err(|e| format!("cannot open it: {e}"));
     let mut local_failure = opened.as_ref().err().cloned();
     let (start, mut hasher) = match (&opened, held) {
-        (Ok(file), Some((offset, hash))) => match resume_point(file, offset, &hash, src.size) {
+        (Ok(file), Some(offset)) => match resume_point(file, offset, src.size) {
             Ok(x) => x,
             Err(e) => {
                 local_failure = Some(format!("reading the file failed: {e}"));
-                (0, blake3::Hasher::new())
+                (Start::Whole, blake3::Hasher::new())
             }
         },
-        _ => (0, blake3::Hasher::new()),
+        _ => (Start::Whole, blake3::Hasher::new()),
     };
-    if start > 0 {
+    if let Start::Resume { offset, .. } = start {
         eprintln!(
-            "udt send: {}: the receiver holds {} of it already: resuming",
+            "udt send: {}: the receiver holds {} of it already: resuming (if its part matches ours)",
             src.shown,
-            crate::units::bytes(start)
+            crate::units::bytes(offset)
         );
     }
-    if let Err(e) = protocol::write_start(link, start) {
+    if let Err(e) = protocol::write_start(link, &start) {
         return Err(write_failed(link, e));
     }
+    let start = start.offset();
     link.progress = Some(FileProgress::new(mode, &src.shown, src.size - start));
     let mut buf = vec![0u8; 4 + CHUNK.min(usize::try_from(src.size).unwrap_or(CHUNK))];
     let mut done = start;

@@ -1,0 +1,185 @@
+//! A file's data: where it starts (from the beginning, or where an interrupted transfer's part
+//! ends, if the sender proves it holds the same bytes), its chunks, its hash, and the commit.
+//!
+//! Invariants: the sender's proof (BLAKE3 of its first `offset` bytes) is compared with the
+//! part's hash in constant time, and the part is used only on a match; on a mismatch the data
+//! is read and thrown away (the stream stays in step), the part is removed and the file fails
+//! with a reason that tells the sender to send again. The temporary file is written only
+//! through its directory found again by identity and its own descriptor checked again; the
+//! permission bits and time are set on that descriptor before the file is moved into place;
+//! only a file whose hash matches the sender's is moved. A connection failure keeps the part
+//! (if it is under the resumable name and resumes are on); any other failure removes it.
+
+use std::io::{self, BufWriter, Read, Seek, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use super::prepare::Target;
+use super::session::{from_peer, Failure};
+use crate::landing::{commit, mode};
+use crate::link::Link;
+use crate::progress::{self, FileProgress};
+use crate::protocol::{self, AbortScope, FileHeader, Record, Start, CHUNK, HASH_LEN};
+
+/// What a stored file gives: the time taken, the hash, the bytes received this time.
+pub type Stored = (Duration, blake3::Hash, u64);
+
+/// Receive the data and hash of an accepted file and store it if the hash matches. The outer
+/// error ends the session; the inner one is this file's failure, for the sender.
+pub fn receive_file(
+    link: &mut Link,
+    fh: &FileHeader,
+    target: Target,
+    force: bool,
+    shown: &str,
+    mode: progress::Mode,
+) -> Result<Result<Stored, String>, Failure> {
+    let Target { held, _claim, dest, mut temp } = target;
+    // From here on the temporary file follows this transfer's fate.
+    temp.armed = true;
+    let start = protocol::read_start(link).map_err(|e| from_peer(e, || "before the file's data".into()))?;
+    let offset = start.offset();
+    let resumed = match (start, held) {
+        (Start::Whole, _) => None,
+        (Start::Resume { offset, prefix_hash }, Some(held)) if offset == held.len => {
+            // blake3::Hash compares in constant time.
+            if blake3::Hash::from_bytes(prefix_hash) != held.hasher.finalize() {
+                drain(link, fh, offset)?;
+                return Ok(Err(format!(
+                    "the sender's first {offset} bytes differ from the part of this file the receiver \
+                     held (another source, or the file changed): the part is discarded; send the \
+                     file again to send it whole"
+                )));
+            }
+            Some(held.hasher)
+        }
+        (Start::Resume { offset, .. }, _) => {
+            return Err(Failure::Here(anyhow::Error::new(protocol::invalid(format!(
+                "the sender starts at byte {offset}, which the receiver did not offer"
+            )))))
+        }
+    };
+    let opened = temp.spot.open().and_then(|dir| temp.open(&dir).map(|file| (dir, file)));
+    let (dir, mut file) = match opened {
+        Ok(x) => x,
+        Err(msg) => {
+            tracing::warn!("{shown}: {msg}");
+            drain(link, fh, offset)?;
+            return Ok(Err(msg));
+        }
+    };
+    let hasher = match resumed {
+        Some(hasher) => {
+            file.seek(io::SeekFrom::Start(offset)).map_err(|e| {
+                Failure::Here(anyhow::anyhow!("cannot seek in the temporary file of {shown}: {e}"))
+            })?;
+            tracing::info!(offset, "resuming {shown}");
+            *hasher
+        }
+        None => {
+            // From the beginning (nothing held, or the sender chose to send it whole).
+            file.set_len(0).and_then(|()| file.rewind()).map_err(|e| {
+                Failure::Here(anyhow::anyhow!("cannot reset the temporary file of {shown}: {e}"))
+            })?;
+            blake3::Hasher::new()
+        }
+    };
+    link.progress = Some(FileProgress::new(mode, shown, fh.size - offset));
+    let result = receive_data(link, fh, offset, hasher, &file);
+    let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();
+    let (hash, expected, write_error) = match result {
+        Ok(Ok(x)) => x,
+        Ok(Err(msg)) => return Ok(Err(msg)),
+        Err(failure) => {
+            // The connection failed or was interrupted: keep what arrived for a resume.
+            let _ = file.sync_data();
+            temp.keep_for_resume();
+            return Err(failure);
+        }
+    };
+    if let Some(e) = write_error {
+        return Ok(Err(format!("writing failed: {e}")));
+    }
+    if hash != blake3::Hash::from_bytes(expected) {
+        return Ok(Err("BLAKE3 mismatch: the data arrived corrupted; not stored".into()));
+    }
+    let bits = mode::file_mode(fh.mode, temp.spot.root().umask);
+    if let Err(e) = file.set_permissions(std::fs::Permissions::from_mode(bits)) {
+        tracing::warn!("cannot set the permissions of {shown}: {e}");
+    }
+    if let Some(t) = mode::mtime(fh.mtime) {
+        if let Err(e) = file.set_modified(t) {
+            tracing::warn!("cannot set the modification time of {shown}: {e}");
+        }
+    }
+    drop(file);
+    if let Err(msg) = commit(&dir, &temp.name, temp.id, &dest, force) {
+        return Ok(Err(msg));
+    }
+    temp.keep();
+    Ok(Ok((took, hash, fh.size - offset)))
+}
+
+/// Read a file's data from `start` on and throw it away (to stay in step with the sender).
+fn drain(link: &mut Link, fh: &FileHeader, start: u64) -> Result<(), Failure> {
+    receive_data(link, fh, start, blake3::Hasher::new(), io::sink()).map(|_| ())
+}
+
+/// What [`receive_data`] gives: the hash computed, the hash sent, a write error if any.
+type Received = (blake3::Hash, [u8; HASH_LEN], Option<io::Error>);
+
+/// Read a file's chunks from `start` on into `out`, hashing them, then the sender's hash. A
+/// write error (disk full) does not stop the reading, so the stream stays in step. The inner
+/// error is the sender's abort of this file.
+fn receive_data(
+    link: &mut Link,
+    fh: &FileHeader,
+    start: u64,
+    mut hasher: blake3::Hasher,
+    out: impl Write,
+) -> Result<Result<Received, String>, Failure> {
+    let mut writer = BufWriter::with_capacity(CHUNK, out);
+    let mut write_error: Option<io::Error> = None;
+    let mut buf = vec![0u8; CHUNK.min(usize::try_from(fh.size).unwrap_or(CHUNK)).max(1)];
+    let mut left = fh.size - start;
+    let after = |left: u64| format!("after {} of {} bytes of the file", fh.size - left, fh.size);
+    while left > 0 {
+        let mut chunk = match protocol::read_record(link, left).map_err(|e| from_peer(e, || after(left)))? {
+            Record::Chunk(len) => len as usize,
+            Record::Abort(AbortScope::File, msg) => {
+                return Ok(Err(format!("the sender gave it up: {}", protocol::display_name(&msg))))
+            }
+            Record::Abort(AbortScope::Session, msg) => {
+                return Err(Failure::Peer(anyhow::anyhow!(
+                    "the sender stopped: {} ({})",
+                    protocol::display_name(&msg),
+                    after(left)
+                )))
+            }
+        };
+        while chunk > 0 {
+            let want = chunk.min(buf.len());
+            let n = link.read(&mut buf[..want]).map_err(|e| from_peer(e, || after(left)))?;
+            if n == 0 {
+                return Err(from_peer(io::ErrorKind::UnexpectedEof.into(), || after(left)));
+            }
+            hasher.update(&buf[..n]);
+            if write_error.is_none() {
+                if let Err(e) = writer.write_all(&buf[..n]) {
+                    write_error = Some(e);
+                }
+            }
+            chunk -= n;
+            left -= n as u64;
+            if let Some(p) = &mut link.progress {
+                p.add(n as u64);
+            }
+        }
+    }
+    let mut expected = [0u8; HASH_LEN];
+    link.read_exact(&mut expected).map_err(|e| from_peer(e, || "before the file's hash".into()))?;
+    if write_error.is_none() {
+        write_error = writer.flush().err();
+    }
+    Ok(Ok((hasher.finalize(), expected, write_error)))
+}

@@ -1,0 +1,113 @@
+//! Accepting a file entry: the checks that decide whether this receiver takes it, and the
+//! temporary file its bytes will go to.
+//!
+//! Invariants: the path is checked (plain names, the dotfile rule) and claimed before anything
+//! is created; the directories along it are made through [`walk`] (never following a link)
+//! and remembered by identity ([`Spot`]); the destination is looked at without following a
+//! link; the temporary file is this receiver's own: created exclusively (0600), or a part of
+//! an interrupted transfer that passes [`crate::landing::inspect`]; anything else under its
+//! name is set aside and the file received whole under a fresh name. No descriptor is held
+//! once this returns (up to a thousand files may wait for their data). Refusals name paths
+//! relative to `--out`.
+
+use anyhow::Result;
+
+use super::claims::Claim;
+use super::consent;
+use super::session::Ctx;
+use crate::landing::{create_temp, entry_meta, inspect, temp_name, walk, Left, SessionDirs, Spot, Temp};
+use crate::protocol::{self, FileHeader};
+use crate::units;
+
+/// What an interrupted transfer left that this file resumes from.
+pub struct Held {
+    /// Bytes held.
+    pub len: u64,
+    /// BLAKE3 over them, to compare with the sender's proof and to go on with.
+    pub hasher: Box<blake3::Hasher>,
+}
+
+/// Where an accepted file goes.
+pub struct Target<'c> {
+    /// What an interrupted transfer left in the temporary file.
+    pub held: Option<Held>,
+    /// The path, held against concurrent transfers until this file is done.
+    pub _claim: Claim<'c>,
+    /// The destination's name in its directory.
+    pub dest: String,
+    /// The temporary file (created, closed: opened again when its data comes).
+    pub temp: Temp<'c>,
+}
+
+/// Decide whether to accept a file, and make its temporary file. `Err` is the refusal sent to
+/// the sender.
+pub fn prepare<'c>(
+    fh: &FileHeader,
+    ctx: &Ctx<'c>,
+    dirs: &mut SessionDirs,
+    shown: &str,
+) -> Result<Target<'c>, String> {
+    let root = ctx.root;
+    let parts = protocol::check_path(&fh.name)?;
+    consent::check(&parts, ctx.allow_dotfiles)?;
+    let Some((name, parents)) = parts.split_last() else { return Err("empty path".into()) };
+    let path = parts.join("/");
+    let claim = ctx.claims.claim(&path).ok_or_else(|| {
+        "another transfer is receiving a file of this name right now (an interrupted one is given \
+         up after the receiver's --peer-timeout, 10 s by default; then it resumes)"
+            .to_string()
+    })?;
+    if let Some(max) = ctx.max_size.filter(|&max| fh.size > max) {
+        return Err(format!(
+            "too large: {} ({} bytes), this receiver takes at most {} (--max-size)",
+            units::bytes(fh.size),
+            fh.size,
+            units::bytes(max)
+        ));
+    }
+    let dir = walk(root.dir(), parents, Some(dirs.created_mut()))?;
+    let spot = Spot::new(root, parents, &dir)?;
+    match entry_meta(&dir, *name) {
+        Ok(meta) if meta.is_dir() => return Err("exists as a directory on the receiver".into()),
+        Ok(_) if !ctx.force => return Err("exists; use --force (udt recv --force) to overwrite".into()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot check the destination: {e}")),
+    }
+    let preferred = temp_name(name);
+    let left = inspect(&dir, &preferred, fh.size, root.ttl, root.euid)
+        .map_err(|e| format!("cannot check what an earlier transfer left: {e}"))?;
+    let held = match left {
+        Left::Resume { len, hasher, id } => Some((Held { len, hasher }, id)),
+        Left::SetAside(why) => {
+            eprintln!(
+                "udt recv: {shown}: {} is set aside ({why}) and left as it is; receiving the file whole",
+                protocol::display_name(&preferred)
+            );
+            None
+        }
+        Left::Nothing => None,
+    };
+    let needed = fh.size - held.as_ref().map_or(0, |(h, _)| h.len);
+    if let Some(free) = rustix::fs::fstatvfs(&dir).ok().map(|st| st.f_bavail.saturating_mul(st.f_frsize)) {
+        if needed > free {
+            return Err(format!(
+                "too large for the receiver's disk: {} needed, {} free",
+                units::bytes(needed),
+                units::bytes(free)
+            ));
+        }
+    }
+    let (held, temp) = match held {
+        // A part held from before stays if this session ends before its data starts.
+        Some((held, id)) => (Some(held), Temp { spot, name: preferred, id, resumable: true, armed: false }),
+        None => {
+            // Under the file's own temporary name when it is free (something set aside keeps
+            // it), else a fresh one.
+            let (temp_name, id, resumable) = create_temp(&dir, Some(&preferred))
+                .map_err(|e| format!("cannot create the temporary file: {e}"))?;
+            (None, Temp { spot, name: temp_name, id, resumable, armed: true })
+        }
+    };
+    Ok(Target { held, _claim: claim, dest: (*name).to_string(), temp })
+}
