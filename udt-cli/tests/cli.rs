@@ -340,7 +340,7 @@ fn read_status(s: &mut UdtStream) -> (u8, String) {
     (head[0], String::from_utf8(msg).unwrap())
 }
 
-/// A hand-made sender of the file protocol (version 2), for what `udt send` would not send.
+/// A hand-made sender of the file protocol (version 4), for what `udt send` would not send.
 struct RawSender {
     s: UdtStream,
     /// Entries announced so far.
@@ -358,13 +358,13 @@ impl RawSender {
         let mut s = UdtStream::connect_with(addr, options).unwrap();
         let mut header = Vec::new();
         header.extend_from_slice(b"UDTF");
-        header.extend_from_slice(&3u16.to_le_bytes());
+        header.extend_from_slice(&4u16.to_le_bytes());
         header.extend_from_slice(&0u16.to_le_bytes());
         header.extend_from_slice(&count.to_le_bytes());
         s.write_all(&header).unwrap();
         let mut hello = [0u8; 8];
         s.read_exact(&mut hello).unwrap();
-        assert_eq!(&hello[..6], b"UDTR\x03\x00", "the receiver's greeting");
+        assert_eq!(&hello[..6], b"UDTR\x04\x00", "the receiver's greeting");
         assert_eq!(read_status(&mut s), (0, String::new()), "session accepted");
         RawSender { s, announced: 0 }
     }
@@ -1110,7 +1110,7 @@ fn a_silent_sender_is_dropped_while_others_complete_and_max_size_refuses_early()
     };
     let mut silent = UdtStream::connect_with(addr, options).unwrap();
     let mut header = b"UDTF".to_vec();
-    header.extend_from_slice(&3u16.to_le_bytes());
+    header.extend_from_slice(&4u16.to_le_bytes());
     header.extend_from_slice(&0u16.to_le_bytes());
     header.extend_from_slice(&1u32.to_le_bytes());
     silent.write_all(&header).unwrap();
@@ -1213,7 +1213,8 @@ fn a_directory_tree_arrives_exactly() {
 }
 
 /// A transfer killed (SIGKILL) on either side resumes from what the receiver holds and arrives
-/// byte for byte; a file changed meanwhile is sent again from the start.
+/// byte for byte; when the receiver's part differs from the file (it changed meanwhile), that
+/// file fails with a reason, the part is discarded, and the next run sends it whole.
 #[test]
 fn a_killed_transfer_resumes_byte_exact() {
     let src = tempfile::tempdir().unwrap();
@@ -1248,8 +1249,14 @@ fn a_killed_transfer_resumes_byte_exact() {
         assert!(std::fs::read(out.path().join("big.bin")).unwrap() == data(48 << 20, 9), "differs");
         std::fs::remove_file(out.path().join("big.bin")).unwrap();
     }
-    // A partial whose bytes differ from the file's: the whole file is sent.
+    // A partial whose bytes differ from the file's: refused on the sender's proof, discarded.
     std::fs::write(out.path().join(".big.bin.udt-partial"), data(1 << 20, 77)).unwrap();
+    let (recv, addr) = start_recv(out.path(), &[]);
+    let sent = run("udt send", send_cmd(&[&big], addr));
+    assert_eq!(sent.status.code(), Some(1), "{}", sent.stderr);
+    assert!(sent.stderr.contains("send the file again to send it whole"), "{}", sent.stderr);
+    assert_eq!(recv.wait().status.code(), Some(1));
+    assert!(listing(out.path()).is_empty(), "the part is discarded: {:?}", listing(out.path()));
     let (recv, addr) = start_recv(out.path(), &[]);
     let sent = run("udt send", send_cmd(&[&big], addr));
     assert!(sent.status.success(), "{}", sent.stderr);
