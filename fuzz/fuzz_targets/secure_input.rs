@@ -1,6 +1,9 @@
-//! Hostile bytes into the secure layer: as the key agreement's messages to a responder and to
-//! an initiator (with a key and with a code phrase), and as datagrams to a connection's
-//! sealing. Nothing may panic; nothing but a complete, authenticated exchange yields keys.
+//! Hostile bytes into the secure layer: as the key agreement's messages (hello with the UDT
+//! handshake transcript, hello-reply and its statuses, SPAKE2 and Noise frames, confirmation)
+//! to a responder and to an initiator (with a key and with a code phrase, with the transcript
+//! the fuzzer sends or another), and as datagrams to a connection's sealing, before and after
+//! it seals (the filter of clear control packets). Nothing may panic; nothing but a complete,
+//! authenticated exchange yields keys.
 #![no_main]
 
 use std::io::{self, Read, Write};
@@ -45,9 +48,17 @@ fuzz_target!(|data: &[u8]| {
         Credential::CodePhrase("1234-fuzz-code-phrase".into())
     };
     let role = if selector & 2 == 0 { Role::Responder } else { Role::Initiator };
-    let _ = handshake::run(&mut Peer(rest), role, &credential, &mut Sink);
+    // This end's view of the UDT handshake: all zeros, or all ones (the fuzzer's hello then
+    // matches or not).
+    let transcript = [if selector & 8 == 0 { 0 } else { 0xFF }; handshake::TRANSCRIPT_LEN];
+    let _ = handshake::run(&mut Peer(rest), role, &credential, &transcript, &mut Sink);
 
     let mut sealer = Sealer::with_epoch_bits([1; 32], [2; 32], 2);
+    if selector & 16 != 0 {
+        // Sealing already: clear control packets are judged against this boundary.
+        let boundary = rest.get(..4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        sealer.activate(udt_proto::seq::SeqNo::new(boundary & 0x7FFF_FFFF));
+    }
     for datagram in rest.chunks(1 + usize::from(selector)) {
         let mut d = datagram.to_vec();
         let _ = sealer.handle_incoming(&mut d, selector & 4 == 0);

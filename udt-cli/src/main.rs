@@ -9,6 +9,7 @@
 //! - `udt perf server`, `udt perf client HOST:PORT`, `udt perf --self`: iperf3-style tests.
 //! - `udt sim list`, `udt sim SCENARIO`: the thesis' experiments in the simulator.
 //! - `udt cc list`: the congestion controls `--cc NAME[:key=value,...]` accepts.
+//! - `udt keygen FILE`: a random key file for `--key-file`.
 //! - `udt netem`: a WAN emulator between two network namespaces (root).
 //! - `udt bench`: UDT against UDT4, kernel TCP and UDP across that emulator (root).
 //! - `udt completions SHELL`, `udt man [--out DIR]`: shell completions and man pages.
@@ -23,6 +24,7 @@ mod cc;
 mod cpu;
 mod fetch;
 mod interrupt;
+mod keygen;
 mod landing;
 mod link;
 mod manual;
@@ -95,6 +97,9 @@ enum Command {
     /// Run a simulator scenario (the thesis' chapter 4 experiments) in virtual time.
     #[command(after_help = EXIT_STATUS)]
     Sim(sim::Args),
+    /// Write a random key file for --key-file (mode 600).
+    #[command(after_help = EXIT_STATUS)]
+    Keygen(keygen::Args),
     /// Congestion controls: `cc list` describes what `--cc` accepts.
     #[command(after_help = EXIT_STATUS)]
     Cc(cc::Args),
@@ -194,6 +199,7 @@ fn main() -> ExitCode {
         Command::Perf(a) => perf::run(a, cli.quiet),
         Command::Sim(a) => sim::run(a),
         Command::Cc(a) => cc::run(a),
+        Command::Keygen(a) => keygen::run(a, cli.quiet),
         Command::Netem(a) => udt_netem::cli::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Completions(a) => manual::completions(a, Cli::command()),
@@ -224,6 +230,7 @@ fn main() -> ExitCode {
                 Command::Perf(_) => "perf",
                 Command::Sim(_) => "sim",
                 Command::Cc(_) => "cc",
+                Command::Keygen(_) => "keygen",
                 Command::Netem(_) => "netem",
                 Command::Bench(_) => "bench",
                 Command::Completions(_) => "completions",

@@ -5,7 +5,9 @@
 //! connecting end is given with `--code` (or `UDT_CODE`); scripts and servers share a key file
 //! instead (`--key-file`, both ends). A code phrase is four digits and three words from a list
 //! of 256 (37 bits): the key agreement (SPAKE2) lets an attacker test one guess per connection,
-//! and the listening end stops after a wrong one.
+//! and the listening end stops after a wrong one. A phrase given to a listening end, and a
+//! passphrase in a key file, must be hard enough to guess (zxcvbn's estimate); `udt keygen`
+//! writes random key files.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -91,14 +93,21 @@ pub fn is_peer_failure(e: &std::io::Error) -> bool {
     )
 }
 
-/// A fresh code phrase: `NNNN-word-word-word`.
+/// A fresh code phrase: `NNNN-word-word-word`. The rare draw a listener would refuse as too
+/// easy to guess (a word three times, `0000` with common words: well under 1% of draws) is
+/// drawn again, which costs a negligible part of the 37 bits.
 pub fn new_code_phrase() -> String {
     let mut rng = OsRng;
-    let number = rng.next_u32() % 10_000;
-    let mut pick = [0u8; 3];
-    rng.fill_bytes(&mut pick);
-    let [a, b, c] = pick.map(|i| WORDS[usize::from(i)]);
-    format!("{number:04}-{a}-{b}-{c}")
+    loop {
+        let number = rng.next_u32() % 10_000;
+        let mut pick = [0u8; 3];
+        rng.fill_bytes(&mut pick);
+        let [a, b, c] = pick.map(|i| WORDS[usize::from(i)]);
+        let code = format!("{number:04}-{a}-{b}-{c}");
+        if udt::secure::check_code_strength(&code).is_ok() {
+            return code;
+        }
+    }
 }
 
 /// The credential in a key file: BLAKE3's key derivation over its bytes (trailing whitespace
@@ -126,6 +135,13 @@ pub fn read_key_file(path: &Path) -> Result<Credential> {
             path.display()
         );
     }
+    if let Some(bits) = text_strength_bits(&bytes).filter(|&bits| bits < KEY_FILE_TEXT_MIN_BITS) {
+        bail!(
+            "the key file {} holds a passphrase that is too easy to guess (about {bits:.0} bits; at              least {KEY_FILE_TEXT_MIN_BITS:.0}): write a random key with `udt keygen {}`",
+            path.display(),
+            path.display()
+        );
+    }
     if let Ok(meta) = std::fs::metadata(path) {
         use std::os::unix::fs::PermissionsExt;
         if meta.permissions().mode() & 0o077 != 0 {
@@ -137,6 +153,22 @@ pub fn read_key_file(path: &Path) -> Result<Credential> {
         }
     }
     Ok(Credential::Key(blake3::derive_key("udt 2026 key file", &bytes)))
+}
+
+/// The least estimated strength of a key file that holds text (a passphrase). A key file
+/// serves any number of connections, so an attacker may guess online, one guess per key
+/// agreement (a PAKE: nothing recorded can be tested offline). At 10^4 agreements a second for
+/// ten years (about 2^42 guesses) the chance to hit stays under 2^-10.
+const KEY_FILE_TEXT_MIN_BITS: f64 = 52.0;
+
+/// The estimated strength in bits of a key file's bytes when they are text (a passphrase
+/// someone typed: UTF-8 without control characters); `None` for other bytes (random keys).
+fn text_strength_bits(bytes: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if text.chars().any(char::is_control) {
+        return None;
+    }
+    Some(zxcvbn::zxcvbn(text, &[]).guesses_log10() * std::f64::consts::LOG2_10)
 }
 
 /// Which end of the connection the command is.
@@ -197,7 +229,12 @@ pub fn resolve(args: &SecurityArgs, side: Side, command: &str) -> Result<Securit
     }
     if let Some(code) = &args.code {
         let normalized = udt::secure::handshake::normalize_code(code);
-        if normalized.len() < 6 {
+        if side == Side::Listens {
+            // The listening end's phrase is the one guessed at: it must be hard to guess.
+            if let Err(why) = udt::secure::check_code_strength(&normalized) {
+                bail!("{why} (or omit --code: `udt {command}` makes one up)");
+            }
+        } else if normalized.len() < 6 {
             bail!("the code phrase `{code}` is too short to protect anything (at least 6 characters)");
         }
         return Ok(Security::Code { credential: Credential::CodePhrase(normalized), shown: None });
@@ -261,5 +298,35 @@ mod tests {
         assert!(matches!(resolve(&plain, Side::Connects, "send").unwrap(), Security::Plain));
         let short = SecurityArgs { code: Some("ab".into()), ..SecurityArgs::default() };
         assert!(resolve(&short, Side::Connects, "send").is_err());
+    }
+
+    #[test]
+    fn a_listening_end_refuses_a_guessable_code_and_makes_strong_ones() {
+        for weak in ["secret", "123456", "7-amber-fox", "password123"] {
+            let args = SecurityArgs { code: Some(weak.into()), ..SecurityArgs::default() };
+            let e = resolve(&args, Side::Listens, "recv").unwrap_err().to_string();
+            assert!(e.contains("too easy to guess"), "{weak}: {e}");
+        }
+        let strong = SecurityArgs { code: Some("4821-orbit-maple-tunnel".into()), ..SecurityArgs::default() };
+        assert!(resolve(&strong, Side::Listens, "recv").is_ok());
+        for _ in 0..2000 {
+            let code = new_code_phrase();
+            assert!(udt::secure::check_code_strength(&code).is_ok(), "{code}");
+        }
+    }
+
+    #[test]
+    fn a_guessable_passphrase_in_a_key_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let weak = dir.path().join("weak");
+        std::fs::write(&weak, "passwordpassword123\n").unwrap();
+        let e = read_key_file(&weak).unwrap_err().to_string();
+        assert!(e.contains("too easy to guess") && e.contains("udt keygen"), "{e}");
+        let random = dir.path().join("random");
+        let mut bytes = [0u8; 32];
+        OsRng.fill_bytes(&mut bytes);
+        bytes[0] = 0xFF; // not UTF-8: a random key, whatever its bytes
+        std::fs::write(&random, bytes).unwrap();
+        assert!(read_key_file(&random).is_ok());
     }
 }

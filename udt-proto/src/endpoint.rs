@@ -86,7 +86,6 @@ pub struct Endpoint {
     /// SipHash-1-3 key of the SYN cookies.
     cookie_key: [u8; 16],
     epoch: Instant,
-    next_id: u32,
     /// Socket ids given out are `id_class` modulo `id_classes` (0 and 1: any).
     id_class: u32,
     id_classes: u32,
@@ -124,13 +123,11 @@ impl Endpoint {
     /// An endpoint created at `now` whose SYN cookies are keyed with `cookie_key` (a driver
     /// passes 128 bits of its own randomness, e.g. the operating system's, so the key is as
     /// strong as that and not bounded by `rng`'s seed); ids and connection RNGs come from `rng`.
-    pub fn with_cookie_key(now: Instant, mut rng: Box<dyn RngCore + Send>, cookie_key: [u8; 16]) -> Self {
-        let next_id = 1 + rng.next_u32() % MAX_SOCKET_ID;
+    pub fn with_cookie_key(now: Instant, rng: Box<dyn RngCore + Send>, cookie_key: [u8; 16]) -> Self {
         Endpoint {
             listener: None,
             cookie_key,
             epoch: now,
-            next_id,
             id_class: 0,
             id_classes: 1,
             rng,
@@ -177,10 +174,14 @@ impl Endpoint {
     /// A fresh socket id not in use (and in the endpoint's class, see
     /// [`set_id_class`](Self::set_id_class)).
     pub fn allocate_id(&mut self) -> SocketId {
+        // Drawn afresh each time (UDT4 counts down from a random start): an off-path attacker
+        // who learned one id cannot predict the next connection's (a plain connection's
+        // shutdown is authenticated by nothing else). With a cryptographic `rng` (the runtime
+        // passes the operating system's) ids are unpredictable.
         loop {
-            let id = self.next_id;
-            self.next_id = if id <= 1 { MAX_SOCKET_ID } else { id - 1 };
-            if id % self.id_classes == self.id_class && !self.routes.contains_key(&SocketId(id)) {
+            let draw = self.rng.next_u32() % MAX_SOCKET_ID;
+            let id = draw - draw % self.id_classes + self.id_class;
+            if (1..=MAX_SOCKET_ID).contains(&id) && !self.routes.contains_key(&SocketId(id)) {
                 return SocketId(id);
             }
         }

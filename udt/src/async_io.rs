@@ -38,13 +38,21 @@ async fn secured(stream: UdtStream, options: &Options, role: Role) -> io::Result
     rx.await.map_err(|_| io::Error::other("the key agreement's thread stopped"))?
 }
 
+/// A secured listener's key agreements (`secure/acceptor.rs`): their outcomes, and whether a
+/// wrong guess spent its code phrase.
+#[derive(Debug)]
+struct Agreed {
+    rx: tokio::sync::mpsc::Receiver<acceptor::Outcome>,
+    spent: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
 /// A listening UDT socket for async programs.
 #[derive(Debug)]
 pub struct AsyncUdtListener {
     inner: UdtListener,
     /// With `Options::security`: the key agreements' outcomes, once the first `accept` started
     /// them (`secure/acceptor.rs`).
-    agreed: tokio::sync::Mutex<Option<tokio::sync::mpsc::Receiver<acceptor::Outcome>>>,
+    agreed: tokio::sync::Mutex<Option<Agreed>>,
 }
 
 impl AsyncUdtListener {
@@ -74,19 +82,22 @@ impl AsyncUdtListener {
             let deliver: acceptor::Deliver = std::sync::Arc::new(move |outcome| {
                 !matches!(tx.try_send(outcome), Err(tokio::sync::mpsc::error::TrySendError::Closed(_)))
             });
-            acceptor::start(
+            let spent = acceptor::start(
                 std::sync::Arc::clone(self.inner.mux.accept_queue()),
                 self.inner.shards().to_vec(),
                 self.inner.options.clone(),
                 deliver,
             )?;
-            *agreed = Some(rx);
+            *agreed = Some(Agreed { rx, spent });
         }
-        let rx = agreed.as_mut().ok_or_else(|| io::Error::other("no key agreements"))?;
-        let (stream, peer) = rx
-            .recv()
-            .await
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "the listener is closed"))??;
+        let agreed = agreed.as_mut().ok_or_else(|| io::Error::other("no key agreements"))?;
+        let (stream, peer) = agreed.rx.recv().await.ok_or_else(|| {
+            if agreed.spent.load(std::sync::atomic::Ordering::SeqCst) {
+                acceptor::spent_error()
+            } else {
+                io::Error::new(io::ErrorKind::NotConnected, "the listener is closed")
+            }
+        })??;
         Ok((AsyncUdtStream { inner: stream }, peer))
     }
 }

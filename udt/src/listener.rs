@@ -34,7 +34,15 @@ impl UdtListener {
 
     /// Listen on `addr`; accepted connections get `options`, and at most
     /// `options.max_accepted` are alive at once, served by `options.io_threads` threads.
+    ///
+    /// With a code phrase (`Options::security`), the phrase must be hard enough to guess
+    /// ([`crate::secure::MIN_CODE_BITS`]; `InvalidInput` otherwise), and the listener is spent
+    /// by the first wrong guess: `accept` reports that peer's failure, then fails for good.
     pub fn bind_with(addr: impl ToSocketAddrs, options: Options) -> io::Result<UdtListener> {
+        if let Some(crate::secure::Credential::CodePhrase(code)) = &options.security {
+            crate::secure::check_code_strength(code)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        }
         let addr = resolve(addr)?;
         let shards = bind_shards(addr, &options)?;
         let listener = UdtListener {
@@ -68,7 +76,8 @@ impl UdtListener {
     /// agreement completed: agreements run concurrently, each on a thread of its own and for at
     /// most `Options::handshake_timeout`, so a peer that stalls delays nobody else; a peer that
     /// failed its agreement is an error (its connection closed; call `accept` again for the
-    /// next one).
+    /// next one), except after a wrong guess of a code phrase, which ends the listener: every
+    /// later call fails with `PermissionDenied`.
     pub fn accept(&self) -> io::Result<(UdtStream, SocketAddr)> {
         if self.options.security.is_some() {
             let acceptor = {

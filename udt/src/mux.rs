@@ -78,7 +78,6 @@ use udt_proto::buffer::RxDatagram;
 use udt_proto::connection::{Config, Connection, State};
 use udt_proto::endpoint::{DatagramEvent, Endpoint};
 use udt_proto::packet::Packet;
-use udt_proto::rng::SplitMix64;
 use udt_proto::{Instant, SocketId};
 
 use crate::accept_queue::{AcceptQueue, Accepted};
@@ -198,6 +197,7 @@ impl ConnShared {
         let is_data = Packet::peek_is_data(datagram.bytes());
         match sealer.handle_incoming(&mut datagram.storage_mut()[..len], is_data) {
             Incoming::Opened(n) => {
+                seal_from_now(sealer, conn);
                 datagram.set_len(n);
                 conn.handle_datagram_buf(at, datagram);
             }
@@ -218,7 +218,10 @@ impl ConnShared {
         scratch.extend_from_slice(bytes);
         match sealer.handle_incoming(scratch, Packet::peek_is_data(bytes)) {
             Incoming::Plain => conn.handle_datagram(at, bytes),
-            Incoming::Opened(n) => conn.handle_datagram(at, &scratch[..n]),
+            Incoming::Opened(n) => {
+                seal_from_now(sealer, conn);
+                conn.handle_datagram(at, &scratch[..n]);
+            }
             Incoming::Drop => {}
         }
     }
@@ -478,15 +481,14 @@ impl Mux {
         // With GRO the kernel coalesces datagrams; without, each receive returns one.
         sys::enable_gro(socket.as_raw_fd());
         sys::enable_rx_timestamps(socket.as_raw_fd());
-        // The SYN-cookie key (128 bits) and the seed of ids and sequence numbers, from the
-        // operating system: the core draws from no global RNG.
-        let mut seed = [0u8; 8];
+        // The SYN-cookie key (128 bits), socket ids and the seeds of each connection's
+        // generator (its ISN first) come from the operating system's generator, so none can be
+        // predicted from another connection's: the core draws from no global RNG.
         let mut cookie_key = [0u8; 16];
         OsRng
-            .try_fill_bytes(&mut seed)
-            .and_then(|()| OsRng.try_fill_bytes(&mut cookie_key))
+            .try_fill_bytes(&mut cookie_key)
             .map_err(|e| io::Error::other(format!("no OS randomness: {e}")))?;
-        let rng = Box::new(SplitMix64::new(u64::from_le_bytes(seed)));
+        let rng = Box::new(OsRng);
         let mut endpoint = Endpoint::with_cookie_key(clock::now(), rng, cookie_key);
         if shard.count > 1 {
             endpoint.set_id_class(shard.index as u32, shard.count as u32);
@@ -1291,6 +1293,17 @@ impl Mux {
             }
         }
         sys::send_iov(self.socket.as_raw_fd(), iov, segment, dest)
+    }
+}
+
+/// A packet from the peer opened: the peer holds the keys, so this end seals from now on (the
+/// responder of a key agreement begins here, without waiting for the confirmation to be read;
+/// `secure/seal.rs`). Everything sent so far went in clear.
+fn seal_from_now(sealer: &mut Sealer, conn: &Connection) {
+    if !sealer.is_active() {
+        if let Some(next) = conn.next_send_seq() {
+            sealer.activate(next);
+        }
     }
 }
 

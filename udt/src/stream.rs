@@ -74,9 +74,11 @@ impl KeySink for SealSink<'_> {
     }
 
     fn activate(&mut self) {
-        let _conn = self.0.lock();
-        if let Some(s) = self.0.seal.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            s.activate();
+        let conn = self.0.lock();
+        if let (Some(s), Some(next)) =
+            (self.0.seal.lock().unwrap_or_else(|e| e.into_inner()).as_mut(), conn.next_send_seq())
+        {
+            s.activate(next);
         }
     }
 }
@@ -184,12 +186,40 @@ impl UdtStream {
         role: Role,
         timeout: Duration,
     ) -> io::Result<()> {
+        self.secure_detailed(credential, role, timeout).map_err(|(e, _)| e)
+    }
+
+    /// [`secure`](Self::secure), telling also whether a failure was the peer's wrong guess of
+    /// the credential (which spends a one-time code phrase).
+    pub(crate) fn secure_detailed(
+        &mut self,
+        credential: &Credential,
+        role: Role,
+        timeout: Duration,
+    ) -> Result<(), (io::Error, bool)> {
+        let Some(transcript) = self.shared.lock().handshake_transcript() else {
+            let e = io::Error::new(
+                io::ErrorKind::Unsupported,
+                "security needs a regular (not rendezvous) connection that is set up",
+            );
+            return Err((e, false));
+        };
         let saved = (self.read_timeout, self.write_timeout);
         let shared = Arc::clone(&self.shared);
         let until = std::time::Instant::now() + timeout;
-        let result =
-            handshake::run(&mut Deadline { stream: self, until }, role, credential, &mut SealSink(&shared));
-        if matches!(result, Err(HandshakeError::WrongCredential(_) | HandshakeError::OtherMode { .. })) {
+        let result = handshake::run(
+            &mut Deadline { stream: self, until },
+            role,
+            credential,
+            &transcript,
+            &mut SealSink(&shared),
+        );
+        if matches!(
+            result,
+            Err(HandshakeError::WrongCredential(_)
+                | HandshakeError::OtherMode { .. }
+                | HandshakeError::ChangedOnPath(_))
+        ) {
             // The refusal we wrote must reach the peer before the connection closes (the
             // process may exit right after): wait briefly for its acknowledgement.
             self.write_timeout = Some(REFUSAL_LINGER);
@@ -197,17 +227,26 @@ impl UdtStream {
         }
         (self.read_timeout, self.write_timeout) = saved;
         result.map_err(|e| {
+            let wrong_guess = e.is_wrong_guess();
             let kind = match &e {
                 HandshakeError::Io(io) => io.kind(),
-                HandshakeError::WrongCredential(_) | HandshakeError::OtherMode { .. } => {
-                    io::ErrorKind::PermissionDenied
-                }
-                HandshakeError::NotSecure | HandshakeError::Malformed(_) | HandshakeError::Injected => {
-                    io::ErrorKind::InvalidData
-                }
+                // Only a wrong guess is PermissionDenied: it spends a one-time code phrase.
+                HandshakeError::WrongCredential(_) => io::ErrorKind::PermissionDenied,
+                HandshakeError::OtherMode { .. }
+                | HandshakeError::ChangedOnPath(_)
+                | HandshakeError::NotSecure
+                | HandshakeError::Malformed(_)
+                | HandshakeError::Injected => io::ErrorKind::InvalidData,
             };
-            io::Error::new(kind, e)
+            (io::Error::new(kind, e), wrong_guess)
         })
+    }
+
+    /// The UDT handshake as this end saw it (the caller's request and the listener's answer:
+    /// version, socket type, ISN, MSS, flow window and socket id of each), which a secured
+    /// connection binds into its key agreement; `None` for rendezvous connections.
+    pub fn handshake_transcript(&self) -> Option<[u8; crate::secure::handshake::TRANSCRIPT_LEN]> {
+        self.shared.lock().handshake_transcript()
     }
 
     /// What the connection's sealing counted (`None`: not a secured connection).

@@ -126,9 +126,9 @@ fn a_secured_transfer_arrives_exactly_hides_its_data_and_drops_injected_datagram
 }
 
 #[test]
-fn a_code_phrase_connects_and_a_wrong_one_fails_on_both_ends() {
-    let listener =
-        UdtListener::bind_with("127.0.0.1:0", secure(Credential::CodePhrase("7-amber-fox".into()))).unwrap();
+fn a_code_phrase_connects_and_a_wrong_one_fails_on_both_ends_and_spends_it() {
+    let code = |c: &str| secure(Credential::CodePhrase(c.into()));
+    let listener = UdtListener::bind_with("127.0.0.1:0", code("7-amber-fox-quartz-lagoon")).unwrap();
     let addr = listener.local_addr().unwrap();
     let server = thread::spawn(move || {
         let first = listener.accept().map(|(mut s, _)| {
@@ -137,18 +137,59 @@ fn a_code_phrase_connects_and_a_wrong_one_fails_on_both_ends() {
             b
         });
         let second = listener.accept().map(|_| ());
-        (first.unwrap(), second)
+        let third = listener.accept().map(|_| ());
+        (first.unwrap(), second, third)
     });
-    let mut ok = UdtStream::connect_with(addr, secure(Credential::CodePhrase("7 Amber FOX".into()))).unwrap();
+    let mut ok = UdtStream::connect_with(addr, code("7 Amber FOX quartz Lagoon")).unwrap();
     ok.write_all(b"hello").unwrap();
-    let wrong = UdtStream::connect_with(addr, secure(Credential::CodePhrase("7-amber-fix".into())));
+    let wrong = UdtStream::connect_with(addr, code("7-amber-fix-quartz-lagoon"));
     let e = wrong.expect_err("a wrong code must fail");
     assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{e}");
     assert!(e.to_string().contains("code phrase"), "{e}");
-    let (first, second) = server.join().unwrap();
+    // One guess in all: even the right phrase is refused now.
+    let late = code("7-amber-fox-quartz-lagoon");
+    assert!(UdtStream::connect_with(addr, late).is_err(), "a spent listener takes no more guesses");
+    let (first, second, third) = server.join().unwrap();
     assert_eq!(&first, b"hello");
     let e = second.expect_err("the listener reports the wrong code");
     assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{e}");
+    let e = third.expect_err("then it is spent");
+    assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{e}");
+    assert!(e.to_string().contains("spent"), "{e}");
+}
+
+/// A hello that makes no guess (a key where a code is wanted, a plain peer) spends nothing:
+/// the right phrase still connects after them.
+#[test]
+fn a_peer_that_guesses_nothing_does_not_spend_a_code_phrase() {
+    let phrase = "4821-orbit-maple-tunnel";
+    let listener =
+        UdtListener::bind_with("127.0.0.1:0", secure(Credential::CodePhrase(phrase.into()))).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let outcomes: Vec<_> = (0..3).map(|_| listener.accept().map(|(s, _)| s)).collect();
+        outcomes.into_iter().map(|o| o.map(|_| ()).map_err(|e| e.kind())).collect::<Vec<_>>()
+    });
+    let e = UdtStream::connect_with(addr, secure(Credential::Key([3; 32]))).expect_err("another mode");
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+    let mut plain = UdtStream::connect(addr).unwrap();
+    plain.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let good = UdtStream::connect_with(addr, secure(Credential::CodePhrase(phrase.into())));
+    assert!(good.is_ok(), "the code is not spent: {:?}", good.err());
+    let outcomes = server.join().unwrap();
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1, "{outcomes:?}");
+    assert!(!outcomes.contains(&Err(io::ErrorKind::PermissionDenied)), "{outcomes:?}");
+    drop(plain);
+}
+
+#[test]
+fn a_listener_refuses_a_guessable_code_phrase() {
+    for weak in ["secret", "123456", "7-amber-fox"] {
+        let e = UdtListener::bind_with("127.0.0.1:0", secure(Credential::CodePhrase(weak.into())))
+            .expect_err("too easy to guess");
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{weak}: {e}");
+        assert!(e.to_string().contains("too easy to guess"), "{e}");
+    }
 }
 
 #[test]
@@ -202,25 +243,6 @@ fn a_peer_that_stalls_its_key_agreement_delays_nobody_else() {
     drop(stalled);
 }
 
-/// Captures what one side of the key agreement writes; reads see the end of the stream.
-struct Capture(Vec<u8>);
-
-impl Read for Capture {
-    fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
-        Ok(0)
-    }
-}
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 struct NoKeys;
 
 impl udt::secure::handshake::KeySink for NoKeys {
@@ -230,31 +252,134 @@ impl udt::secure::handshake::KeySink for NoKeys {
     fn activate(&mut self) {}
 }
 
-/// An attacker on the path appends clear data (a forged confirmation and a payload) to a
-/// valid first message (recorded, or replayed): the listener must refuse the connection, not
-/// hand the application the attacker's bytes as if they came through the sealed channel.
+/// The initiator's side of an agreement over a plain stream, with `extra` bytes in clear
+/// appended on the path right after its Noise message (its second flush).
+struct Appending<'a> {
+    stream: &'a mut UdtStream,
+    flushes: usize,
+    extra: &'a [u8],
+}
+
+impl Read for Appending<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.read(buf)
+    }
+}
+
+impl Write for Appending<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.flushes += 1;
+        if self.flushes == 2 {
+            self.stream.write_all(self.extra)?;
+        }
+        Ok(())
+    }
+}
+
+/// An attacker on the path appends clear data (a forged confirmation and a payload) to the
+/// initiator's last clear message: the listener must refuse the connection, not hand the
+/// application the attacker's bytes as if they came through the sealed channel.
 #[test]
 fn data_appended_in_clear_to_the_key_agreement_is_refused() {
     let key = Credential::Key([8; 32]);
-    // The initiator's opening (hello and Noise message 1), as it would cross the network.
-    let mut opening = Capture(Vec::new());
-    let _ =
-        udt::secure::handshake::run(&mut opening, udt::secure::handshake::Role::Initiator, &key, &mut NoKeys);
-    assert!(opening.0.len() > 8);
-    let listener = UdtListener::bind_with("127.0.0.1:0", secure(key)).unwrap();
+    let listener = UdtListener::bind_with("127.0.0.1:0", secure(key.clone())).unwrap();
     let addr = listener.local_addr().unwrap();
-    let mut forged = opening.0.clone();
-    forged.push(0x5A);
-    forged.extend_from_slice(b"INJECTED-PAYLOAD");
-    let mut attacker = UdtStream::connect(addr).unwrap();
-    attacker.write_all(&forged).unwrap();
-    let e = listener.accept().map(|(mut s, _)| {
-        let mut b = [0u8; 16];
-        let _ = s.read_exact(&mut b);
-        b
+    let server = thread::spawn(move || {
+        listener.accept().map(|(mut s, _)| {
+            let mut b = [0u8; 16];
+            let _ = s.read_exact(&mut b);
+            b
+        })
     });
-    let e = e.expect_err("the injected stream must be refused");
+    let mut stream = UdtStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let transcript = stream.handshake_transcript().expect("a regular connection");
+    let mut injected = vec![0x5A];
+    injected.extend_from_slice(b"INJECTED-PAYLOAD");
+    let mut io = Appending { stream: &mut stream, flushes: 0, extra: &injected };
+    let _ = udt::secure::handshake::run(
+        &mut io,
+        udt::secure::handshake::Role::Initiator,
+        &key,
+        &transcript,
+        &mut NoKeys,
+    );
+    let e = server.join().unwrap().expect_err("the injected stream must be refused");
     assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
     assert!(e.to_string().contains("injected"), "{e}");
-    drop(attacker);
+}
+
+/// An on-path attacker who drops the initiator's confirmation (and everything sealed after it)
+/// and answers each dropped data packet with a forged ACK in clear: the responder never seals,
+/// yet the initiator must not count data as delivered that never arrived.
+#[test]
+fn forged_clear_acks_cannot_acknowledge_sealed_data() {
+    let key = Credential::Key([9; 32]);
+    let listener = UdtListener::bind_with("127.0.0.1:0", secure(key.clone())).unwrap();
+    let server_addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || listener.accept().map(|_| ()));
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    let relay_addr = socket.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let forged = Arc::new(Mutex::new(0u32));
+    let (s, f) = (Arc::clone(&stop), Arc::clone(&forged));
+    let relay = thread::spawn(move || {
+        let (mut client, mut client_id, mut stealing, mut ack_no) = (None, None, false, 1u32);
+        let mut clear_seen = 0;
+        let mut buf = vec![0u8; 65536];
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !s.load(Ordering::Relaxed) && Instant::now() < deadline {
+            let Ok((n, from)) = socket.recv_from(&mut buf) else { continue };
+            let p = &buf[..n];
+            let is_data = p[0] & 0x80 == 0;
+            if from == server_addr {
+                if is_data && client_id.is_none() {
+                    client_id = Some([p[12], p[13], p[14], p[15]]);
+                }
+                if let Some(c) = client {
+                    let _ = socket.send_to(p, c);
+                }
+                continue;
+            }
+            client = Some(from);
+            // The initiator's clear data is two packets (its hello, its Noise message); what
+            // follows is sealed: the confirmation and the application's data.
+            if is_data {
+                clear_seen += 1;
+                stealing |= clear_seen > 2;
+            }
+            if !(stealing && is_data) {
+                let _ = socket.send_to(p, server_addr);
+                continue;
+            }
+            let Some(id) = client_id else { continue };
+            let seq = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7FFF_FFFF;
+            let mut ack = vec![0x80, 0x02, 0, 0];
+            ack.extend_from_slice(&ack_no.to_be_bytes());
+            ack.extend_from_slice(&[0; 4]);
+            ack.extend_from_slice(&id);
+            for word in [(seq + 1) & 0x7FFF_FFFF, 10_000, 1_000, 8192] {
+                ack.extend_from_slice(&word.to_be_bytes());
+            }
+            ack_no += 1;
+            *f.lock().unwrap() += 1;
+            let _ = socket.send_to(&ack, from);
+        }
+    });
+    let mut client = UdtStream::connect_with(relay_addr, secure(key)).unwrap();
+    client.write_all(b"this never reaches the listener").unwrap();
+    client.set_write_timeout(Some(Duration::from_secs(3)));
+    let flushed = client.flush_acknowledged();
+    let counts = client.seal_counters().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    relay.join().unwrap();
+    assert!(*forged.lock().unwrap() > 0, "the attacker forged acknowledgements");
+    let e = flushed.expect_err("data that never arrived must not count as acknowledged");
+    assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+    assert!(counts.rejected > 0, "the forged ACKs were dropped and counted: {counts:?}");
+    assert!(server.join().unwrap().is_err(), "the listener never got the confirmation");
 }

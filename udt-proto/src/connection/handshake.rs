@@ -35,7 +35,13 @@ pub(super) struct HandshakeState {
     pub request: Option<Handshake>,
     /// The accepted side's final answer, repeated for duplicate requests.
     pub answer: Option<Handshake>,
+    /// The caller's final request and the listener's answer, as this end sent or received
+    /// them (see [`Connection::handshake_transcript`]).
+    pub agreed: Option<(Handshake, Handshake)>,
 }
+
+/// Bytes of [`Connection::handshake_transcript`].
+pub const TRANSCRIPT_LEN: usize = 48;
 
 impl Mode {
     /// The handshake socket-type word for this mode.
@@ -118,9 +124,36 @@ impl Connection {
         let mut answer = c.own_handshake(RequestType::Response, request.cookie);
         answer.mss = c.mss;
         c.hs.answer = Some(answer);
+        c.hs.agreed = Some((*request, answer));
         c.control.push_back(PendingControl::Handshake { hs: answer, dst: c.peer_id });
         c.establish(now);
         Ok(c)
+    }
+
+    /// The regular (non-rendezvous) handshake as this end saw it: for the caller's final
+    /// request and the listener's answer, each as 6 big-endian words (version, socket type,
+    /// ISN, MSS, flow window, socket id). Both ends compute the same bytes unless something on
+    /// the path changed a handshake; a secured connection binds them into its key agreement, so
+    /// such a change fails the agreement. `None` before the connection is set up, and for
+    /// rendezvous connections.
+    pub fn handshake_transcript(&self) -> Option<[u8; TRANSCRIPT_LEN]> {
+        let (request, answer) = self.hs.agreed?;
+        let mut out = [0u8; TRANSCRIPT_LEN];
+        for (i, hs) in [request, answer].iter().enumerate() {
+            let words = [
+                hs.version,
+                hs.socket_type.word(),
+                hs.initial_seq.value(),
+                hs.mss,
+                hs.flow_window,
+                hs.socket_id.0,
+            ];
+            for (j, w) in words.iter().enumerate() {
+                let at = (i * 6 + j) * 4;
+                out[at..at + 4].copy_from_slice(&w.to_be_bytes());
+            }
+        }
+        Some(out)
     }
 
     /// A repeated request for this (accepted) connection: answer it again.
@@ -235,6 +268,7 @@ impl Connection {
                 self.mss = hs.mss.min(self.config.mss);
                 self.peer_flow_window = hs.flow_window;
                 self.peer_isn = self.local_isn;
+                self.hs.agreed = Some((request, *hs));
                 self.establish(now);
             }
             _ => self.stats.total.dropped_invalid += 1,

@@ -60,6 +60,7 @@ use crate::time::Instant;
 
 pub use config::{Config, ConfigError, Mode, DEFAULT_BUFFER_PKTS};
 pub use event::{CloseReason, ConnError, Event};
+pub use handshake::TRANSCRIPT_LEN;
 pub use stats::{Counters, InstantValues, Snapshot, Stats};
 
 use rate_sampling::{AckHistory, ArrivalEstimator};
@@ -646,6 +647,12 @@ impl Connection {
     /// the driver).
     pub fn is_drained(&self) -> bool {
         self.control.is_empty()
+    }
+
+    /// The sequence number the next new data packet will carry (`None` before the connection
+    /// is set up): a secured connection's boundary between what it sent in clear and sealed.
+    pub fn next_send_seq(&self) -> Option<SeqNo> {
+        self.link.as_ref().map(|l| l.tx.buf.next_seq())
     }
 
     /// Everything written has been acknowledged by the peer.

@@ -1,44 +1,56 @@
 //! The key agreement at the start of a secured connection, over the connection's own byte
 //! stream, before any application byte.
 //!
-//! Two credentials (docs/security.md):
-//! - a 32-byte key both ends hold ([`Credential::Key`]): the Noise protocol
-//!   `Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s` (Perrin, The Noise Protocol Framework, rev. 34):
-//!   an ephemeral X25519 exchange (forward secrecy) mixed with the key, so only holders of
-//!   the key complete it (mutual authentication);
-//! - a short code phrase ([`Credential::CodePhrase`]): first SPAKE2 (Abdalla and Pointcheval
-//!   2005, RFC 9382) over Ed25519 turns it into a strong shared key without revealing anything
-//!   an eavesdropper could test guesses against, then the same Noise handshake runs with it.
-//!   An active attacker gets one guess per handshake; `udt recv` gives up after one failure.
+//! Both credentials (docs/security.md) run the same exchange: first SPAKE2 (Abdalla and
+//! Pointcheval 2005, RFC 9382) over Ed25519 turns the credential into a strong shared key
+//! without revealing anything an eavesdropper could test guesses against (a recorded
+//! agreement gives no offline test of a code phrase or of a key file's passphrase), then the
+//! Noise protocol `Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s` (Perrin, The Noise Protocol
+//! Framework, rev. 34) runs with that key: an ephemeral X25519 exchange (forward secrecy)
+//! that only holders of the same credential complete (mutual authentication). An active
+//! attacker gets one guess per agreement; a code-phrase listener stops after one wrong guess
+//! (`acceptor.rs`).
+//!
+//! - [`Credential::Key`]: 32 bytes both ends hold (a key file's derivation);
+//! - [`Credential::CodePhrase`]: a short phrase one end shows and the other types.
 //!
 //! Messages (initiator I = the end that connected, responder R):
 //! ```text
-//! I -> R  hello: "UDTSEC" version mode          (mode 1 = key, 2 = code phrase)
-//! [code]  I -> R frame(SPAKE2 A)     R -> I  hello-reply, frame(SPAKE2 B)
-//! I -> R  frame(Noise message 1)
-//! R -> I  [key: hello-reply] status, frame(Noise message 2)   (R opens sealed packets from here)
-//! I -> R  0x5A, sealed                                         (I seals from here; R after it)
+//! I -> R  hello: "UDTSEC" version mode transcript[48] frame(SPAKE2 A)
+//! R -> I  hello-reply: "UDTSEC" version status, then if ok frame(SPAKE2 B)
+//! I -> R  frame(Noise message 1)                       (R tests the guess here)
+//! R -> I  status, frame(Noise message 2)               (R opens sealed packets from here)
+//! I -> R  0x5A, sealed                                 (I seals from here; R at I's first sealed packet)
 //! ```
-//! A hello-reply is "UDTSEC" version status; a status other than 0 is a refusal (a wrong
-//! credential, another mode) and ends the connection. A frame is a 16-bit big-endian length and
-//! at most [`MAX_FRAME`] bytes. The traffic secrets are HKDF-SHA256 of Noise's final split,
-//! one per direction ([`super::seal`]).
+//! A status other than 0 is a refusal (a wrong credential, another mode, a UDT handshake that
+//! was changed on the path) and ends the connection. A frame is a 16-bit big-endian length and
+//! at most [`MAX_FRAME`] bytes. The transcript is the UDT handshake as this end saw it
+//! (`Connection::handshake_transcript`: MSS, flow window, ISN, socket ids and type of both
+//! directions); it is sent so that a mismatch is reported as such, and bound into Noise's
+//! prologue with the version and the mode, so a changed UDT handshake or a downgrade fails the
+//! agreement whatever the messages say. The traffic secrets are HKDF-SHA256 of Noise's final
+//! split, one per direction ([`super::seal`]).
 //!
-//! Invariant: every read is bounded ([`MAX_FRAME`]); a peer that sends anything unexpected
+//! Invariants: every read is bounded ([`MAX_FRAME`]); a peer that sends anything unexpected
 //! gets a typed error, never a panic; no key material is returned unless the peer proved it
-//! holds the same credential.
+//! holds the same credential and saw the same UDT handshake; intermediate secrets are zeroized
+//! when dropped.
 
 use std::io::{self, Read, Write};
 
 use spake2::{Ed25519Group, Identity, Password, Spake2};
+use zeroize::{Zeroize, Zeroizing};
 
 use super::seal::Secret;
 
 /// The first bytes of every handshake message that opens a direction.
 pub const MAGIC: &[u8; 6] = b"UDTSEC";
-const VERSION: u8 = 1;
+/// The agreement's version: 2 runs SPAKE2 for key files too and binds the UDT handshake.
+const VERSION: u8 = 2;
 /// The longest frame a peer may send (the largest message here is 48 bytes).
 pub const MAX_FRAME: usize = 1024;
+/// Bytes of the UDT handshake transcript each end sends and binds.
+pub const TRANSCRIPT_LEN: usize = udt_proto::connection::TRANSCRIPT_LEN;
 const NOISE: &str = "Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s";
 
 const MODE_KEY: u8 = 1;
@@ -47,14 +59,24 @@ const MODE_CODE: u8 = 2;
 const STATUS_OK: u8 = 0;
 const STATUS_WRONG_CREDENTIAL: u8 = 1;
 const STATUS_OTHER_MODE: u8 = 2;
+const STATUS_CHANGED_ON_PATH: u8 = 3;
 
-/// What proves the two ends belong together.
+/// What proves the two ends belong together. Zeroized when dropped.
 #[derive(Clone)]
 pub enum Credential {
     /// A 32-byte secret both ends hold (for example derived from a key file).
     Key([u8; 32]),
     /// A short one-time phrase one end shows and the other types.
     CodePhrase(String),
+}
+
+impl Drop for Credential {
+    fn drop(&mut self) {
+        match self {
+            Credential::Key(k) => k.zeroize(),
+            Credential::CodePhrase(c) => c.zeroize(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Credential {
@@ -73,6 +95,22 @@ impl Credential {
             Credential::CodePhrase(_) => MODE_CODE,
         }
     }
+
+    /// What SPAKE2 takes as the password: the mode's label and the credential.
+    fn password(&self) -> Password {
+        let mut bytes = Zeroizing::new(Vec::with_capacity(64));
+        match self {
+            Credential::Key(k) => {
+                bytes.extend_from_slice(b"udt key\0");
+                bytes.extend_from_slice(k);
+            }
+            Credential::CodePhrase(c) => {
+                bytes.extend_from_slice(b"udt code\0");
+                bytes.extend_from_slice(normalize_code(c).as_bytes());
+            }
+        }
+        Password::new(&bytes)
+    }
 }
 
 /// Which end of the handshake this is.
@@ -84,12 +122,19 @@ pub enum Role {
     Responder,
 }
 
-/// The traffic secrets a handshake agreed on.
+/// The traffic secrets a handshake agreed on (zeroized when dropped).
 pub struct Keys {
     /// What this end seals with.
     pub send: Secret,
     /// What the peer seals with.
     pub recv: Secret,
+}
+
+impl Drop for Keys {
+    fn drop(&mut self) {
+        self.send.zeroize();
+        self.recv.zeroize();
+    }
 }
 
 /// Why a handshake failed.
@@ -101,10 +146,10 @@ pub enum HandshakeError {
     /// The peer does not speak this handshake: a plain (unencrypted) peer.
     #[error("the peer does not encrypt (a plain UDT peer, or one run with --insecure)")]
     NotSecure,
-    /// The peer's code phrase or key differs from ours.
+    /// The peer's code phrase or key differs from ours: it made a wrong guess.
     #[error("the peer's {0} does not match ours")]
     WrongCredential(&'static str),
-    /// The peer wants a code phrase where we have a key, or the reverse.
+    /// The peer wants a code phrase where we have a key, or the reverse (no guess was made).
     #[error("the peer uses a {theirs}, we use a {ours}")]
     OtherMode {
         /// What the peer uses.
@@ -112,12 +157,23 @@ pub enum HandshakeError {
         /// What we use.
         ours: &'static str,
     },
-    /// A malformed message.
+    /// The two ends saw different UDT handshakes: something on the path changed one.
+    #[error("the connection's set-up was changed on the path ({0} differs between the two ends)")]
+    ChangedOnPath(&'static str),
+    /// A malformed message, or another version of the agreement.
     #[error("malformed key agreement message: {0}")]
     Malformed(&'static str),
     /// Data in clear arrived past the agreement's messages: someone on the path injected it.
     #[error("data arrived in clear past the key agreement (injected on the path?); connection refused")]
     Injected,
+}
+
+impl HandshakeError {
+    /// Whether the peer tested a guess of the credential and it was wrong: the only failure
+    /// that spends a one-time code phrase.
+    pub fn is_wrong_guess(&self) -> bool {
+        matches!(self, HandshakeError::WrongCredential(_))
+    }
 }
 
 fn mode_name(mode: u8) -> &'static str {
@@ -134,30 +190,32 @@ pub trait KeySink {
     /// is dropped. Returns false (keys not taken) if data in clear already arrived past the
     /// key agreement's messages: an injection, which must never reach the application.
     fn install(&mut self, keys: Keys) -> bool;
-    /// Seal outgoing packets from now on.
+    /// Seal outgoing packets from now on. Control packets in clear from the peer are then
+    /// accepted only for what this end sent before (`seal.rs`).
     fn activate(&mut self);
 }
 
-/// The byte the initiator sends, sealed, once it seals: the responder seals only after it, so
-/// the initiator never receives a sealed packet before it holds the keys. It can only arrive
-/// sealed: the responder installed its keys with nothing past message 1 received, and drops
-/// data in clear from then on.
+/// The byte the initiator sends, sealed, once it seals: it proves the initiator holds the
+/// keys, so the responder may seal. It can only arrive sealed: the responder installed its
+/// keys with nothing past message 1 received, and drops data in clear from then on.
 const CONFIRM: u8 = 0x5A;
 
 /// Run the handshake on `io` (a freshly connected stream, with a read timeout set by the
-/// caller) as `role` with `credential`, handing the keys to `sink` at the point where each end
-/// can take them: the responder before it sends its last message (the initiator may seal right
-/// after reading it), the initiator after reading it. When this returns `Ok`, both directions
-/// of this end are sealed.
+/// caller) as `role` with `credential`, binding `transcript` (this end's view of the UDT
+/// handshake), and hand the keys to `sink` at the point where each end can take them: the
+/// responder before it sends its last message (the initiator may seal right after reading
+/// it), the initiator after reading it. When this returns `Ok`, both directions of this end
+/// are sealed.
 pub fn run<S: Read + Write>(
     io: &mut S,
     role: Role,
     credential: &Credential,
+    transcript: &[u8; TRANSCRIPT_LEN],
     sink: &mut dyn KeySink,
 ) -> Result<(), HandshakeError> {
     match role {
         Role::Initiator => {
-            let keys = initiate(io, credential)?;
+            let keys = initiate(io, credential, transcript)?;
             if !sink.install(keys) {
                 return Err(HandshakeError::Injected);
             }
@@ -167,7 +225,7 @@ pub fn run<S: Read + Write>(
             Ok(())
         }
         Role::Responder => {
-            respond(io, credential, sink)?;
+            respond(io, credential, transcript, sink)?;
             if read_byte(io)? != CONFIRM {
                 return Err(HandshakeError::Malformed("confirmation"));
             }
@@ -177,37 +235,30 @@ pub fn run<S: Read + Write>(
     }
 }
 
-fn initiate<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys, HandshakeError> {
+fn initiate<S: Read + Write>(
+    io: &mut S,
+    credential: &Credential,
+    transcript: &[u8; TRANSCRIPT_LEN],
+) -> Result<Keys, HandshakeError> {
     let mode = credential.mode();
     let mut hello = MAGIC.to_vec();
     hello.extend_from_slice(&[VERSION, mode]);
-    let psk = match credential {
-        Credential::Key(k) => {
-            // Sent with the first Noise message below.
-            *k
-        }
-        Credential::CodePhrase(code) => {
-            let (spake, a) =
-                Spake2::<Ed25519Group>::start_a(&password(code), &id_initiator(), &id_responder());
-            push_frame(&mut hello, &a);
-            io.write_all(&hello)?;
-            io.flush()?;
-            read_hello_reply(io, mode)?;
-            let b = read_frame(io)?;
-            let k = spake.finish(&b).map_err(|_| HandshakeError::Malformed("SPAKE2 message"))?;
-            to_key(&k)
-        }
-    };
-    let mut noise = noise(mode, &psk, true)?;
+    hello.extend_from_slice(transcript);
+    let (spake, a) =
+        Spake2::<Ed25519Group>::start_a(&credential.password(), &id_initiator(), &id_responder());
+    push_frame(&mut hello, &a);
+    io.write_all(&hello)?;
+    io.flush()?;
+    read_hello_reply(io, mode)?;
+    let b = read_frame(io)?;
+    let psk = to_key(spake.finish(&b).map_err(|_| HandshakeError::Malformed("SPAKE2 message"))?);
+    let mut noise = noise(mode, transcript, &psk, true)?;
     let mut buf = [0u8; MAX_FRAME];
     let n = noise.write_message(&[], &mut buf).map_err(|_| HandshakeError::Malformed("noise message 1"))?;
-    let mut out = if mode == MODE_KEY { hello } else { Vec::new() };
+    let mut out = Vec::new();
     push_frame(&mut out, &buf[..n]);
     io.write_all(&out)?;
     io.flush()?;
-    if mode == MODE_KEY {
-        read_hello_reply(io, mode)?;
-    }
     match read_byte(io)? {
         STATUS_OK => {}
         STATUS_WRONG_CREDENTIAL => return Err(HandshakeError::WrongCredential(mode_name(mode))),
@@ -220,12 +271,14 @@ fn initiate<S: Read + Write>(io: &mut S, credential: &Credential) -> Result<Keys
         return Err(HandshakeError::Malformed("unfinished handshake"));
     }
     let (i_to_r, r_to_i) = noise.dangerously_get_raw_split();
+    let (i_to_r, r_to_i) = (Zeroizing::new(i_to_r), Zeroizing::new(r_to_i));
     Ok(Keys { send: traffic_secret(&i_to_r), recv: traffic_secret(&r_to_i) })
 }
 
 fn respond<S: Read + Write>(
     io: &mut S,
     credential: &Credential,
+    transcript: &[u8; TRANSCRIPT_LEN],
     sink: &mut dyn KeySink,
 ) -> Result<(), HandshakeError> {
     let ours = credential.mode();
@@ -234,29 +287,32 @@ fn respond<S: Read + Write>(
     if vm[0] != VERSION || !(theirs == MODE_KEY || theirs == MODE_CODE) {
         return Err(HandshakeError::Malformed("version or mode"));
     }
-    if theirs != ours {
+    let mut their_transcript = [0u8; TRANSCRIPT_LEN];
+    io.read_exact(&mut their_transcript)?;
+    let refuse = |io: &mut S, status: u8| {
         let mut reply = MAGIC.to_vec();
-        reply.extend_from_slice(&[VERSION, STATUS_OTHER_MODE]);
+        reply.extend_from_slice(&[VERSION, status]);
         let _ = io.write_all(&reply).and_then(|()| io.flush());
+    };
+    if theirs != ours {
+        refuse(io, STATUS_OTHER_MODE);
         return Err(HandshakeError::OtherMode { theirs: mode_name(theirs), ours: mode_name(ours) });
     }
+    if &their_transcript != transcript {
+        refuse(io, STATUS_CHANGED_ON_PATH);
+        return Err(HandshakeError::ChangedOnPath(transcript_difference(transcript, &their_transcript)));
+    }
+    let a = read_frame(io)?;
+    let (spake, b) =
+        Spake2::<Ed25519Group>::start_b(&credential.password(), &id_initiator(), &id_responder());
     let mut reply = MAGIC.to_vec();
     reply.extend_from_slice(&[VERSION, STATUS_OK]);
-    let psk = match credential {
-        Credential::Key(k) => *k,
-        Credential::CodePhrase(code) => {
-            let a = read_frame(io)?;
-            let (spake, b) =
-                Spake2::<Ed25519Group>::start_b(&password(code), &id_initiator(), &id_responder());
-            push_frame(&mut reply, &b);
-            io.write_all(&reply)?;
-            io.flush()?;
-            reply.clear();
-            let k = spake.finish(&a).map_err(|_| HandshakeError::Malformed("SPAKE2 message"))?;
-            to_key(&k)
-        }
-    };
-    let mut noise = noise(ours, &psk, false)?;
+    push_frame(&mut reply, &b);
+    io.write_all(&reply)?;
+    io.flush()?;
+    reply.clear();
+    let psk = to_key(spake.finish(&a).map_err(|_| HandshakeError::Malformed("SPAKE2 message"))?);
+    let mut noise = noise(ours, transcript, &psk, false)?;
     let m1 = read_frame(io)?;
     let mut payload = [0u8; MAX_FRAME];
     if noise.read_message(&m1, &mut payload).is_err() {
@@ -267,6 +323,7 @@ fn respond<S: Read + Write>(
     let mut buf = [0u8; MAX_FRAME];
     let n = noise.write_message(&[], &mut buf).map_err(|_| HandshakeError::Malformed("noise message 2"))?;
     let (i_to_r, r_to_i) = noise.dangerously_get_raw_split();
+    let (i_to_r, r_to_i) = (Zeroizing::new(i_to_r), Zeroizing::new(r_to_i));
     if !sink.install(Keys { send: traffic_secret(&r_to_i), recv: traffic_secret(&i_to_r) }) {
         return Err(HandshakeError::Injected);
     }
@@ -277,12 +334,34 @@ fn respond<S: Read + Write>(
     Ok(())
 }
 
+/// The first field of the UDT handshake transcript where the two views differ, by name.
+fn transcript_difference(ours: &[u8; TRANSCRIPT_LEN], theirs: &[u8; TRANSCRIPT_LEN]) -> &'static str {
+    const FIELDS: [&str; 6] = [
+        "the UDT version",
+        "the socket type",
+        "the initial sequence number",
+        "the MSS",
+        "the flow window",
+        "a socket id",
+    ];
+    let word = (0..TRANSCRIPT_LEN / 4).find(|&w| ours[w * 4..w * 4 + 4] != theirs[w * 4..w * 4 + 4]);
+    word.map_or("nothing", |w| FIELDS[w % FIELDS.len()])
+}
+
 /// The Noise handshake state for `mode` with `psk`, as the initiator or the responder.
-fn noise(mode: u8, psk: &[u8; 32], initiator: bool) -> Result<snow::HandshakeState, HandshakeError> {
+fn noise(
+    mode: u8,
+    transcript: &[u8; TRANSCRIPT_LEN],
+    psk: &[u8; 32],
+    initiator: bool,
+) -> Result<snow::HandshakeState, HandshakeError> {
     let params = NOISE.parse().map_err(|_| HandshakeError::Malformed("noise parameters"))?;
-    // The prologue binds the version and the mode: a downgrade changes the transcript.
-    let prologue: &[u8] = if mode == MODE_CODE { b"udt secure 1 code" } else { b"udt secure 1 key" };
-    let builder = snow::Builder::new(params).prologue(prologue).and_then(|b| b.psk(0, psk));
+    // The prologue binds the version, the mode and the UDT handshake: a downgrade or a changed
+    // set-up changes the transcript, and the agreement fails.
+    let mut prologue = b"udt secure 2 ".to_vec();
+    prologue.extend_from_slice(if mode == MODE_CODE { b"code " } else { b"key " });
+    prologue.extend_from_slice(transcript);
+    let builder = snow::Builder::new(params).prologue(&prologue).and_then(|b| b.psk(0, psk));
     let state = builder.and_then(|b| if initiator { b.build_initiator() } else { b.build_responder() });
     state.map_err(|_| HandshakeError::Malformed("noise setup"))
 }
@@ -308,7 +387,11 @@ fn read_hello_reply<S: Read>(io: &mut S, mode: u8) -> Result<(), HandshakeError>
             ours: mode_name(mode),
         }),
         [VERSION, STATUS_WRONG_CREDENTIAL] => Err(HandshakeError::WrongCredential(mode_name(mode))),
-        _ => Err(HandshakeError::Malformed("hello reply")),
+        [VERSION, STATUS_CHANGED_ON_PATH] => Err(HandshakeError::ChangedOnPath("the UDT handshake")),
+        [VERSION, _] => Err(HandshakeError::Malformed("hello reply")),
+        _ => Err(HandshakeError::Malformed(
+            "another version of the key agreement (use the same udt at both ends)",
+        )),
     }
 }
 
@@ -345,10 +428,6 @@ pub fn normalize_code(code: &str) -> String {
         .join("-")
 }
 
-fn password(code: &str) -> Password {
-    Password::new(normalize_code(code).as_bytes())
-}
-
 fn id_initiator() -> Identity {
     Identity::new(b"udt initiator")
 }
@@ -357,8 +436,10 @@ fn id_responder() -> Identity {
     Identity::new(b"udt responder")
 }
 
-fn to_key(k: &[u8]) -> [u8; 32] {
-    let mut key = [0u8; 32];
+/// SPAKE2's shared key (32 bytes) as Noise's pre-shared key; the input is zeroized.
+fn to_key(k: Vec<u8>) -> Zeroizing<[u8; 32]> {
+    let k = Zeroizing::new(k);
+    let mut key = Zeroizing::new([0u8; 32]);
     let n = k.len().min(32);
     key[..n].copy_from_slice(&k[..n]);
     key
@@ -395,25 +476,46 @@ mod tests {
         }
     }
 
+    const TRANSCRIPT: [u8; TRANSCRIPT_LEN] = [3; TRANSCRIPT_LEN];
+
     fn go<S: Read + Write>(s: &mut S, role: Role, c: &Credential) -> Result<Keys, HandshakeError> {
+        go_with(s, role, c, &TRANSCRIPT)
+    }
+
+    fn go_with<S: Read + Write>(
+        s: &mut S,
+        role: Role,
+        c: &Credential,
+        transcript: &[u8; TRANSCRIPT_LEN],
+    ) -> Result<Keys, HandshakeError> {
         let mut r = Record::default();
-        run(s, role, c, &mut r)?;
+        run(s, role, c, transcript, &mut r)?;
         assert!(r.active);
         Ok(r.keys.expect("keys"))
     }
 
     /// Both ends over a socket pair, each on its thread.
     fn both(i: Credential, r: Credential) -> (Result<Keys, HandshakeError>, Result<Keys, HandshakeError>) {
+        both_with(i, r, TRANSCRIPT, TRANSCRIPT)
+    }
+
+    /// Both ends, each with its own view of the UDT handshake.
+    fn both_with(
+        i: Credential,
+        r: Credential,
+        ti: [u8; TRANSCRIPT_LEN],
+        tr: [u8; TRANSCRIPT_LEN],
+    ) -> (Result<Keys, HandshakeError>, Result<Keys, HandshakeError>) {
         let (a, b) = UnixStream::pair().expect("socket pair");
         for s in [&a, &b] {
             s.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
         }
         let t = std::thread::spawn(move || {
             let mut s = Duplex(BufReader::new(b.try_clone().expect("clone")), BufWriter::new(b));
-            go(&mut s, Role::Responder, &r)
+            go_with(&mut s, Role::Responder, &r, &tr)
         });
         let mut s = Duplex(BufReader::new(a.try_clone().expect("clone")), BufWriter::new(a));
-        let x = go(&mut s, Role::Initiator, &i);
+        let x = go_with(&mut s, Role::Initiator, &i, &ti);
         drop(s);
         (x, t.join().expect("responder thread"))
     }
@@ -471,6 +573,44 @@ mod tests {
     }
 
     #[test]
+    fn only_a_wrong_credential_is_a_wrong_guess() {
+        let (x, y) = both(code("42-apple-tide"), code("42-apple-time"));
+        assert!(x.err().is_some_and(|e| e.is_wrong_guess()));
+        assert!(y.err().is_some_and(|e| e.is_wrong_guess()), "the responder tested a guess");
+        let (_, y) = both(Credential::Key([7; 32]), code("42-apple-tide"));
+        assert!(y.err().is_some_and(|e| !e.is_wrong_guess()), "a key-mode hello guesses nothing");
+    }
+
+    /// Every field of the UDT handshake is bound: an MSS or flow window lowered on the path
+    /// (or any other change) fails the agreement on both ends, as a change, not a wrong guess.
+    #[test]
+    fn a_udt_handshake_changed_on_the_path_fails_the_agreement() {
+        for (word, field) in [(3, "the MSS"), (4, "the flow window"), (2, "the initial sequence number")] {
+            let mut theirs = TRANSCRIPT;
+            theirs[word * 4 + 3] ^= 1;
+            let (x, y) = both_with(code("42-apple-tide"), code("42-apple-tide"), TRANSCRIPT, theirs);
+            assert!(matches!(x, Err(HandshakeError::ChangedOnPath(_))), "{:?}", x.err());
+            match y {
+                Err(HandshakeError::ChangedOnPath(f)) => assert_eq!(f, field),
+                other => panic!("responder: {:?}", other.err()),
+            }
+        }
+        // An attacker who also rewrites the transcript field in the hello still fails: the
+        // prologue binds each end's own view.
+        let mut a = [0u8; TRANSCRIPT_LEN];
+        let b = a;
+        a[0] = 9;
+        let (mut n_i, mut n_r) = (
+            noise(MODE_KEY, &a, &[1; 32], true).expect("noise"),
+            noise(MODE_KEY, &b, &[1; 32], false).expect("noise"),
+        );
+        let mut m = [0u8; MAX_FRAME];
+        let mut p = [0u8; MAX_FRAME];
+        let n = n_i.write_message(&[], &mut m).expect("message 1");
+        assert!(n_r.read_message(&m[..n], &mut p).is_err(), "different prologues must not agree");
+    }
+
+    #[test]
     fn a_plain_peer_is_told_apart() {
         let (a, b) = UnixStream::pair().expect("socket pair");
         b.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
@@ -485,9 +625,12 @@ mod tests {
     #[test]
     fn hostile_frames_are_refused_without_panicking() {
         let mut msgs: Vec<Vec<u8>> =
-            vec![b"UDTSEC\x01\x01\xff\xff".to_vec(), b"UDTSEC\x09\x01".to_vec(), b"UDTSEC\x01\x07".to_vec()];
-        msgs.push([b"UDTSEC\x01\x01\x00\x05".as_slice(), &[0u8; 5]].concat());
-        msgs.push([b"UDTSEC\x01\x02\x00\x20".as_slice(), &[0u8; 32]].concat());
+            vec![b"UDTSEC\x02\x01\xff\xff".to_vec(), b"UDTSEC\x09\x01".to_vec(), b"UDTSEC\x02\x07".to_vec()];
+        let t = TRANSCRIPT.as_slice();
+        msgs.push([b"UDTSEC\x02\x01".as_slice(), t, b"\x00\x05", &[0u8; 5]].concat());
+        msgs.push([b"UDTSEC\x02\x02".as_slice(), t, b"\x00\x20", &[0u8; 32]].concat());
+        msgs.push([b"UDTSEC\x02\x02".as_slice(), t, b"\x04\x01", &[0u8; 1025]].concat());
+        msgs.push([b"UDTSEC\x01\x02".as_slice(), t].concat());
         for m in msgs {
             let (a, b) = UnixStream::pair().expect("socket pair");
             b.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");

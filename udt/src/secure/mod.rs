@@ -9,6 +9,8 @@
 pub(crate) mod acceptor;
 pub mod handshake;
 pub mod seal;
+pub mod strength;
 
 pub use handshake::{Credential, HandshakeError};
 pub use seal::SealCounters;
+pub use strength::{check_code_strength, code_strength_bits, MIN_CODE_BITS};

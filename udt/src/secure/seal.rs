@@ -20,12 +20,25 @@
 //! [`REPLAY_WINDOW`] below the highest; a number seen before, or older than the window, is
 //! dropped. Only a packet that authenticates moves the window, so forgeries cannot push it.
 //!
+//! Clear control packets: until the peer's first sealed packet arrives, its control packets
+//! may still come in clear (acknowledgements of the key agreement's messages). Once this end
+//! seals ([`Sealer::activate`]), a clear one is taken only if it cannot concern anything this
+//! end sent sealed: an ACK up to, and a NAK of, what was sent before the keys, a keep-alive,
+//! an ACK2; anything else (a later ACK, a shutdown) is dropped. So no forged clear packet can
+//! make this end count sealed data as delivered, however long the peer takes to seal. An end
+//! that is not sealing yet begins at the peer's first sealed packet, which proves the peer
+//! holds the keys.
+//!
 //! Invariants: a packet that fails authentication, is replayed, or arrives in clear after the
-//! peer has sealed, never reaches the connection, and is counted ([`SealCounters`]); nothing
-//! here panics on any input.
+//! peer has sealed (or, once this end seals, concerns what it sealed), never reaches the
+//! connection, and is counted ([`SealCounters`]); nothing here panics on any input; secrets
+//! are zeroized when dropped.
 
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM};
 use ring::hkdf;
+use udt_proto::packet::{Control, ControlPacket};
+use udt_proto::seq::SeqNo;
+use zeroize::Zeroize;
 
 /// The clear header: UDT's packet header.
 pub const HEADER: usize = 16;
@@ -51,7 +64,8 @@ pub struct SealCounters {
     /// Datagrams that authenticated and reached the connection.
     pub opened: u64,
     /// Datagrams dropped because they did not authenticate: forged, corrupted, from an older
-    /// epoch, or sent in clear after the peer began sealing (or data in clear once keys exist).
+    /// epoch, or sent in clear after the peer began sealing (or data in clear once keys exist,
+    /// or a clear control packet about what this end sent sealed).
     pub rejected: u64,
     /// Datagrams dropped because their packet number was seen before or is too old.
     pub replayed: u64,
@@ -62,6 +76,12 @@ struct EpochKey {
     epoch: u64,
     secret: Secret,
     key: LessSafeKey,
+}
+
+impl Drop for EpochKey {
+    fn drop(&mut self) {
+        self.secret.zeroize();
+    }
 }
 
 impl EpochKey {
@@ -175,9 +195,11 @@ pub struct Sealer {
     recv_next: EpochKey,
     next_number: u64,
     replay: ReplayWindow,
-    /// Outgoing packets are sealed (switched on once the handshake's own messages are
-    /// acknowledged, so the peer can read them in clear).
+    /// Outgoing packets are sealed (switched on once the peer can open them).
     active: bool,
+    /// Once active: one past the last data packet this end sent in clear (`None`: everything
+    /// it sent went in clear, so far).
+    sealed_from: Option<SeqNo>,
     /// The peer's packets have begun to arrive sealed: from then on nothing in clear is taken.
     peer_sealed: bool,
     epoch_bits: u32,
@@ -212,15 +234,21 @@ impl Sealer {
             next_number: 0,
             replay: ReplayWindow::default(),
             active: false,
+            sealed_from: None,
             peer_sealed: false,
             epoch_bits: epoch_bits.clamp(1, 63),
             counters: SealCounters::default(),
         }
     }
 
-    /// Seal outgoing packets from now on.
-    pub fn activate(&mut self) {
-        self.active = true;
+    /// Seal outgoing packets from now on; `next_seq` is the sequence number of the first data
+    /// packet that will go sealed (everything before went in clear). Clear control packets are
+    /// then taken only about what went before (see the module's documentation).
+    pub fn activate(&mut self, next_seq: SeqNo) {
+        if !self.active {
+            self.active = true;
+            self.sealed_from = Some(next_seq);
+        }
     }
 
     /// Whether outgoing packets are sealed.
@@ -297,11 +325,24 @@ impl Sealer {
         // (acknowledgements of the handshake); its data never does once keys exist: the
         // handshake's messages were all received before, so a data packet in clear now is a
         // retransmission we hold already, or an injection.
-        if !self.peer_sealed && !is_data {
+        if !self.peer_sealed && !is_data && self.clear_control_allowed(buf) {
             return Incoming::Plain;
         }
         self.counters.rejected += 1;
         Incoming::Drop
+    }
+
+    /// Whether a control packet in clear, before the peer seals, may reach the connection:
+    /// always before this end seals; after, only if it concerns what went before the keys.
+    fn clear_control_allowed(&self, bytes: &[u8]) -> bool {
+        let Some(end) = self.sealed_from.filter(|_| self.active) else { return true };
+        let Ok(packet) = ControlPacket::parse(bytes) else { return false };
+        match packet.body {
+            Control::KeepAlive | Control::Ack2(_) => true,
+            Control::Ack(ack) => !ack.next_expected.is_after(end),
+            Control::Nak(list) => list.iter().all(|entry| entry.bounds().1.is_before(end)),
+            _ => false,
+        }
     }
 
     /// Open `buf` (sealed under `number`) in place: the plain length, or `None` with the
@@ -356,8 +397,8 @@ mod tests {
         let (a, b) = ([1u8; 32], [2u8; 32]);
         let mut x = Sealer::with_epoch_bits(a, b, bits);
         let mut y = Sealer::with_epoch_bits(b, a, bits);
-        x.activate();
-        y.activate();
+        x.activate(SeqNo::new(0));
+        y.activate(SeqNo::new(0));
         (x, y)
     }
 
@@ -407,7 +448,7 @@ mod tests {
         assert_eq!(b.counters().replayed, 1);
         // Another connection's keys do not open.
         let mut stranger = Sealer::new([9; 32], [8; 32]);
-        stranger.activate();
+        stranger.activate(SeqNo::new(0));
         let mut e = sealed(&mut stranger, &DATA_HEADER, &[5; 100]);
         assert_eq!(b.handle_incoming(&mut e, true), Incoming::Drop);
         let mut next = sealed(&mut a, &DATA_HEADER, &[6; 100]);
@@ -417,7 +458,9 @@ mod tests {
 
     #[test]
     fn clear_packets_are_taken_only_before_the_peer_seals_and_never_data() {
-        let (mut a, mut b) = pair(EPOCH_BITS);
+        let (mut a, _) = pair(EPOCH_BITS);
+        // `b` does not seal yet: every control packet in clear is taken until the peer seals.
+        let mut b = Sealer::with_epoch_bits([2u8; 32], [1u8; 32], EPOCH_BITS);
         let mut ack = [0x80u8, 2, 0, 0, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 1];
         assert_eq!(b.handle_incoming(&mut ack, false), Incoming::Plain, "a control packet in clear, before");
         let mut data = [0u8; 80];
@@ -425,6 +468,34 @@ mod tests {
         let mut d = sealed(&mut a, &DATA_HEADER, &[1; 10]);
         assert!(matches!(b.handle_incoming(&mut d, true), Incoming::Opened(_)));
         assert_eq!(b.handle_incoming(&mut ack, false), Incoming::Drop, "in clear after the peer sealed");
+    }
+
+    /// A clear control packet (type `t`, additional info 5, destination 1) with `body`.
+    fn control(t: u8, body: &[u32]) -> Vec<u8> {
+        let mut p = vec![0x80u8, t, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1];
+        for w in body {
+            p.extend_from_slice(&w.to_be_bytes());
+        }
+        p
+    }
+
+    #[test]
+    fn once_sealing_clear_control_is_taken_only_about_what_went_in_clear() {
+        // `b` seals from sequence number 100 on; its peer has not sealed yet.
+        let mut b = Sealer::with_epoch_bits([2u8; 32], [1u8; 32], EPOCH_BITS);
+        b.activate(SeqNo::new(100));
+        let mut take = |p: Vec<u8>| b.handle_incoming(&mut p.clone(), false) == Incoming::Plain;
+        assert!(take(control(2, &[100, 10_000, 1_000, 8192])), "an ACK of what went in clear");
+        assert!(take(control(2, &[90])), "a light ACK below");
+        assert!(!take(control(2, &[101, 10_000, 1_000, 8192])), "an ACK of sealed data");
+        assert!(!take(control(2, &[100 + (1 << 29)])), "an ACK far ahead");
+        assert!(take(control(3, &[98])), "a NAK of a clear packet");
+        assert!(!take(control(3, &[0x8000_0000 | 95, 100])), "a NAK range reaching sealed data");
+        assert!(take(control(1, &[])), "a keep-alive");
+        assert!(take(control(6, &[])), "an ACK2");
+        assert!(!take(control(5, &[])), "a shutdown");
+        assert!(!take(vec![0x80, 2, 0]), "a truncated packet");
+        assert_eq!(b.counters().rejected, 5);
     }
 
     #[test]
