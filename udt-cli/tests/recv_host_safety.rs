@@ -197,7 +197,7 @@ fn umask_077_masks_what_arrives_and_leaves_existing_directories_alone() {
     let _ = recv.wait();
     assert_eq!(mode(&victim), 0o700, "the existing directory's mode");
     assert_eq!(std::fs::metadata(&victim).unwrap().modified().unwrap(), old, "and its time");
-    assert_eq!(std::fs::read(victim.join("a.txt")).unwrap(), b"old");
+    assert!(std::fs::read(victim.join("a.txt")).unwrap() == b"old", "victim/a.txt was changed");
 
     // A new tree, world-writable at the source: masked by 077.
     let fresh = src.path().join("fresh");
@@ -248,7 +248,7 @@ fn no_group_or_other_write_and_a_01000_directory_keeps_owner_rwx() {
     assert!(recv.wait().status.success());
     let got = out.path().join("tree");
     assert_eq!(mode(&got.join("locked")), 0o700, "owner rwx, no sticky bit");
-    assert_eq!(std::fs::read(got.join("locked/in.txt")).unwrap(), b"in");
+    assert!(std::fs::read(got.join("locked/in.txt")).unwrap() == b"in", "locked/in.txt differs");
     assert_eq!(mode(&got.join("open.txt")), 0o644);
     assert_eq!(mode(&got.join("tool")), 0o755, "no set-user-ID, no group or other write");
     assert_eq!(mode(&got) & 0o022, 0);
@@ -279,7 +279,10 @@ fn hidden_top_level_names_need_the_receivers_consent() {
     assert!(received.stderr.contains(".ssh"), "{}", received.stderr);
     assert!(!out.path().join(".ssh").exists(), "no .ssh planted");
     assert!(!out.path().join(".bashrc").exists(), "no .bashrc planted");
-    assert_eq!(std::fs::read(out.path().join("proj/.gitignore")).unwrap(), b"target/");
+    assert!(
+        std::fs::read(out.path().join("proj/.gitignore")).unwrap() == b"target/",
+        "proj/.gitignore differs"
+    );
 
     let (recv, addr) = start_recv(out.path(), &["--allow-dotfiles"], None);
     let sent = send(&[&ssh], addr);
@@ -317,10 +320,10 @@ fn a_partial_of_another_user_is_set_aside_untouched() {
     let got = std::fs::metadata(shared.path().join("f.bin")).unwrap();
     assert_eq!(got.uid(), rustix::process::geteuid().as_raw(), "the arrived file is the receiver's");
     assert_eq!(got.nlink(), 1);
-    assert_eq!(std::fs::read(shared.path().join("f.bin")).unwrap(), content);
+    assert!(std::fs::read(shared.path().join("f.bin")).unwrap() == content, "f.bin differs");
     let after = std::fs::metadata(&partial).unwrap();
     assert_eq!((after.ino(), after.uid(), after.len()), (planted.ino(), 65534, 100_000), "untouched");
-    assert_eq!(std::fs::read(&partial).unwrap(), &content[..100_000]);
+    assert!(std::fs::read(&partial).unwrap() == content[..100_000], "the planted partial was changed");
 }
 
 /// Finding 3: a partial hard-linked to another file (the receiver's own) is not reopened, so
@@ -340,9 +343,9 @@ fn a_hard_linked_partial_never_writes_through_the_other_link() {
     let sent = send(&[&file], addr);
     let received = recv.wait();
     assert!(sent.status.success(), "{}", sent.stderr);
+    assert!(std::fs::read(&precious).unwrap() == data(5000, 99), "the other link's file was overwritten");
+    assert!(std::fs::read(out.path().join("g.bin")).unwrap() == content, "g.bin differs");
     assert!(received.stderr.contains("set aside (it has other hard links)"), "{}", received.stderr);
-    assert_eq!(std::fs::read(&precious).unwrap(), data(5000, 99), "the other link's file is untouched");
-    assert_eq!(std::fs::read(out.path().join("g.bin")).unwrap(), content);
 
     if !can_be_nobody() {
         return;
@@ -362,7 +365,7 @@ fn a_hard_linked_partial_never_writes_through_the_other_link() {
     let sent = send(&[&file], addr);
     assert!(sent.status.success(), "{}", sent.stderr);
     let _ = recv.wait();
-    assert_eq!(std::fs::read(&theirs).unwrap(), b"their own file");
+    assert!(std::fs::read(&theirs).unwrap() == b"their own file", "their file was changed through the link");
     assert_eq!(std::fs::metadata(shared.path().join("g.bin")).unwrap().uid(), 0);
 }
 
@@ -389,7 +392,7 @@ fn expired_partials_are_not_resumed() {
     let received = recv.wait();
     assert!(sent.status.success() && !sent.stderr.contains("resuming"), "{}", sent.stderr);
     assert!(received.stderr.contains("removed 1 expired partial file"), "{}", received.stderr);
-    assert_eq!(std::fs::read(&arrived).unwrap(), content);
+    assert!(std::fs::read(&arrived).unwrap() == content, "e.bin differs");
     std::fs::remove_file(&arrived).unwrap();
 
     // Expired after the receiver started: removed when met.
@@ -399,7 +402,7 @@ fn expired_partials_are_not_resumed() {
     let sent = send(&[&file], addr);
     assert!(sent.status.success() && !sent.stderr.contains("resuming"), "{}", sent.stderr);
     assert!(recv.wait().status.success());
-    assert_eq!(std::fs::read(&arrived).unwrap(), content);
+    assert!(std::fs::read(&arrived).unwrap() == content, "e.bin differs");
     std::fs::remove_file(&arrived).unwrap();
 
     // Never resume.
@@ -416,7 +419,7 @@ fn expired_partials_are_not_resumed() {
     let sent = send(&[&file], addr);
     assert!(sent.status.success() && sent.stderr.contains("resuming"), "{}", sent.stderr);
     assert!(recv.wait().status.success());
-    assert_eq!(std::fs::read(&arrived).unwrap(), content);
+    assert!(std::fs::read(&arrived).unwrap() == content, "e.bin differs");
     assert!(!partial.exists());
 }
 
@@ -563,6 +566,6 @@ fn a_resume_offer_reveals_only_the_length_and_needs_the_senders_proof() {
     assert_eq!(code, 0, "{}", String::from_utf8_lossy(&msg));
     raw.end();
     let _ = recv.wait();
-    assert_eq!(std::fs::read(out.path().join("r.bin")).unwrap(), secret);
+    assert!(std::fs::read(out.path().join("r.bin")).unwrap() == secret, "r.bin differs");
     assert!(!partial.exists());
 }

@@ -10,8 +10,6 @@
 //! once this returns (up to a thousand files may wait for their data). Refusals name paths
 //! relative to `--out`.
 
-use anyhow::Result;
-
 use super::claims::Claim;
 use super::consent;
 use super::session::Ctx;
