@@ -4,12 +4,12 @@
 //!
 //! Invariants:
 //! - `--out` is opened once ([`Root`]); everything below it is reached from that descriptor one
-//!   component at a time with `openat(O_DIRECTORY | O_NOFOLLOW)` ([`walk`]), so no symbolic
+//!   component at a time with `openat(O_DIRECTORY | O_NOFOLLOW)` ([`walk()`]), so no symbolic
 //!   link below `--out` is ever followed, whoever planted it and whenever.
 //! - What is looked up at one moment and used at a later one (a directory between a file's
 //!   announcement and its data, a temporary file, a directory whose metadata is applied when
 //!   the session ends) is found again the same way and must have the same device and inode
-//!   number ([`Id`]), or it is not used.
+//!   number ([`walk::Id`]), or it is not used.
 //! - Files are created exclusively and private (`O_CREAT | O_EXCL | O_NOFOLLOW`, 0600),
 //!   directories private (`mkdirat`, 0700); their final permissions ([`mode`]) are applied
 //!   through descriptors (`fchmod`, `futimens`), and only to what this session created.

@@ -5,7 +5,7 @@
 //! that must wait is told so.
 //!
 //! What a sender may do to this host, in order of the checks: a path must be made of plain
-//! names ([`protocol::check_path`]); a top-level name that begins with a dot needs
+//! names ([`crate::protocol::check_path`]); a top-level name that begins with a dot needs
 //! `--allow-dotfiles` ([`consent`]); everything is written below `--out` through directory
 //! descriptors, never following a symbolic link ([`crate::landing`]); an existing file is
 //! refused unless `--force`; the bytes go to a private temporary file, hashed as they arrive,
