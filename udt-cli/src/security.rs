@@ -25,8 +25,8 @@ pub struct SecurityArgs {
     /// environment variable UDT_CODE, which other users cannot read in the process list.
     #[arg(long, value_name = "CODE", env = "UDT_CODE", hide_env_values = true)]
     pub code: Option<String>,
-    /// A file holding a secret both ends share (at least 16 bytes; for example
-    /// `head -c 32 /dev/urandom > key`), instead of a one-time code phrase: for scripts and
+    /// A file holding a secret both ends share (at least 16 bytes; `udt keygen FILE` writes a
+    /// random one), instead of a one-time code phrase: for scripts and
     /// servers that take many transfers.
     #[arg(long, value_name = "FILE", conflicts_with = "code")]
     pub key_file: Option<PathBuf>,
@@ -116,7 +116,8 @@ pub fn new_code_phrase() -> String {
 pub fn read_key_file(path: &Path) -> Result<Credential> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read the key file {}", path.display()))?;
-    let mut bytes = Vec::new();
+    // The secret's bytes are wiped when this returns.
+    let mut bytes = zeroize::Zeroizing::new(Vec::new());
     file.take(KEY_FILE_MAX as u64 + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read the key file {}", path.display()))?;
@@ -129,7 +130,7 @@ pub fn read_key_file(path: &Path) -> Result<Credential> {
     if bytes.len() < KEY_FILE_MIN {
         bail!(
             "the key file {} holds {} bytes; a shared secret needs at least {KEY_FILE_MIN} \
-             (for example: head -c 32 /dev/urandom > {})",
+             (for example: udt keygen {})",
             path.display(),
             bytes.len(),
             path.display()

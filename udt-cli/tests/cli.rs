@@ -1264,3 +1264,46 @@ fn a_killed_transfer_resumes_byte_exact() {
     assert!(recv.wait().status.success());
     assert!(std::fs::read(out.path().join("big.bin")).unwrap() == data(48 << 20, 9), "differs");
 }
+
+/// `udt keygen` writes a random key readable by its owner only, never replaces a file without
+/// --force, and the key it wrote secures a transfer; a guessable passphrase is refused.
+#[test]
+fn keygen_writes_a_private_random_key_that_secures_a_transfer() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    let mut cmd = udt();
+    cmd.arg("keygen").arg(&key);
+    let done = run("udt keygen", cmd);
+    assert!(done.status.success(), "{}", done.stderr);
+    let text = std::fs::read_to_string(&key).unwrap();
+    assert_eq!(text.len(), 65, "{text:?}");
+    assert!(text.trim_end().bytes().all(|b| b.is_ascii_hexdigit()), "{text:?}");
+    assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+    let mut again = udt();
+    again.arg("keygen").arg(&key);
+    let done = run("udt keygen (again)", again);
+    assert_eq!(done.status.code(), Some(1), "{}", done.stderr);
+    assert!(done.stderr.contains("--force"), "{}", done.stderr);
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), text, "the key was replaced");
+
+    let key = key.to_str().unwrap();
+    let (recv, addr) = start_keyed_recv(out.path(), key, &[]);
+    let file = dir.path().join("f.bin");
+    std::fs::write(&file, data(100_000, 9)).unwrap();
+    let mut cmd = send_cmd(&[&file], addr);
+    cmd.env_remove("UDT_CODE").args(["--key-file", key]);
+    let sent = run("udt send", cmd);
+    assert!(sent.status.success(), "{}", sent.stderr);
+    assert_eq!(std::fs::read(out.path().join("f.bin")).unwrap(), data(100_000, 9));
+    drop(recv);
+
+    let weak = dir.path().join("weak");
+    std::fs::write(&weak, "password123password").unwrap();
+    let mut cmd = send_cmd(&[&file], addr);
+    cmd.env_remove("UDT_CODE").arg("--key-file").arg(&weak);
+    let done = run("udt send (weak key)", cmd);
+    assert_eq!(done.status.code(), Some(1), "{}", done.stderr);
+    assert!(done.stderr.contains("too easy to guess"), "{}", done.stderr);
+}

@@ -383,3 +383,85 @@ fn forged_clear_acks_cannot_acknowledge_sealed_data() {
     assert!(counts.rejected > 0, "the forged ACKs were dropped and counted: {counts:?}");
     assert!(server.join().unwrap().is_err(), "the listener never got the confirmation");
 }
+
+/// Every agreement gives its place back, whatever its outcome: a code-phrase listener serves
+/// more successful agreements, one after the other, than it has places for running ones.
+#[test]
+fn a_code_phrase_listener_serves_more_agreements_than_it_has_places() {
+    let phrase = "4821-orbit-maple-tunnel";
+    let count = udt::secure::acceptor_limits().0 + 44;
+    let listener = UdtListener::bind_with("127.0.0.1:0", secure(Credential::CodePhrase(phrase.into()))).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || (0..count).filter(|_| listener.accept().is_ok()).count());
+    for i in 0..count {
+        let c = UdtStream::connect_with(addr, secure(Credential::CodePhrase(phrase.into())));
+        assert!(c.is_ok(), "connection {i}: {:?}", c.err());
+    }
+    assert_eq!(server.join().unwrap(), count);
+}
+
+/// An on-path attacker lowers the MSS of the connection request (to UDT's minimum, 76): both
+/// ends then agree on the small MSS at the UDT level, but the key agreement binds what each
+/// end sent and received, so it fails on both ends, named as a change on the path.
+#[test]
+fn a_udt_handshake_changed_on_the_path_fails_the_key_agreement() {
+    let key = Credential::Key([4; 32]);
+    let listener = UdtListener::bind_with("127.0.0.1:0", secure(key.clone())).unwrap();
+    let server_addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || listener.accept().map(|_| ()));
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    let relay_addr = socket.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = Arc::clone(&stop);
+    let relay = thread::spawn(move || {
+        let mut client = None;
+        let mut buf = vec![0u8; 65536];
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !s.load(Ordering::Relaxed) && Instant::now() < deadline {
+            let Ok((n, from)) = socket.recv_from(&mut buf) else { continue };
+            if from == server_addr {
+                if let Some(c) = client {
+                    let _ = socket.send_to(&buf[..n], c);
+                }
+                continue;
+            }
+            client = Some(from);
+            // A handshake (control type 0): its MSS is body word 3.
+            if n >= 64 && buf[0] == 0x80 && buf[1] == 0 {
+                buf[28..32].copy_from_slice(&76u32.to_be_bytes());
+            }
+            let _ = socket.send_to(&buf[..n], server_addr);
+        }
+    });
+    let e = UdtStream::connect_with(relay_addr, secure(key)).expect_err("a changed set-up must fail");
+    stop.store(true, Ordering::Relaxed);
+    relay.join().unwrap();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+    assert!(e.to_string().contains("changed on the path"), "{e}");
+    let e = server.join().unwrap().expect_err("the listener refuses it too");
+    assert!(e.to_string().contains("the MSS"), "{e}");
+}
+
+/// A listener's socket ids are drawn at random, not counted: one connection's id does not
+/// tell an off-path attacker the next one's (which is all that authenticates a plain
+/// connection's shutdown).
+#[test]
+fn socket_ids_of_accepted_connections_are_unpredictable() {
+    let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || (0..16).map(|_| listener.accept().unwrap().0).collect::<Vec<_>>());
+    let clients: Vec<_> = (0..16).map(|_| UdtStream::connect(addr).unwrap()).collect();
+    let ids: Vec<u32> = clients
+        .iter()
+        .map(|c| {
+            let t = c.handshake_transcript().unwrap();
+            u32::from_be_bytes([t[44], t[45], t[46], t[47]])
+        })
+        .collect();
+    drop(server.join().unwrap());
+    let steps: std::collections::HashSet<i64> =
+        ids.windows(2).map(|w| i64::from(w[1]) - i64::from(w[0])).collect();
+    assert!(steps.len() > 8, "ids follow a pattern: {ids:?}");
+    assert!(ids.iter().all(|&id| id != 0 && id <= 1 << 30), "{ids:?}");
+}

@@ -14,3 +14,9 @@ pub mod strength;
 pub use handshake::{Credential, HandshakeError};
 pub use seal::SealCounters;
 pub use strength::{check_code_strength, code_strength_bits, MIN_CODE_BITS};
+
+/// The key agreements a secured listener runs at once: in all, and from one source (an IPv4
+/// address or an IPv6 /64). A connection beyond either is closed at once.
+pub fn acceptor_limits() -> (usize, usize) {
+    (acceptor::MAX_AGREEING, acceptor::MAX_AGREEING_PER_SOURCE)
+}
