@@ -610,6 +610,58 @@ mod tests {
         assert!(n_r.read_message(&m[..n], &mut p).is_err(), "different prologues must not agree");
     }
 
+    /// Records what the initiator writes, passing it on.
+    struct Tee<S>(S, Vec<u8>);
+    impl<S: Read> Read for Tee<S> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.read(buf)
+        }
+    }
+    impl<S: Write> Write for Tee<S> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = self.0.write(buf)?;
+            self.1.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.0.flush()
+        }
+    }
+
+    /// A recorded agreement is no oracle for a key file's key: even the right key, tried
+    /// offline against the recorded Noise message as its pre-shared key, does not open it
+    /// (the pre-shared key is SPAKE2's output, which needs an ephemeral secret).
+    #[test]
+    fn a_recorded_key_agreement_gives_nothing_to_test_a_key_against() {
+        let key = [0x11u8; 32];
+        let (a, b) = UnixStream::pair().expect("socket pair");
+        for s in [&a, &b] {
+            s.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
+        }
+        let t = std::thread::spawn(move || {
+            go(&mut Duplex(b.try_clone().expect("clone"), b), Role::Responder, &Credential::Key(key))
+        });
+        let mut tee = Tee(Duplex(a.try_clone().expect("clone"), a), Vec::new());
+        go(&mut tee, Role::Initiator, &Credential::Key(key)).expect("initiator");
+        t.join().expect("responder thread").expect("responder");
+        let recorded = tee.1;
+        // hello: magic, version, mode, transcript, frame(A); then frame(Noise message 1).
+        let at = MAGIC.len() + 2 + TRANSCRIPT_LEN;
+        let a_len = usize::from(u16::from_be_bytes([recorded[at], recorded[at + 1]]));
+        let m1_at = at + 2 + a_len;
+        let m1_len = usize::from(u16::from_be_bytes([recorded[m1_at], recorded[m1_at + 1]]));
+        let m1 = &recorded[m1_at + 2..m1_at + 2 + m1_len];
+        let mut guess = noise(MODE_KEY, &TRANSCRIPT, &key, false).expect("noise");
+        let mut payload = [0u8; MAX_FRAME];
+        assert!(guess.read_message(m1, &mut payload).is_err(), "the right key must not open it offline");
+        // Where the key is Noise's pre-shared key itself, a recorded message 1 is that oracle.
+        let mut direct = noise(MODE_KEY, &TRANSCRIPT, &key, true).expect("noise");
+        let mut m = [0u8; MAX_FRAME];
+        let n = direct.write_message(&[], &mut m).expect("message 1");
+        let mut guess = noise(MODE_KEY, &TRANSCRIPT, &key, false).expect("noise");
+        assert!(guess.read_message(&m[..n], &mut payload).is_ok());
+    }
+
     #[test]
     fn a_plain_peer_is_told_apart() {
         let (a, b) = UnixStream::pair().expect("socket pair");
