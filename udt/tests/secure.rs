@@ -390,7 +390,8 @@ fn forged_clear_acks_cannot_acknowledge_sealed_data() {
 fn a_code_phrase_listener_serves_more_agreements_than_it_has_places() {
     let phrase = "4821-orbit-maple-tunnel";
     let count = udt::secure::acceptor_limits().0 + 44;
-    let listener = UdtListener::bind_with("127.0.0.1:0", secure(Credential::CodePhrase(phrase.into()))).unwrap();
+    let listener =
+        UdtListener::bind_with("127.0.0.1:0", secure(Credential::CodePhrase(phrase.into()))).unwrap();
     let addr = listener.local_addr().unwrap();
     let server = thread::spawn(move || (0..count).filter(|_| listener.accept().is_ok()).count());
     for i in 0..count {
