@@ -660,6 +660,16 @@ impl Connection {
         self.link.as_ref().is_none_or(|l| l.tx.buf.is_empty())
     }
 
+    /// Everything written has been acknowledged by a full ACK. A UDT4 receiver hands data to
+    /// its application only up to its last full ACK (a light ACK moves the sender's
+    /// acknowledged point, not the receiver's readable one), and once it gets a shutdown it
+    /// stops reading when the readable part is empty: a shutdown sent on a light ACK alone loses
+    /// what that ACK covered. So a closing connection shuts down only once this holds (the
+    /// receiver's next ACK timer, one SYN, sends the full ACK).
+    fn is_delivered(&self) -> bool {
+        self.link.as_ref().is_none_or(|l| l.tx.buf.is_empty() && l.tx.last_full_ack == l.tx.buf.next_seq())
+    }
+
     /// Close: linger until the send buffer is acknowledged (at most `config.linger`), then send
     /// a shutdown. Unsent data is dropped when linger is off.
     pub fn close(&mut self, now: Instant) {
@@ -673,7 +683,7 @@ impl Connection {
                 }
                 self.closing = true;
                 match self.config.linger {
-                    Some(linger) if !self.is_flushed() => self.timers.set(Timer::Linger, now + linger),
+                    Some(linger) if !self.is_delivered() => self.timers.set(Timer::Linger, now + linger),
                     _ => self.send_shutdown_and_finish(now, CloseReason::Local),
                 }
             }

@@ -95,7 +95,7 @@ impl Connection {
         self.with_cc(now, |cc, ctx| cc.on_ack(ctx, acked));
         self.restart_rate_sample(now);
         self.drain_cc_messages();
-        if self.closing && self.is_flushed() {
+        if self.closing && self.is_delivered() {
             self.send_shutdown_and_finish(now, CloseReason::Local);
         }
     }

@@ -4,8 +4,10 @@
 //! the state diagram.
 //!
 //! The model: the bottleneck bandwidth `bw` is the windowed maximum, over the last
-//! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the mean of the packet arrival
-//! rates the receiver reported in the round's full ACKs (thesis §3.4); the propagation RTT `min_rtt` is the windowed minimum of the
+//! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the
+//! larger of the mean of the packet arrival rates the receiver reported in the round's full ACKs
+//! (thesis §3.4) and the mean of the rates the sender measured from its cumulative ACK
+//! ([`delivery`]: what any receiver's ACKs tell, UDT4's included); the propagation RTT `min_rtt` is the windowed minimum of the
 //! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
 //! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
 //! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
@@ -48,6 +50,7 @@
 //! `ctx.rng`); every transition emits a `tracing` debug event on target `udt::cc`.
 
 mod config;
+mod delivery;
 mod filters;
 mod oversubscribed;
 
@@ -55,6 +58,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use config::ModelConfig;
+use delivery::{DeliverySampler, RateMean};
 pub use filters::{MaxFilter, MinFilter};
 use oversubscribed::{PhaseLosses, Tag, Verdict};
 
@@ -117,10 +121,12 @@ pub struct ModelCc {
     cruise_until: Instant,
     /// Congestion was seen since the last probe began.
     probe_congested: bool,
-    round_rate_sum: f64,
-    round_rate_time: f64,
-    round_rate_samples: u32,
+    /// This round's rates as the receiver reported them, and as the ACK point advanced
+    /// ([`delivery`]).
+    round_reported: RateMean,
+    round_acked: RateMean,
     last_rate_at: Option<Instant>,
+    delivery: DeliverySampler,
     last_round_bw: f64,
     bw_cap: f64,
     min_rtt: MinFilter,
@@ -169,10 +175,10 @@ impl ModelCc {
             cycle: 0,
             cruise_until: Instant::ZERO,
             probe_congested: false,
-            round_rate_sum: 0.0,
-            round_rate_time: 0.0,
-            round_rate_samples: 0,
+            round_reported: RateMean::default(),
+            round_acked: RateMean::default(),
             last_rate_at: None,
+            delivery: DeliverySampler::default(),
             last_round_bw: 0.0,
             bw_cap: f64::INFINITY,
             min_rtt: MinFilter::default(),
@@ -324,9 +330,19 @@ impl ModelCc {
         let weight = self.last_rate_at.map_or(0.0, |t| (now - t).as_secs_f64());
         self.last_rate_at = Some(now);
         let weight = if weight > 0.0 { weight } else { 1e-3 };
-        self.round_rate_sum += f64::from(report.recv_rate) * weight;
-        self.round_rate_time += weight;
-        self.round_rate_samples += 1;
+        self.round_reported.add(f64::from(report.recv_rate), weight);
+        self.update_startup_bw();
+    }
+
+    /// The ACK point advanced to `ack`: the delivery rate measured from it ([`delivery`]).
+    fn handle_delivery(&mut self, now: Instant, ack: SeqNo) {
+        if let Some((rate, span)) = self.delivery.on_advance(ack, now, &self.sent_at) {
+            self.round_acked.add(rate, span);
+            self.update_startup_bw();
+        }
+    }
+
+    fn update_startup_bw(&mut self) {
         if self.state == State::Startup {
             // Startup paces on the running round (it must not lag a doubling rate); elsewhere
             // a round counts once complete.
@@ -334,12 +350,21 @@ impl ModelCc {
         }
     }
 
+    /// The round's delivery rate ([`delivery`]): the receiver's reports, which count
+    /// arrivals behind holes too; the sender's own measurement where the receiver reported
+    /// nothing; and in Startup the larger of the two, since a receiver's report can lag a
+    /// doubling rate (UDT4's starts at 1 packet/s and needs 16 arrivals to mean anything).
     fn round_bw(&self) -> f64 {
-        if self.round_rate_samples == 0 || self.round_rate_time <= 0.0 {
-            0.0
+        let (reported, acked) = (self.round_reported.mean(), self.round_acked.mean());
+        if self.state == State::Startup || self.round_reported.samples() == 0 {
+            reported.max(acked)
         } else {
-            self.round_rate_sum / self.round_rate_time
+            reported
         }
+    }
+
+    fn round_samples(&self) -> u32 {
+        self.round_reported.samples() + self.round_acked.samples()
     }
 
     fn handle_round(&mut self, ctx: &mut CcContext<'_>) {
@@ -349,16 +374,15 @@ impl ModelCc {
         self.round += 1;
         self.round_start = ctx.now;
         self.bw.update(self.cycle, self.round_bw());
-        tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), n = self.round_rate_samples, rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
-        let sampled = self.round_rate_samples > 0;
+        tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), reported = self.round_reported.mean(), acked = self.round_acked.mean(), n = self.round_samples(), rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
+        let sampled = self.round_samples() > 0;
         if sampled {
             // A round without a rate report (reports come every other ACK on short paths)
             // keeps the last round's rate.
             self.last_round_bw = self.round_bw();
         }
-        self.round_rate_sum = 0.0;
-        self.round_rate_time = 0.0;
-        self.round_rate_samples = 0;
+        self.round_reported.clear();
+        self.round_acked.clear();
         match self.state {
             State::Startup if sampled => self.check_full_pipe(ctx),
             State::Startup => {}
@@ -658,6 +682,7 @@ impl CongestionControl for ModelCc {
             if self.first_rtt.is_none() {
                 self.first_rtt = self.first_sent.map(|first| ctx.now - first);
             }
+            self.handle_delivery(ctx.now, ack);
             self.last_ack = ack;
             while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
                 self.sent_at.pop_front();
@@ -691,6 +716,10 @@ impl CongestionControl for ModelCc {
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
         self.first_sent.get_or_insert(ctx.now);
+        if !retransmission && seq == self.last_ack {
+            // Nothing before it is unacknowledged: delivery counts from here.
+            self.delivery.restart(seq, ctx.now);
+        }
         if !retransmission {
             // A unit is a settled cruise and the Down after it: cruise packets count in the next
             // cycle's unit, Down's in the current cycle's.
