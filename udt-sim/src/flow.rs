@@ -140,6 +140,8 @@ pub enum FlowKind {
         buffer_pkts: Option<u32>,
         /// Maximum segment size (IP packet size), bytes.
         mss: u32,
+        /// The receiving end behaves as a UDT4 4.11 receiver ([`FlowSpec::udt4_receiver`]).
+        udt4_receiver: bool,
     },
     /// Constant-bit-rate UDP.
     Cbr {
@@ -177,7 +179,7 @@ impl FlowSpec {
             label: label.into(),
             src,
             dst,
-            kind: FlowKind::Udt { cc, buffer_pkts: None, mss: Config::default().mss },
+            kind: FlowKind::Udt { cc, buffer_pkts: None, mss: Config::default().mss, udt4_receiver: false },
             start: Duration::ZERO,
             stop: None,
         }
@@ -242,6 +244,34 @@ impl FlowSpec {
         self
     }
 
+    /// Make the receiving end behave as a UDT4 4.11 receiver does, whatever the sender runs: its
+    /// controller is UDT4's own (`daimd`, which asks for no progress ACKs and reports the
+    /// median-filtered arrival speed, not a counted rate), its estimators start from UDT4's
+    /// made-up gaps (`Config::udt4_estimators`: 1 packet/s and a capacity of 1000 in its first
+    /// ACKs), and it never repeats a NAK (4.11 relies on the sender's EXP timer). What a UDT4
+    /// peer gives our sender, in virtual time.
+    pub fn udt4_receiver(mut self) -> Self {
+        if let FlowKind::Udt { udt4_receiver, .. } = &mut self.kind {
+            *udt4_receiver = true;
+        }
+        self
+    }
+
+    /// The `udt-proto` configuration of the receiving end: [`FlowSpec::udt_config`], or a UDT4
+    /// receiver's ([`FlowSpec::udt4_receiver`]).
+    pub fn receiver_config(&self) -> Option<Config> {
+        let config = self.udt_config()?;
+        match &self.kind {
+            FlowKind::Udt { udt4_receiver: true, .. } => Some(Config {
+                cc: CcChoice::daimd().factory(),
+                periodic_nak: false,
+                udt4_estimators: true,
+                ..config
+            }),
+            _ => Some(config),
+        }
+    }
+
     /// The congestion control, for UDT flows.
     pub fn cc(&self) -> Option<CcChoice> {
         match &self.kind {
@@ -253,7 +283,7 @@ impl FlowSpec {
     /// The `udt-proto` configuration of both ends of a UDT flow: [`Config::default`] with the
     /// flow's controller, no linger, and the flow's overrides.
     pub fn udt_config(&self) -> Option<Config> {
-        let FlowKind::Udt { cc, buffer_pkts, mss } = &self.kind else { return None };
+        let FlowKind::Udt { cc, buffer_pkts, mss, .. } = &self.kind else { return None };
         let mut config = Config { mss: *mss, linger: None, cc: cc.factory(), ..Config::default() };
         if let Some(pkts) = *buffer_pkts {
             config.flow_window = pkts;

@@ -66,6 +66,13 @@ pub struct Config {
     /// Re-report missing packets after an increasing interval (thesis §2.2.3; UDT4 4.9+ removed
     /// it). Default on.
     pub periodic_nak: bool,
+    /// Start the receiver's arrival-speed and packet-pair estimators as UDT4's
+    /// `CPktTimeWindow` does, filled with made-up gaps (1 s between arrivals, 1 ms within a
+    /// pair), so that the first ACKs report 1 packet/s and a capacity of 1000 packets/s until
+    /// real samples outnumber them. Off by default (ours report "unknown" instead, see
+    /// docs/deviations.md); on, a receiver behaves as a UDT4 4.11 one does, for simulating and
+    /// testing against UDT4 receivers.
+    pub udt4_estimators: bool,
     /// How far a late sender may catch up on its pacing schedule, as time.
     pub max_pacing_debt: Duration,
     /// The peer is declared lost after more than this many EXP expiries in a row... (UDT4: 16)
@@ -101,6 +108,7 @@ impl Default for Config {
             cc: crate::cc::default_factory(),
             max_bandwidth: None,
             periodic_nak: true,
+            udt4_estimators: false,
             max_pacing_debt: Duration::from_millis(1),
             broken_exp_count: 16,
             broken_min_silence: Duration::from_secs(5),

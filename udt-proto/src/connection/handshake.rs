@@ -343,7 +343,11 @@ impl Connection {
                     self.cc.ack_interval(),
                 ),
             ),
-            arrivals: Default::default(),
+            arrivals: if self.config.udt4_estimators {
+                super::rate_sampling::ArrivalEstimator::udt4_primed()
+            } else {
+                Default::default()
+            },
             pkts_since_ack: 0,
             light_acks: 1,
             window_update: false,

@@ -23,7 +23,8 @@
 //! and so reports a rate of 1 packet/s in its first ACKs, which a sender in slow start turns into
 //! a one-second packet period on its first loss. We filter only real samples and report 0
 //! ("unknown", which every sender ignores) until there are enough: more than 8 arrival gaps,
-//! at least 4 packet pairs.
+//! at least 4 packet pairs. [`ArrivalEstimator::udt4_primed`] starts as UDT4 does, for a
+//! receiver that stands in for a UDT4 one (`Config::udt4_estimators`).
 
 use crate::seq::{AckNo, SeqNo};
 use crate::time::Instant;
@@ -72,7 +73,28 @@ impl Default for ArrivalEstimator {
     }
 }
 
+/// UDT4's made-up starting gaps, nanoseconds: between arrivals (1 s) and within a packet pair
+/// (1 ms), and how many packet-pair entries its window holds (16).
+const UDT4_ARRIVAL_GAP: u64 = 1_000_000_000;
+const UDT4_PAIR_GAP: u64 = 1_000_000;
+const UDT4_PAIR_WINDOW: usize = 16;
+
 impl ArrivalEstimator {
+    /// An estimator that starts as UDT4's does (`Config::udt4_estimators`): the arrival ring
+    /// full of 1 s gaps and 16 packet-pair entries of 1 ms, so the first reports say 1 packet/s
+    /// and 1000 packets/s until real gaps are the median.
+    pub fn udt4_primed() -> Self {
+        let mut e = ArrivalEstimator {
+            arrivals: [UDT4_ARRIVAL_GAP; ARRIVAL_WINDOW],
+            arrival_count: ARRIVAL_WINDOW,
+            ..ArrivalEstimator::default()
+        };
+        for _ in 0..UDT4_PAIR_WINDOW {
+            e.push_probe(UDT4_PAIR_GAP);
+        }
+        e
+    }
+
     /// A data packet with sequence `seq` arrived at `now`.
     pub fn on_arrival(&mut self, seq: SeqNo, now: Instant) {
         self.counted += 1;
@@ -290,6 +312,24 @@ impl AckHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn udt4_primed_estimators_report_udt4s_first_values_until_real_gaps_dominate() {
+        let mut e = ArrivalEstimator::udt4_primed();
+        assert_eq!((e.arrival_rate(), e.capacity()), (1, 1000));
+        let mut t = Instant::ZERO;
+        // 1 ms apart: 8 real gaps are not the median of 16 yet; the 10th packet's is.
+        for i in 0..9u32 {
+            t += std::time::Duration::from_millis(1);
+            e.on_arrival(SeqNo::new(100 + i), t);
+        }
+        assert_eq!(e.arrival_rate(), 1);
+        for i in 9..12u32 {
+            t += std::time::Duration::from_millis(1);
+            e.on_arrival(SeqNo::new(100 + i), t);
+        }
+        assert_eq!(e.arrival_rate(), 1000);
+    }
 
     #[test]
     fn counted_rate_is_arrivals_over_time_since_the_last_report() {

@@ -69,6 +69,8 @@ pub struct DumbbellRun {
     pub reverse_loss: LossModel,
     /// Buffers and flow window of every UDT flow, packets; `None`: the runtime's defaults.
     pub buffers: Option<u32>,
+    /// Every flow's receiver behaves as a UDT4 4.11 receiver ([`FlowSpec::udt4_receiver`]).
+    pub udt4_receivers: bool,
     /// Virtual time.
     pub time: Duration,
     /// Measures start here.
@@ -98,6 +100,7 @@ impl DumbbellRun {
             loss: LossModel::None,
             reverse_loss: LossModel::None,
             buffers: None,
+            udt4_receivers: false,
             time: Duration::from_secs(30),
             warmup: Duration::from_secs(10),
             sample: Duration::from_millis(100),
@@ -164,6 +167,9 @@ impl DumbbellRun {
             let mut spec = FlowSpec::udt(label, d.senders[i], d.receivers[i], f.cc).starting(f.start);
             if let Some(pkts) = self.buffers {
                 spec = spec.buffers(pkts);
+            }
+            if self.udt4_receivers {
+                spec = spec.udt4_receiver();
             }
             if let Some(stop) = f.stop {
                 spec = spec.stopping(stop);

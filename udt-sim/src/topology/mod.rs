@@ -284,8 +284,14 @@ impl Topology {
                         config.cc = Arc::clone(&named[i].1);
                     }
                     let rx_rng = rng::stream(seed, FLOW_STREAM + 2 * i as u64 + 1);
+                    let rx_config = match &f.kind {
+                        FlowKind::Udt { udt4_receiver: true, .. } => {
+                            f.receiver_config().ok_or("not a UDT flow")?
+                        }
+                        _ => config.clone(),
+                    };
                     hosts[hd as usize]
-                        .add_receiver(dst_port, config.clone(), rx_rng)
+                        .add_receiver(dst_port, rx_config, rx_rng)
                         .map_err(|e| format!("flow {:?}: {e}", f.label))?;
                     let tx_rng = rng::stream(seed, FLOW_STREAM + 2 * i as u64);
                     hosts[hs as usize].add_bulk_sender(
