@@ -23,8 +23,12 @@ fn run() -> Report {
 
 /// [`run`] with the controller `cc` (the scenario's default, the catalog's, when `None`).
 fn run_with(cc: Option<CcChoice>) -> Report {
-    let params =
-        Params { time_s: Some(30.0), warmup_s: Some(10.0), seed: seed_from_env(1), cc, ..Params::default() };
+    run_seeded(cc, seed_from_env(1))
+}
+
+/// [`run_with`] with `seed`.
+fn run_seeded(cc: Option<CcChoice>, seed: u64) -> Report {
+    let params = Params { time_s: Some(30.0), warmup_s: Some(10.0), seed, cc, ..Params::default() };
     let rep = scenario::run("fig4-10", &params).unwrap_or_else(|e| panic!("seed {}: {e}", params.seed));
     eprintln!("{}{}", rep.table(), rep.flow_table());
     rep
@@ -66,13 +70,37 @@ fn parking_lot_bottlenecks_above_90_percent() {
 }
 
 /// The default controller (the catalog's `udt`, udt-proto `cc::model`) on the same network,
-/// held to the same targets: every flow within 20% of its max-min share and Jain's index of
-/// throughput / share above 0.97. Measured (seed 1): 85.7, 84.3, 4.8, 47.3, 44.4 and 4.7 Mb/s
-/// against shares of 90, 90, 5, 47.5, 47.5 and 5.
+/// held to the same targets on each flow's mean over [`SEEDS`] runs: every flow within 20% of
+/// its max-min share and Jain's index of throughput / share above 0.97. How the two 5 Mb/s
+/// flows split the 10 Mb/s link depends on how they started: single runs of seeds 1-8 range
+/// from 6.3/3.3 to 4.5/4.9 Mb/s (flows 3/6), so one seed measures its draw, not the controller.
+/// Measured, means over seeds 1-4: 83.8, 84.4, 5.2, 46.0, 46.1 and 4.4 Mb/s against shares of
+/// 90, 90, 5, 47.5, 47.5 and 5.
 #[test]
 fn parking_lot_shares_with_the_default() {
-    assert_max_min_shares(&run_with(Some(CcChoice::parse(DEFAULT_CC).unwrap())));
+    let cc = Some(CcChoice::parse(DEFAULT_CC).unwrap());
+    let first = seed_from_env(1);
+    let runs: Vec<Report> = (first..first + SEEDS).map(|seed| run_seeded(cc, seed)).collect();
+    let shares = parking_lot_shares();
+    let means: Vec<f64> = (0..shares.len())
+        .map(|f| runs.iter().map(|r| r.runs[0].flows[f].mean_mbps).sum::<f64>() / SEEDS as f64)
+        .collect();
+    for (f, (&got, share)) in means.iter().zip(&shares).enumerate() {
+        assert!(
+            (got - share).abs() <= SHARE_TOLERANCE * share,
+            "seeds {first}..{}: flow {} {got:.2} Mb/s on average, max-min share {share} ({means:.1?})",
+            first + SEEDS,
+            f + 1
+        );
+    }
+    let ratios: Vec<f64> = means.iter().zip(&shares).map(|(m, s)| m / s).collect();
+    let jain = ratios.iter().sum::<f64>().powi(2)
+        / (ratios.len() as f64 * ratios.iter().map(|r| r * r).sum::<f64>());
+    assert!(jain > 0.97, "seeds {first}..{}: Jain's index {jain:.4} ({means:.1?})", first + SEEDS);
 }
+
+/// Runs the default's check averages over (consecutive seeds from `UDT_SIM_SEED`, default 1).
+const SEEDS: u64 = 4;
 
 /// Every flow of `rep` within [`SHARE_TOLERANCE`] of its max-min share, and Jain's index of
 /// throughput / share above 0.97.

@@ -11,10 +11,10 @@
 //!   over which those packets were sent. It needs nothing but ACKs, which every receiver sends,
 //!   and it cannot exceed what the path delivered over a span at least as long as the sending.
 //!
-//! The model (`round_bw`) takes the receiver's report where there is one, since it counts
-//! arrivals the ACK point has not reached (behind a hole); the sender's own measurement where
-//! the receiver reported nothing; and the larger of the two in Startup, so that a receiver
-//! that reports too little (UDT4 before its 16th packet) cannot hold a doubling rate down.
+//! The model (`round_bw`) takes the receiver's reports, since they count arrivals the ACK
+//! point has not reached (behind a hole), except in the first packets: it ignores reports
+//! there (a UDT4 receiver's read 1 packet/s until 16 arrival gaps replaced its made-up ones)
+//! and paces on its own measurement.
 //!
 //! Invariants: samples are finite and positive; a span of zero gives no sample.
 
@@ -74,6 +74,11 @@ impl DeliverySampler {
     /// time is not taken for a slow path.
     pub fn restart(&mut self, seq: SeqNo, now: Instant) {
         self.from = Some((seq, now));
+    }
+
+    /// Whether a packet has left since the start ([`restart`](Self::restart) was called).
+    pub fn started(&self) -> bool {
+        self.from.is_some()
     }
 
     /// The ACK point advanced to `ack` at `now`; `sent_at` holds (first sequence, time)

@@ -83,6 +83,11 @@ const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
 const MIN_WINDOW: f64 = 4.0;
 /// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
 const MAX_RATE: f64 = 1e6;
+/// Packets the receiver must have had before its rate reports mean anything: a UDT4 receiver
+/// reports the median of its last 16 arrival gaps, its window starting full of made-up 1 s
+/// gaps (1 packet/s); 16 gaps take 17 packets. Until then the sender's own measurement stands
+/// in ([`delivery`]).
+const REPORT_WARMUP_PACKETS: u64 = 17;
 
 /// The phases of ProbeBW.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +130,8 @@ pub struct ModelCc {
     /// ([`delivery`]).
     round_reported: RateMean,
     round_acked: RateMean,
+    /// Packets acknowledged since the start (up to [`REPORT_WARMUP_PACKETS`]).
+    acked_packets: u64,
     last_rate_at: Option<Instant>,
     delivery: DeliverySampler,
     last_round_bw: f64,
@@ -177,6 +184,7 @@ impl ModelCc {
             probe_congested: false,
             round_reported: RateMean::default(),
             round_acked: RateMean::default(),
+            acked_packets: 0,
             last_rate_at: None,
             delivery: DeliverySampler::default(),
             last_round_bw: 0.0,
@@ -327,6 +335,9 @@ impl ModelCc {
         if report.recv_rate == 0 {
             return;
         }
+        if self.acked_packets < REPORT_WARMUP_PACKETS {
+            return;
+        }
         let weight = self.last_rate_at.map_or(0.0, |t| (now - t).as_secs_f64());
         self.last_rate_at = Some(now);
         let weight = if weight > 0.0 { weight } else { 1e-3 };
@@ -336,6 +347,9 @@ impl ModelCc {
 
     /// The ACK point advanced to `ack`: the delivery rate measured from it ([`delivery`]).
     fn handle_delivery(&mut self, now: Instant, ack: SeqNo) {
+        if ack.is_after(self.last_ack) && self.acked_packets < REPORT_WARMUP_PACKETS {
+            self.acked_packets += ack.diff(self.last_ack) as u64;
+        }
         if let Some((rate, span)) = self.delivery.on_advance(ack, now, &self.sent_at) {
             self.round_acked.add(rate, span);
             self.update_startup_bw();
@@ -351,20 +365,22 @@ impl ModelCc {
     }
 
     /// The round's delivery rate ([`delivery`]): the receiver's reports, which count
-    /// arrivals behind holes too; the sender's own measurement where the receiver reported
-    /// nothing; and in Startup the larger of the two, since a receiver's report can lag a
-    /// doubling rate (UDT4's starts at 1 packet/s and needs 16 arrivals to mean anything).
+    /// arrivals behind holes too, once they mean something; before (the first
+    /// [`REPORT_WARMUP_PACKETS`]) the sender's own measurement.
     fn round_bw(&self) -> f64 {
-        let (reported, acked) = (self.round_reported.mean(), self.round_acked.mean());
-        if self.state == State::Startup || self.round_reported.samples() == 0 {
-            reported.max(acked)
-        } else {
-            reported
-        }
+        self.round_rates().mean()
     }
 
     fn round_samples(&self) -> u32 {
-        self.round_reported.samples() + self.round_acked.samples()
+        self.round_rates().samples()
+    }
+
+    fn round_rates(&self) -> &RateMean {
+        if self.acked_packets < REPORT_WARMUP_PACKETS {
+            &self.round_acked
+        } else {
+            &self.round_reported
+        }
     }
 
     fn handle_round(&mut self, ctx: &mut CcContext<'_>) {
@@ -716,7 +732,7 @@ impl CongestionControl for ModelCc {
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
         self.first_sent.get_or_insert(ctx.now);
-        if !retransmission && seq == self.last_ack {
+        if !retransmission && (seq == self.last_ack || !self.delivery.started()) {
             // Nothing before it is unacknowledged: delivery counts from here.
             self.delivery.restart(seq, ctx.now);
         }
