@@ -5,9 +5,10 @@
 //!
 //! The model: the bottleneck bandwidth `bw` is the windowed maximum, over the last
 //! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the
-//! larger of the mean of the packet arrival rates the receiver reported in the round's full ACKs
-//! (thesis §3.4) and the mean of the rates the sender measured from its cumulative ACK
-//! ([`delivery`]: what any receiver's ACKs tell, UDT4's included); the propagation RTT `min_rtt` is the windowed minimum of the
+//! mean of the packet arrival rates the receiver reported in the round's full ACKs (thesis
+//! §3.4), once it can have measured one (17 packets; a UDT4 receiver's first reports are made
+//! up); before, the mean of the rates the sender measured itself from its cumulative ACK
+//! (`delivery.rs`, what any receiver's ACKs tell); the propagation RTT `min_rtt` is the windowed minimum of the
 //! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
 //! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
 //! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
