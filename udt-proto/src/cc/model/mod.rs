@@ -89,6 +89,9 @@ const MAX_RATE: f64 = 1e6;
 /// gaps (1 packet/s); 16 gaps take 17 packets. Until then the sender's own measurement stands
 /// in ([`delivery`]).
 const REPORT_WARMUP_PACKETS: u64 = 17;
+/// The rate a UDT4 receiver reports from its made-up start (the median of 1 s gaps), packets/s:
+/// no receiver measuring a flow in its first packets reports it.
+const UDT4_MADE_UP_RATE: u32 = 1;
 
 /// The phases of ProbeBW.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +136,10 @@ pub struct ModelCc {
     round_acked: RateMean,
     /// Packets acknowledged since the start (up to [`REPORT_WARMUP_PACKETS`]).
     acked_packets: u64,
+    /// The receiver's reports are UDT4's estimator, the median gap of its last 16 arrivals
+    /// (it reported [`UDT4_MADE_UP_RATE`] in the warm-up): the speed of bursts, not of the
+    /// flow, so the sender's own measurement replaces them for good.
+    median_reports: bool,
     last_rate_at: Option<Instant>,
     delivery: DeliverySampler,
     last_round_bw: f64,
@@ -186,6 +193,7 @@ impl ModelCc {
             round_reported: RateMean::default(),
             round_acked: RateMean::default(),
             acked_packets: 0,
+            median_reports: false,
             last_rate_at: None,
             delivery: DeliverySampler::default(),
             last_round_bw: 0.0,
@@ -337,6 +345,7 @@ impl ModelCc {
             return;
         }
         if self.acked_packets < REPORT_WARMUP_PACKETS {
+            self.median_reports |= report.recv_rate == UDT4_MADE_UP_RATE;
             return;
         }
         let weight = self.last_rate_at.map_or(0.0, |t| (now - t).as_secs_f64());
@@ -366,8 +375,10 @@ impl ModelCc {
     }
 
     /// The round's delivery rate ([`delivery`]): the receiver's reports, which count
-    /// arrivals behind holes too, once they mean something; before (the first
-    /// [`REPORT_WARMUP_PACKETS`]) the sender's own measurement.
+    /// arrivals behind holes too, once they mean something; the sender's own measurement
+    /// before (the first [`REPORT_WARMUP_PACKETS`]), and throughout when the reports are UDT4's
+    /// median estimator (`median_reports`), which reads bursts: a queue or a driver releasing
+    /// packets together made it report 5 to 20 times an emulated link's rate.
     fn round_bw(&self) -> f64 {
         self.round_rates().mean()
     }
@@ -377,7 +388,7 @@ impl ModelCc {
     }
 
     fn round_rates(&self) -> &RateMean {
-        if self.acked_packets < REPORT_WARMUP_PACKETS {
+        if self.acked_packets < REPORT_WARMUP_PACKETS || self.median_reports {
             &self.round_acked
         } else {
             &self.round_reported
