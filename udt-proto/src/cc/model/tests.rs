@@ -89,6 +89,37 @@ impl Driver {
     }
 }
 
+/// Delivers `per_ack` packets per 10 ms ACK while the receiver reports `reported` packets/s.
+fn deliver_reporting(d: &mut Driver, acks: u32, per_ack: u32, reported: u32) {
+    for _ in 0..acks {
+        d.sc.now += ms(10);
+        d.send(per_ack);
+        d.ack = d.sc.sent;
+        let mut ctx = d.sc.ctx();
+        ctx.last_ack = SeqNo::new(d.ack);
+        ctx.ack = Some(AckReport { rtt: ms(50), recv_rate: reported, capacity: 0 });
+        d.cc.on_ack(&mut ctx, SeqNo::new(d.ack));
+    }
+}
+
+/// A receiver whose first reports are UDT4's made-up 1 packet/s reports UDT4's median
+/// estimator afterwards: its reports (here a burst's 500,000 packets/s) are not the flow's,
+/// and the estimate follows what the ACKs delivered (10,000 packets/s). One whose first
+/// reports are "unknown" (ours) is believed once it can have measured.
+#[test]
+fn a_udt4_estimators_reports_give_way_to_the_acknowledged_rate() {
+    let mut udt4 = Driver::new();
+    deliver_reporting(&mut udt4, 1, 1, 1);
+    deliver_reporting(&mut udt4, 200, 100, 500_000);
+    let bw = udt4.cc.bandwidth();
+    assert!((9_000.0..=11_000.0).contains(&bw), "UDT4's receiver: {bw}");
+    let mut ours = Driver::new();
+    deliver_reporting(&mut ours, 1, 1, 0);
+    deliver_reporting(&mut ours, 200, 100, 12_000);
+    let bw = ours.cc.bandwidth();
+    assert!((11_000.0..=12_500.0).contains(&bw), "our receiver: {bw}");
+}
+
 #[test]
 fn startup_paces_at_the_startup_gain_and_ends_on_a_plateau() {
     let mut d = Driver::new();
