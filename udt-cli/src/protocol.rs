@@ -129,11 +129,11 @@ pub fn read_greeting(r: &mut impl Read) -> io::Result<Greeting> {
         return Ok(Greeting::PerfServer(version(r, &mut b)?));
     }
     // A version-1 receiver says nothing first, then refuses our header with an error status.
-    if b[0] == 1 {
-        let len = usize::from(u16::from_le_bytes([b[1], b[2]])).min(MAX_MESSAGE_LEN);
+    let len = usize::from(u16::from_le_bytes([b[1], b[2]])).min(MAX_MESSAGE_LEN);
+    if b[0] == 1 && len > 1 {
         let mut msg = vec![0u8; len];
         msg[0] = b[3];
-        if len > 1 && r.read_exact(&mut msg[1..]).is_ok() {
+        if r.read_exact(&mut msg[1..]).is_ok() {
             return Ok(Greeting::Other(format!(
                 "it answered \"{}\": an older `udt recv`?",
                 display_name(&String::from_utf8_lossy(&msg))
@@ -606,6 +606,11 @@ mod tests {
             .unwrap();
         assert!(matches!(g(&v1), Greeting::Other(m) if m.contains("speaks 1")));
         assert!(read_greeting(&mut &b"UD"[..]).is_err());
+        // An error status whose message is empty or one byte long: some other peer, never a
+        // panic.
+        for odd in [&b"\x01\x00\x00\x00"[..], b"\x01\x01\x00x", b"\x01\x05\x00ab"] {
+            assert!(matches!(g(odd), Greeting::Other(_)), "{odd:?}");
+        }
     }
 
     #[test]
