@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -11,6 +13,7 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use common::data;
 use udt::{Options, UdtStream};
 
 /// Deadline of any one child process.
@@ -27,20 +30,6 @@ fn udt() -> Command {
 
 /// The code phrase both ends of a test's transfers use.
 const TEST_CODE: &str = "4242-test-code-phrase";
-
-/// Pseudo-random bytes (xorshift), reproducible.
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(len);
-    v
-}
 
 /// A running child whose output is collected; killed on drop.
 struct Proc {

@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -19,24 +21,11 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::data;
 use udt::{Options, UdtStream};
 
 /// Deadline of any one child process.
 const DEADLINE: Duration = Duration::from_secs(30);
-
-/// Pseudo-random bytes (xorshift), reproducible.
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    let mut v = Vec::with_capacity(len + 8);
-    while v.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(len);
-    v
-}
 
 /// A running `udt` whose standard error is collected line by line; killed on drop.
 struct Proc {

@@ -312,6 +312,58 @@ fn data_appended_in_clear_to_the_key_agreement_is_refused() {
     assert!(e.to_string().contains("injected"), "{e}");
 }
 
+/// Which way a datagram crosses the on-path attacker.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Toward {
+    Server,
+    Client,
+}
+
+/// An attacker on the path between one client and `server`, on loopback: `attack` sees each
+/// datagram (and the way it goes) and returns what to send on instead, each with its way.
+struct OnPath {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: thread::JoinHandle<()>,
+}
+
+impl OnPath {
+    fn start(
+        server: SocketAddr,
+        mut attack: impl FnMut(Toward, &[u8]) -> Vec<(Toward, Vec<u8>)> + Send + 'static,
+    ) -> OnPath {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let addr = socket.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Arc::clone(&stop);
+        let thread = thread::spawn(move || {
+            let mut client = None;
+            let mut buf = vec![0u8; 65536];
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !s.load(Ordering::Relaxed) && Instant::now() < deadline {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else { continue };
+                let toward = if from == server { Toward::Client } else { Toward::Server };
+                if toward == Toward::Server {
+                    client = Some(from);
+                }
+                for (way, bytes) in attack(toward, &buf[..n]) {
+                    let to = if way == Toward::Server { Some(server) } else { client };
+                    if let Some(to) = to {
+                        let _ = socket.send_to(&bytes, to);
+                    }
+                }
+            }
+        });
+        OnPath { addr, stop, thread }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+    }
+}
+
 /// An on-path attacker who drops the initiator's confirmation (and everything sealed after it)
 /// and answers each dropped data packet with a forged ACK in clear: the responder never seals,
 /// yet the initiator must not count data as delivered that never arrived.
@@ -321,62 +373,44 @@ fn forged_clear_acks_cannot_acknowledge_sealed_data() {
     let listener = UdtListener::bind_with("127.0.0.1:0", secure(key.clone())).unwrap();
     let server_addr = listener.local_addr().unwrap();
     let server = thread::spawn(move || listener.accept().map(|_| ()));
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-    let relay_addr = socket.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
     let forged = Arc::new(Mutex::new(0u32));
-    let (s, f) = (Arc::clone(&stop), Arc::clone(&forged));
-    let relay = thread::spawn(move || {
-        let (mut client, mut client_id, mut stealing, mut ack_no) = (None, None, false, 1u32);
-        let mut clear_seen = 0;
-        let mut buf = vec![0u8; 65536];
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !s.load(Ordering::Relaxed) && Instant::now() < deadline {
-            let Ok((n, from)) = socket.recv_from(&mut buf) else { continue };
-            let p = &buf[..n];
-            let is_data = p[0] & 0x80 == 0;
-            if from == server_addr {
-                if is_data && client_id.is_none() {
-                    client_id = Some([p[12], p[13], p[14], p[15]]);
-                }
-                if let Some(c) = client {
-                    let _ = socket.send_to(p, c);
-                }
-                continue;
+    let f = Arc::clone(&forged);
+    let (mut client_id, mut clear_seen, mut ack_no) = (None, 0, 1u32);
+    let path = OnPath::start(server_addr, move |toward, p| {
+        let is_data = p[0] & 0x80 == 0;
+        if toward == Toward::Client {
+            if is_data && client_id.is_none() {
+                client_id = Some([p[12], p[13], p[14], p[15]]);
             }
-            client = Some(from);
-            // The initiator's clear data is two packets (its hello, its Noise message); what
-            // follows is sealed: the confirmation and the application's data.
-            if is_data {
-                clear_seen += 1;
-                stealing |= clear_seen > 2;
-            }
-            if !(stealing && is_data) {
-                let _ = socket.send_to(p, server_addr);
-                continue;
-            }
-            let Some(id) = client_id else { continue };
-            let seq = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7FFF_FFFF;
-            let mut ack = vec![0x80, 0x02, 0, 0];
-            ack.extend_from_slice(&ack_no.to_be_bytes());
-            ack.extend_from_slice(&[0; 4]);
-            ack.extend_from_slice(&id);
-            for word in [(seq + 1) & 0x7FFF_FFFF, 10_000, 1_000, 8192] {
-                ack.extend_from_slice(&word.to_be_bytes());
-            }
-            ack_no += 1;
-            *f.lock().unwrap() += 1;
-            let _ = socket.send_to(&ack, from);
+            return vec![(toward, p.to_vec())];
         }
+        // The initiator's clear data is two packets (its hello, its Noise message); what
+        // follows is sealed: the confirmation and the application's data.
+        if is_data {
+            clear_seen += 1;
+        }
+        if !is_data || clear_seen <= 2 {
+            return vec![(toward, p.to_vec())];
+        }
+        let Some(id) = client_id else { return Vec::new() };
+        let seq = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7FFF_FFFF;
+        let mut ack = vec![0x80, 0x02, 0, 0];
+        ack.extend_from_slice(&ack_no.to_be_bytes());
+        ack.extend_from_slice(&[0; 4]);
+        ack.extend_from_slice(&id);
+        for word in [(seq + 1) & 0x7FFF_FFFF, 10_000, 1_000, 8192] {
+            ack.extend_from_slice(&word.to_be_bytes());
+        }
+        ack_no += 1;
+        *f.lock().unwrap() += 1;
+        vec![(Toward::Client, ack)]
     });
-    let mut client = UdtStream::connect_with(relay_addr, secure(key)).unwrap();
+    let mut client = UdtStream::connect_with(path.addr, secure(key)).unwrap();
     client.write_all(b"this never reaches the listener").unwrap();
     client.set_write_timeout(Some(Duration::from_secs(3)));
     let flushed = client.flush_acknowledged();
     let counts = client.seal_counters().unwrap();
-    stop.store(true, Ordering::Relaxed);
-    relay.join().unwrap();
+    path.stop();
     assert!(*forged.lock().unwrap() > 0, "the attacker forged acknowledgements");
     let e = flushed.expect_err("data that never arrived must not count as acknowledged");
     assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
@@ -410,34 +444,16 @@ fn a_udt_handshake_changed_on_the_path_fails_the_key_agreement() {
     let listener = UdtListener::bind_with("127.0.0.1:0", secure(key.clone())).unwrap();
     let server_addr = listener.local_addr().unwrap();
     let server = thread::spawn(move || listener.accept().map(|_| ()));
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-    let relay_addr = socket.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = Arc::clone(&stop);
-    let relay = thread::spawn(move || {
-        let mut client = None;
-        let mut buf = vec![0u8; 65536];
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !s.load(Ordering::Relaxed) && Instant::now() < deadline {
-            let Ok((n, from)) = socket.recv_from(&mut buf) else { continue };
-            if from == server_addr {
-                if let Some(c) = client {
-                    let _ = socket.send_to(&buf[..n], c);
-                }
-                continue;
-            }
-            client = Some(from);
-            // A handshake (control type 0): its MSS is body word 3.
-            if n >= 64 && buf[0] == 0x80 && buf[1] == 0 {
-                buf[28..32].copy_from_slice(&76u32.to_be_bytes());
-            }
-            let _ = socket.send_to(&buf[..n], server_addr);
+    let path = OnPath::start(server_addr, |toward, p| {
+        let mut p = p.to_vec();
+        // A handshake to the listener (control type 0): its MSS is body word 3.
+        if toward == Toward::Server && p.len() >= 64 && p[0] == 0x80 && p[1] == 0 {
+            p[28..32].copy_from_slice(&76u32.to_be_bytes());
         }
+        vec![(toward, p)]
     });
-    let e = UdtStream::connect_with(relay_addr, secure(key)).expect_err("a changed set-up must fail");
-    stop.store(true, Ordering::Relaxed);
-    relay.join().unwrap();
+    let e = UdtStream::connect_with(path.addr, secure(key)).expect_err("a changed set-up must fail");
+    path.stop();
     assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
     assert!(e.to_string().contains("changed on the path"), "{e}");
     let e = server.join().unwrap().expect_err("the listener refuses it too");
