@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use serde::Serialize;
-use udt::proto::cc::{catalog, CcInfo};
+use udt::cc::{catalog, CcInfo};
 
 /// Arguments of `udt cc`.
 #[derive(clap::Args, Debug)]
@@ -69,7 +69,7 @@ pub fn run(args: &Args) -> Result<()> {
         println!("    {}", e.summary);
         println!("    from: {}", e.reference);
         if e.both_ends {
-            println!("    run it at both ends: the receiver's controller sets the ACK interval or answers");
+            println!("    run it at both ends: the receiving end's controller answers its messages");
         }
         for p in &e.params {
             println!("    {:<18} {} (default {})", format!("{}=", p.key), p.doc, p.default);

@@ -73,7 +73,7 @@ pub struct CcArg {
 /// Parse `--cc`: the name and parameters are checked against the catalog here, so that a typo
 /// is a usage error (exit 2) that lists what exists.
 pub fn parse_cc(s: &str) -> Result<CcArg, String> {
-    let factory = udt::proto::cc::factory(s).map_err(|e| format!("{e} (see `udt cc list`)"))?;
+    let factory = udt::cc::factory(s).map_err(|e| format!("{e} (see `udt cc list`)"))?;
     Ok(CcArg { spec: s.to_string(), factory })
 }
 

@@ -59,8 +59,8 @@ pub struct Args {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
-    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). TCP-like ones
-    /// (newreno, cubic, ...) should run at both ends: the receiver's sets the ACK interval.
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). What the receiver
+    /// reports (ACK interval, rates) follows the sending end's controller.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
     /// Declare the peer gone after this many seconds without hearing from it (default 10).

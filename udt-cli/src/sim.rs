@@ -5,7 +5,7 @@
 //! `udt sim sweep --count N --seed S [--json] [--time S] [--max-packets N] [--cc SPEC]` runs N
 //! random scenarios drawn from the seed and prints each one's figures and their distributions
 //! (`udt_sim::sweep`). `--cc` takes the catalog's specifications (`udt cc list`), default
-//! `udt_proto::cc::DEFAULT_CC`. The simulator is deterministic: the seed is printed with the
+//! `udt_cc::DEFAULT_CC`. The simulator is deterministic: the seed is printed with the
 //! results and the same seed gives the same numbers (`UDT_SIM_SEED` also sets it).
 
 use std::path::PathBuf;
@@ -72,7 +72,7 @@ pub struct Args {
     pub time: Option<String>,
     /// Congestion control of the UDT flows, `NAME[:key=value,...]` from the catalog (`udt cc
     /// list`): `udt`, `daimd:noisy=true`, `newreno:ack=1`, `blast:rate=50m`, ... Default: the
-    /// scenario's (`udt_proto::cc::DEFAULT_CC` unless the scenario is about another algorithm).
+    /// scenario's (`udt_cc::DEFAULT_CC` unless the scenario is about another algorithm).
     #[arg(long, value_name = "SPEC")]
     pub cc: Option<String>,
     /// Runs in parallel.

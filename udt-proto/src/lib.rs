@@ -6,13 +6,15 @@
 //! `now` and randomness, and carry out the datagrams and deadlines that come out.
 //!
 //! Layers, bottom up:
-//! * [`time`], [`seq`]: microsecond instants; wrapping 31-bit sequence, 29-bit message and ACK
+//! * [`time`], [`seq`]: nanosecond instants; wrapping 31-bit sequence, 29-bit message and ACK
 //!   numbers.
 //! * [`packet`]: typed views and values for every UDT4 packet, `parse` and `emit`.
 //! * [`loss_list`], [`buffer`]: the sender's and receiver's loss lists and protocol buffers.
-//! * [`cc`]: congestion control as a trait (Composable UDT), the native algorithm and a fixed
-//!   rate controller.
-//! * [`connection`]: one UDT connection: handshake, sender, receiver, timers, statistics.
+//! * [`cc`]: congestion control as a trait (Composable UDT), the thesis' algorithm (`daimd`)
+//!   and a fixed-rate controller; the catalog and the default model controller are `udt-cc`'s.
+//! * [`connection`]: one UDT connection: handshake, sender, receiver, timers, statistics, and
+//!   its protocol [`Policy`](connection::Policy) (what the sender learns from, what the
+//!   receiver reports), offered to the peer at start.
 //! * [`endpoint`]: the listener side of the handshake (SYN cookies) and socket-id routing.
 //!
 //! The polling contract is documented on [`connection::Connection`].

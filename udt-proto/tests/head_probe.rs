@@ -1,5 +1,5 @@
-//! The sender's head probe: when the congestion control asks for it (`probe_lost_retransmissions`;
-//! no controller of the catalog does at present), a retransmission of the
+//! The sender's head probe: when the policy asks for it (`Policy::head_probe`, here declared by
+//! the controller's factory; no controller of the catalog does at present), a retransmission of the
 //! oldest unacknowledged packet that is itself lost is sent again one RTT (+ 4 RTTVar + SYN)
 //! after it left. The receiver re-reports a loss left unrepaired after the same interval, so
 //! both repair a lost retransmission within about one RTT plus the repair timer; the probe
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::{test_data, LinkModel, Pair};
-use udt_proto::cc::{CcFactory, CongestionControl, FixedRate};
+use udt_proto::cc::{CcFactory, CongestionControl, FixedRate, Policy};
 use udt_proto::connection::Config;
 use udt_proto::time::Instant;
 use udt_proto::SeqNo;
@@ -26,14 +26,16 @@ struct Paced(bool);
 
 impl CcFactory for Paced {
     fn build(&self) -> Box<dyn CongestionControl> {
-        Box::new(Probing { inner: FixedRate::new(Duration::from_millis(1), 100_000.0), probe: self.0 })
+        Box::new(Probing { inner: FixedRate::new(Duration::from_millis(1), 100_000.0) })
+    }
+    fn policy(&self) -> Policy {
+        Policy::UDT4.with_head_probe(self.0)
     }
 }
 
 #[derive(Debug)]
 struct Probing {
     inner: FixedRate,
-    probe: bool,
 }
 
 impl CongestionControl for Probing {
@@ -45,9 +47,6 @@ impl CongestionControl for Probing {
     }
     fn congestion_window(&self) -> f64 {
         self.inner.congestion_window()
-    }
-    fn probe_lost_retransmissions(&self) -> bool {
-        self.probe
     }
 }
 

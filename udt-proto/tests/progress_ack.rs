@@ -1,9 +1,9 @@
-//! Progress ACKs: when the congestion control asks for them (`send_progress_acks`, the default
-//! model controller), the receiver sends a full ACK every SYN while data arrives
-//! behind a hole that holds its ACK point, the number repeated; a sender whose controller
-//! learns from them (`learn_from_repeated_acks`) runs `on_ack` on each. Without the ask, UDT4's
-//! behaviour: the receiver is silent once the number was confirmed, and the sender ignores
-//! repeated ACKs.
+//! Progress ACKs: when the policy asks for them (`Policy::progress_acks`, which the default model
+//! controller declares; here set by the application), the receiver sends a full ACK every SYN
+//! while data arrives behind a hole that holds its ACK point, the number repeated; a sender
+//! whose policy learns from them (`Policy::learn_from_repeated_acks`) runs `on_ack` on each.
+//! Without them, UDT4's behaviour: the receiver is silent once the number was confirmed, and the
+//! sender ignores repeated ACKs.
 
 // Test code: helpers outside #[test] functions may panic on failure too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -14,15 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use support::{test_data, LinkModel, Pair};
-use udt_proto::cc::{CcContext, CcFactory, CongestionControl, FixedRate};
+use udt_proto::cc::{CcContext, CcFactory, CongestionControl, FixedRate, Policy};
 use udt_proto::connection::Config;
-use udt_proto::time::Instant;
 use udt_proto::SeqNo;
 
 /// 1 ms per packet, a window the flight never fills; records every `on_ack`.
 #[derive(Debug)]
 struct Recording {
-    progress: bool,
     acks: Arc<Mutex<Vec<u32>>>,
 }
 
@@ -30,7 +28,6 @@ impl CcFactory for Recording {
     fn build(&self) -> Box<dyn CongestionControl> {
         Box::new(Recorder {
             inner: FixedRate::new(Duration::from_millis(1), 100_000.0),
-            progress: self.progress,
             acks: self.acks.clone(),
         })
     }
@@ -39,7 +36,6 @@ impl CcFactory for Recording {
 #[derive(Debug)]
 struct Recorder {
     inner: FixedRate,
-    progress: bool,
     acks: Arc<Mutex<Vec<u32>>>,
 }
 
@@ -56,12 +52,6 @@ impl CongestionControl for Recorder {
     fn on_ack(&mut self, _ctx: &mut CcContext<'_>, ack: SeqNo) {
         self.acks.lock().unwrap().push(ack.value());
     }
-    fn send_progress_acks(&self) -> bool {
-        self.progress
-    }
-    fn learn_from_repeated_acks(&self, _now: Instant) -> bool {
-        self.progress
-    }
 }
 
 const ISN: u32 = 5000;
@@ -73,7 +63,8 @@ const ISN: u32 = 5000;
 fn run(progress: bool) -> (usize, u64, bool) {
     let acks = Arc::new(Mutex::new(Vec::new()));
     let config = Config {
-        cc: Arc::new(Recording { progress, acks: acks.clone() }),
+        cc: Arc::new(Recording { acks: acks.clone() }),
+        policy: Some(Policy::UDT4.with_progress_acks(progress)),
         initial_seq: Some(SeqNo::new(ISN)),
         ..Config::default()
     };

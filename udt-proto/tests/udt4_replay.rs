@@ -115,7 +115,7 @@ fn replay(file: &str) -> BTreeSet<u32> {
     // (25600): the handshake advertises their minimum.
     let config = Config {
         initial_seq: Some(req.initial_seq),
-        cc: udt_proto::cc::factory("daimd").expect("daimd is in the catalog"),
+        cc: std::sync::Arc::new(udt_proto::cc::NativeFactory::default()),
         send_buffer_pkts: 8192,
         recv_buffer_pkts: 8192,
         flow_window: 25_600,

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! `--cc SPEC` takes any specification of the `udt-proto` catalog (`udt cc list`), default
-//! `udt_proto::cc::DEFAULT_CC`.
+//! `udt_cc::DEFAULT_CC`.
 //!
 //! `--json` prints the JSON report on stdout and the table on stderr. The seed also comes from
 //! `UDT_SIM_SEED`; it is printed with the results, and the same seed gives the same numbers.

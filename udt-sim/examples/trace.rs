@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `--cc SPEC` takes any specification of the `udt-proto` catalog (`udt cc list`), default
-//! `udt_proto::cc::DEFAULT_CC`.
+//! `udt_cc::DEFAULT_CC`.
 //!
 //! `--rtts` gives every flow its own RTT (the Fig. 4-5 layout: access delays, one flow per RTT,
 //! e.g. `--rtts 0.001,0.01,0.1,1,10,100,1000 --queue 83 --flow 6` for Fig. 4-6's 1 s flow).

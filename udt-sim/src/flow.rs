@@ -15,7 +15,8 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use udt_proto::cc::{CcFactory, CcSpec, DEFAULT_CC};
+use udt_cc::{CcSpec, DEFAULT_CC};
+use udt_proto::cc::CcFactory;
 use udt_proto::connection::Config;
 
 use crate::bulk::BulkFlow;
@@ -39,17 +40,16 @@ impl NamedCc {
     /// algorithm's canonical name (`tcp:ack=1` is `newreno:ack=1`).
     pub fn intern(text: &str) -> Result<&'static NamedCc, String> {
         static TABLE: OnceLock<Mutex<Vec<&'static NamedCc>>> = OnceLock::new();
-        let hint = |e: udt_proto::cc::CcSpecError| format!("{e} (`udt cc list` shows the catalog)");
+        let hint = |e: udt_cc::CcSpecError| format!("{e} (`udt cc list` shows the catalog)");
         let mut spec = CcSpec::parse(text).map_err(hint)?;
-        udt_proto::cc::registry::factory_for(&spec).map_err(hint)?;
-        let info =
-            udt_proto::cc::lookup(&spec.name).ok_or_else(|| format!("{text:?}: not in the catalog"))?;
+        udt_cc::registry::factory_for(&spec).map_err(hint)?;
+        let info = udt_cc::lookup(&spec.name).ok_or_else(|| format!("{text:?}: not in the catalog"))?;
         spec.name = info.name.to_string();
         let mut table = TABLE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = table.iter().find(|n| n.spec == spec) {
             return Ok(found);
         }
-        let named: &'static NamedCc = Box::leak(Box::new(NamedCc { spec, tcp_like: info.both_ends }));
+        let named: &'static NamedCc = Box::leak(Box::new(NamedCc { spec, tcp_like: info.tcp_like }));
         table.push(named);
         Ok(named)
     }
@@ -61,7 +61,7 @@ impl NamedCc {
 
     /// A fresh factory.
     pub fn factory(&self) -> Arc<dyn CcFactory> {
-        udt_proto::cc::registry::factory_for(&self.spec).expect("checked when interned")
+        udt_cc::registry::factory_for(&self.spec).expect("checked when interned")
     }
 }
 

@@ -20,7 +20,7 @@ const MBPS: u64 = 1_000_000;
 
 /// The default controller (the catalog's `udt`, docs/congestion-control.md); the checks of the
 /// thesis' own algorithm name `daimd`.
-const DEFAULT_CC: &str = udt_proto::cc::DEFAULT_CC;
+const DEFAULT_CC: &str = udt_cc::DEFAULT_CC;
 
 fn default_cc() -> CcChoice {
     CcChoice::parse(DEFAULT_CC).unwrap()

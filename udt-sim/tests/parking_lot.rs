@@ -11,7 +11,7 @@ use udt_sim::scenario::{self, parking_lot_bottleneck, parking_lot_shares, Params
 use udt_sim::CcChoice;
 
 /// The default controller (the catalog's `udt`; the thesis' algorithm is `daimd`).
-const DEFAULT_CC: &str = udt_proto::cc::DEFAULT_CC;
+const DEFAULT_CC: &str = udt_cc::DEFAULT_CC;
 
 /// Every flow within this fraction of its max-min share.
 const SHARE_TOLERANCE: f64 = 0.2;

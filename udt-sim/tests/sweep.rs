@@ -33,10 +33,7 @@ fn a_small_sweep_completes_in_range_and_repeats() {
     let c = config(2);
     let r = sweep::run(&c).unwrap_or_else(|e| panic!("seed {}: {e}", c.seed));
     eprint!("{}", sweep::text::render(&r));
-    assert_eq!(
-        (r.scenarios.len(), r.count, r.seed, r.cc.as_str()),
-        (6, 6, c.seed, udt_proto::cc::DEFAULT_CC)
-    );
+    assert_eq!((r.scenarios.len(), r.count, r.seed, r.cc.as_str()), (6, 6, c.seed, udt_cc::DEFAULT_CC));
     for s in &r.scenarios {
         let (d, o) = (&s.scenario, &s.outcome);
         let ctx = format!("seed {} scenario {}: {d:?} {o:?}", c.seed, d.index);

@@ -55,5 +55,6 @@ pub use async_io::{AsyncUdtListener, AsyncUdtStream};
 pub use listener::UdtListener;
 pub use options::{Config, Mode, Options, DEFAULT_MAX_ACCEPTED};
 pub use stream::UdtStream;
+pub use udt_cc as cc;
 pub use udt_proto::connection::{Counters, InstantValues, Snapshot};
 pub use udt_proto::{self as proto};

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use udt_proto::cc::{CcFactory, CcSpecError};
+use udt_cc::CcSpecError;
+use udt_proto::cc::CcFactory;
 
 use crate::secure::Credential;
 pub use udt_proto::connection::{Config, Mode};
@@ -159,9 +160,9 @@ impl Default for Options {
     }
 }
 
-/// The runtime's default congestion control: the catalog's [`udt_proto::cc::DEFAULT_CC`].
+/// The runtime's default congestion control: the catalog's [`udt_cc::DEFAULT_CC`].
 fn default_congestion_control() -> Arc<dyn CcFactory> {
-    udt_proto::cc::default_factory()
+    udt_cc::default_factory()
 }
 
 impl Options {
@@ -175,7 +176,7 @@ impl Options {
 
 impl Options {
     /// Choose the congestion control by specification, `NAME[:key=value,...]`, from the
-    /// catalog of `udt_proto::cc::registry` (`udt`, `blast:rate=500m`, `newreno`, `cubic:beta=0.7`,
+    /// catalog of `udt_cc::registry` (`udt`, `blast:rate=500m`, `newreno`, `cubic:beta=0.7`,
     /// ...; `udt cc list` shows them all). Set it before connecting or listening; an accepted
     /// socket gets its listener's choice.
     ///
@@ -185,7 +186,7 @@ impl Options {
     /// assert!(options.set_congestion_control("cubic:speed=9").is_err());
     /// ```
     pub fn set_congestion_control(&mut self, spec: &str) -> Result<(), CcSpecError> {
-        self.config.cc = udt_proto::cc::factory(spec)?;
+        self.config.cc = udt_cc::factory(spec)?;
         Ok(())
     }
 

@@ -172,7 +172,7 @@ fn check(test: &str, cc: &str) {
 
 #[test]
 fn a_thousand_half_open_handshakes_stay_under_50_mb() {
-    check("a_thousand_half_open_handshakes_stay_under_50_mb", udt::proto::cc::DEFAULT_CC);
+    check("a_thousand_half_open_handshakes_stay_under_50_mb", udt::cc::DEFAULT_CC);
 }
 
 /// TCP-like controllers ask for an ACK every packet or two, so each connection may keep up to

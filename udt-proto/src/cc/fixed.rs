@@ -6,20 +6,15 @@
 //! [`UNLIMITED_PERIOD`] (1 us, the native algorithm's slow-start period), leaving the flow window
 //! as the only limit; a zero period is avoided so that pacers never see a degenerate interval.
 //!
-//! A [`BlastFactory`] builds controllers that share one rate with a [`BlastHandle`], through
-//! which the application changes the rate of a running connection (the thesis' `CUDPBlast`
-//! `setRate`, §5.3.1).
+//! udt-cc's `BlastFactory` builds controllers whose rate an application changes while they run
+//! (the thesis' `CUDPBlast` `setRate`, §5.3.1) on top of this one.
 //!
 //! Invariants: the controller never reacts to network events; the period only changes through
-//! the setters, the shared handle and, when the rate was given in bits per second, at `init`,
+//! the setters and, when the rate was given in bits per second, at `init`,
 //! which recomputes it for the negotiated MSS (a factory does not know the MSS when it builds
 //! the controller).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
-
-use super::CcFactory;
 
 use super::{CcContext, CongestionControl};
 
@@ -31,7 +26,7 @@ pub const FIXED_WINDOW: f64 = 100_000.0;
 pub const UNLIMITED_PERIOD: Duration = Duration::from_micros(1);
 
 /// The MSS assumed until `init` supplies the negotiated one (UDT4's default).
-const DEFAULT_MSS: u32 = 1500;
+pub const DEFAULT_MSS: u32 = 1500;
 
 /// Sends at a constant period that can be changed at run time.
 #[derive(Debug)]
@@ -42,13 +37,11 @@ pub struct FixedRate {
     bits_per_sec: Option<u64>,
     /// Packet size the rate is converted with, bytes.
     mss: u32,
-    /// A rate in bits per second shared with a [`BlastHandle`]; overrides `period` when set.
-    shared: Option<Arc<AtomicU64>>,
 }
 
 /// `mss * 8 / bits_per_sec` seconds, rounded to the nanosecond, at least 1 ns; zero rate:
 /// [`UNLIMITED_PERIOD`].
-fn period_for(bits_per_sec: u64, mss: u32) -> Duration {
+pub fn period_for(bits_per_sec: u64, mss: u32) -> Duration {
     if bits_per_sec == 0 {
         return UNLIMITED_PERIOD;
     }
@@ -62,7 +55,7 @@ fn period_for(bits_per_sec: u64, mss: u32) -> Duration {
 impl FixedRate {
     /// A controller sending one packet every `period`, window `window` packets.
     pub fn new(period: Duration, window: f64) -> Self {
-        FixedRate { period, window, bits_per_sec: None, mss: DEFAULT_MSS, shared: None }
+        FixedRate { period, window, bits_per_sec: None, mss: DEFAULT_MSS }
     }
 
     /// A controller sending `bits_per_sec` of `mss`-byte packets (period `mss * 8 / rate`; zero:
@@ -74,7 +67,6 @@ impl FixedRate {
             window: FIXED_WINDOW,
             bits_per_sec: Some(bits_per_sec),
             mss,
-            shared: None,
         }
     }
 
@@ -88,6 +80,11 @@ impl FixedRate {
     pub fn set_rate_bits_per_sec(&mut self, bits_per_sec: u64) {
         self.bits_per_sec = Some(bits_per_sec);
         self.period = period_for(bits_per_sec, self.mss);
+    }
+
+    /// The packet size rates are converted with, bytes: the negotiated MSS after `init`.
+    pub fn mss(&self) -> u32 {
+        self.mss
     }
 
     /// The rate in bits per second, when it was set that way.
@@ -109,56 +106,11 @@ impl CongestionControl for FixedRate {
     }
 
     fn send_period(&self) -> Duration {
-        match &self.shared {
-            Some(rate) => period_for(rate.load(Ordering::Relaxed), self.mss),
-            None => self.period,
-        }
+        self.period
     }
 
     fn congestion_window(&self) -> f64 {
         self.window
-    }
-}
-
-/// Changes, at run time, the rate of every controller its [`BlastFactory`] built.
-#[derive(Clone, Debug)]
-pub struct BlastHandle(Arc<AtomicU64>);
-
-impl BlastHandle {
-    /// Send `bits_per_sec` of MSS-sized packets from now on (zero: unlimited).
-    pub fn set_rate_bits_per_sec(&self, bits_per_sec: u64) {
-        self.0.store(bits_per_sec, Ordering::Relaxed);
-    }
-
-    /// The current rate in bits per second (zero: unlimited).
-    pub fn rate_bits_per_sec(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// UDP blast (thesis §5.3.1 `CUDPBlast`): fixed-rate controllers sharing one changeable rate.
-#[derive(Debug)]
-pub struct BlastFactory {
-    rate: Arc<AtomicU64>,
-}
-
-impl BlastFactory {
-    /// Controllers sending `bits_per_sec` (zero: unlimited, the flow window is the only limit).
-    pub fn new(bits_per_sec: u64) -> Self {
-        BlastFactory { rate: Arc::new(AtomicU64::new(bits_per_sec)) }
-    }
-
-    /// A handle that changes the rate of every controller built by this factory.
-    pub fn handle(&self) -> BlastHandle {
-        BlastHandle(Arc::clone(&self.rate))
-    }
-}
-
-impl CcFactory for BlastFactory {
-    fn build(&self) -> Box<dyn super::CongestionControl> {
-        let mut cc = FixedRate::from_bits_per_sec(self.rate.load(Ordering::Relaxed), DEFAULT_MSS);
-        cc.shared = Some(Arc::clone(&self.rate));
-        Box::new(cc)
     }
 }
 
@@ -251,23 +203,5 @@ mod tests {
         init_with_mss(&mut cc, 9000);
         assert_eq!(cc.send_period(), Duration::from_micros(30));
         assert_eq!(cc.congestion_window(), 64.0);
-    }
-
-    #[test]
-    fn blast_rate_changes_at_run_time() {
-        let factory = BlastFactory::new(12_000_000);
-        let handle = factory.handle();
-        let mut a = factory.build();
-        let b = factory.build();
-        assert_eq!(a.send_period(), Duration::from_millis(1));
-        handle.set_rate_bits_per_sec(120_000_000);
-        assert_eq!(a.send_period(), Duration::from_micros(100));
-        assert_eq!(b.send_period(), Duration::from_micros(100));
-        assert_eq!(handle.rate_bits_per_sec(), 120_000_000);
-        // The negotiated MSS scales the period.
-        init_with_mss(a.as_mut(), 9000);
-        assert_eq!(a.send_period(), Duration::from_micros(600));
-        handle.set_rate_bits_per_sec(0);
-        assert_eq!(a.send_period(), UNLIMITED_PERIOD);
     }
 }

@@ -1,49 +1,35 @@
-//! Composable congestion control: the CCC of thesis chapter 5 as a trait.
+//! Composable congestion control: the CCC of thesis chapter 5 as a trait, with the thesis'
+//! algorithm (`daimd`, UDT4's `CUDTCC`: [`NativeCc`]) and a fixed-rate controller built in.
+//! The catalog (the default model controller, BBR, the TCP family, GTP, ...) and the lookup by
+//! name are the `udt-cc` crate's.
 //!
 //! A connection owns one `Box<dyn CongestionControl>` made by a [`CcFactory`]. The connection
 //! calls the `on_*` callbacks as events happen and reads the outputs (packet-sending period,
-//! congestion window, optional ACK period / ACK interval / RTO overrides, an optional sending
-//! pause, and user-defined control messages to send) after every callback.
+//! congestion window, optional RTO and RTT overrides, an optional sending pause, and
+//! user-defined control messages to send) after every callback. What the protocol does around
+//! it (which ACKs the receiver sends and reports, what the sender learns from) is the
+//! connection's [`Policy`]: a factory declares the policy its controllers need, the
+//! application may set another, and no controller switches it at run time.
 //!
 //! Invariants: callbacks get a [`CcContext`] with read-only facts about the connection and the
 //! injected random number generator, so an algorithm never reads a clock or a global RNG. Outputs
 //! are pure reads: calling them twice without a callback in between returns the same values.
 
-pub mod bbr;
-pub mod bic;
-pub mod cubic;
-pub mod fast;
 pub mod fixed;
-pub mod gtp;
-pub mod highspeed;
-pub mod model;
 pub mod native;
-pub mod newreno;
-pub mod registry;
-#[cfg(test)]
-mod response;
-pub mod scalable;
-pub mod spec;
-pub mod tcp;
-pub mod timing;
-pub mod vegas;
-pub mod westwood;
 
 use std::fmt;
 use std::time::Duration;
 
 use rand_core::RngCore;
 
+pub use crate::connection::Policy;
 use crate::connection::Stats;
 use crate::seq::SeqNo;
 use crate::time::Instant;
 
-pub use fixed::{BlastFactory, BlastHandle, FixedRate};
-pub use gtp::{Gtp, GtpConfig, GtpFactory};
+pub use fixed::FixedRate;
 pub use native::{NativeCc, NativeConfig};
-pub use registry::{catalog, default_factory, factory, lookup, CcInfo, DEFAULT_CC};
-pub use spec::{CcSpec, CcSpecError};
-pub use tcp::{Tcp, TcpConfig, TcpFactory, TcpVariant};
 
 /// Read-only facts handed to every callback (UDT4 CCC's protected members), plus the RNG.
 pub struct CcContext<'a> {
@@ -138,14 +124,6 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn send_period(&self) -> Duration;
     /// Congestion window in packets (the flow window caps it further).
     fn congestion_window(&self) -> f64;
-    /// ACK timer override (at most SYN; thesis §5.2 `setACKTimer`).
-    fn ack_period(&self) -> Option<Duration> {
-        None
-    }
-    /// Acknowledge every N packets with light ACKs (thesis §5.2 `setACKInterval`).
-    fn ack_interval(&self) -> Option<u32> {
-        None
-    }
     /// Fixed retransmission timeout without back-off (UDT4 `setRTO`).
     fn rto(&self) -> Option<Duration> {
         None
@@ -155,39 +133,6 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// smoothed RTT. The RTT reported to the peer in ACKs stays the measured one.
     fn rtt(&self) -> Option<Duration> {
         None
-    }
-    /// Whether the sender should resend the oldest unacknowledged packet when its last
-    /// retransmission was not acknowledged in time (the head probe, ours), instead of waiting
-    /// for the receiver to report it again (twice the RTT and more, with the window filling
-    /// meanwhile). For controllers that see link errors, where a lost retransmission is a
-    /// common event rather than a sign of heavy congestion. Default off: UDT4's behaviour.
-    fn probe_lost_retransmissions(&self) -> bool {
-        false
-    }
-    /// Whether a full ACK that repeats the last one's number still brings news to this
-    /// controller: the receiver's RTT and rates are updated and [`CongestionControl::on_ack`]
-    /// runs. Our receiver sends such an ACK every SYN while a hole holds its ACK point and data
-    /// keeps arriving behind it; UDT4's sender ignores them, and so do we unless this is set.
-    /// For a rate-based controller that sees link errors, where some hole is open most of the
-    /// time on a long lossy path and an increase driven only by advancing ACKs would all but
-    /// stop. Asked when such an ACK arrives at `now`. Default off: UDT4's behaviour.
-    fn learn_from_repeated_acks(&self, _now: Instant) -> bool {
-        false
-    }
-    /// Whether this endpoint's receiver sends those progress ACKs: a full ACK every SYN while
-    /// data arrives behind a hole, its number repeated (receiver.rs). The endpoint runs one
-    /// controller for both directions, so a controller that learns from them asks for them;
-    /// default off, so UDT4's algorithm keeps UDT4's ACKs on the wire too.
-    fn send_progress_acks(&self) -> bool {
-        false
-    }
-    /// Whether this endpoint's receiver reports, as the arrival rate of its full ACKs, the
-    /// packets that arrived since the previous report over the time since then, instead of
-    /// UDT4's median-filtered rate of the last 16 arrivals (which drops gaps over 8 times the
-    /// median, so a flow sharing a link reads the link's rate). The field and its unit stay
-    /// UDT4's. Default off: UDT4's estimator.
-    fn report_counted_arrival_rate(&self) -> bool {
-        false
     }
     /// A pause before the next data packet (the thesis' one-SYN sending freeze after a
     /// congestion event). Taken once: the second call returns `None`.
@@ -204,6 +149,12 @@ pub trait CongestionControl: Send + fmt::Debug {
 pub trait CcFactory: Send + Sync + fmt::Debug {
     /// A fresh controller.
     fn build(&self) -> Box<dyn CongestionControl>;
+    /// The protocol policy its controllers need (what the sender learns from, what it asks the
+    /// receiver to report), used where the application sets none ([`crate::connection::Config::policy`]).
+    /// Default: UDT4's.
+    fn policy(&self) -> Policy {
+        Policy::UDT4
+    }
 }
 
 /// Factory for the UDT native algorithm with a given configuration.

@@ -1080,9 +1080,8 @@ mod tests {
         env.at_ms(200).ack(&mut cc, 150);
         // 1000/s * (100 ms + 10 ms) + 16
         assert_close(cc.congestion_window(), 126.0);
-        assert!(!cc.probe_lost_retransmissions());
-        assert!(!cc.send_progress_acks());
-        assert!(!cc.learn_from_repeated_acks(env.now));
+        use crate::cc::{CcFactory, NativeFactory, Policy};
+        assert_eq!(NativeFactory(NativeConfig::default()).policy(), Policy::UDT4);
     }
 
     #[test]

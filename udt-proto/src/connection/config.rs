@@ -58,9 +58,15 @@ pub struct Config {
     pub rendezvous_timeout: Duration,
     /// Interval between handshake resends (UDT4: 250 ms).
     pub handshake_resend: Duration,
-    /// Congestion control factory (default: the catalog's [`crate::cc::DEFAULT_CC`]; the thesis'
-    /// algorithm, UDT4's `CUDTCC`, is `daimd`).
+    /// Congestion control factory (default: the thesis' algorithm, UDT4's `CUDTCC`,
+    /// [`NativeFactory`](crate::cc::NativeFactory); the runtime's default is `udt-cc`'s model
+    /// controller).
     pub cc: Arc<dyn CcFactory>,
+    /// Protocol policy: what the sender learns from and probes, and what it asks the peer's
+    /// receiver to report (progress ACKs, the arrival rate, ACK frequency; offered to the peer at
+    /// start, see [`Policy`](super::Policy)). `None` (the default) is what the congestion
+    /// controller declares it needs ([`CcFactory::policy`]).
+    pub policy: Option<super::Policy>,
     /// Upper bound on the sending rate in bytes/s of UDT packets (UDT4 `UDT_MAXBW`).
     pub max_bandwidth: Option<u64>,
     /// Re-report missing packets after an increasing interval (thesis §2.2.3; UDT4 4.9+ removed
@@ -105,7 +111,8 @@ impl Default for Config {
             connect_timeout: Duration::from_secs(3),
             rendezvous_timeout: Duration::from_secs(30),
             handshake_resend: Duration::from_millis(250),
-            cc: crate::cc::default_factory(),
+            cc: Arc::new(crate::cc::NativeFactory::default()),
+            policy: None,
             max_bandwidth: None,
             periodic_nak: true,
             udt4_estimators: false,

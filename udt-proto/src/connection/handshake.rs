@@ -340,7 +340,7 @@ impl Connection {
             history: super::rate_sampling::AckHistory::with_capacity(
                 super::rate_sampling::AckHistory::capacity_for(
                     self.config.recv_buffer_pkts.max(self.config.flow_window),
-                    self.cc.ack_interval(),
+                    self.policy.ack_interval,
                 ),
             ),
             arrivals: if self.config.udt4_estimators {
@@ -361,6 +361,7 @@ impl Connection {
         self.last_response = now;
         self.last_heard = now;
         self.arm_exp();
+        self.start_policy_exchange(now);
         self.with_cc(now, |cc, ctx| cc.init(ctx));
         self.drain_cc_messages();
         self.events.push_back(Event::Connected);

@@ -38,6 +38,8 @@
 mod config;
 mod event;
 mod handshake;
+mod policy;
+mod policy_exchange;
 mod rate_sampling;
 mod receiver;
 mod rtt;
@@ -61,6 +63,8 @@ use crate::time::Instant;
 pub use config::{Config, ConfigError, Mode, DEFAULT_BUFFER_PKTS};
 pub use event::{CloseReason, ConnError, Event};
 pub use handshake::TRANSCRIPT_LEN;
+pub use policy::{Offer, Policy, POLICY_SUBTYPE};
+pub use policy_exchange::MAX_UNANSWERED_OFFERS;
 pub use stats::{Counters, InstantValues, Snapshot, Stats};
 
 use rate_sampling::{AckHistory, ArrivalEstimator};
@@ -225,6 +229,12 @@ pub struct Connection {
     events: VecDeque<Event>,
     stats: Stats,
     cc: Box<dyn CongestionControl>,
+    /// This end's policy: the configuration's, or the controller's declaration.
+    own_policy: Policy,
+    /// The policy in force: this end's sending half; the receiving half as the peer's offer
+    /// asked, UDT4's until then.
+    policy: Policy,
+    exchange: policy_exchange::Exchange,
     rtt: RttEstimator,
     exp_count: u32,
     /// When the peer was last heard from, or (as in UDT4) the last EXP expiry after it.
@@ -295,6 +305,7 @@ impl Connection {
         config.validate()?;
         let isn = config.initial_seq.unwrap_or_else(|| SeqNo::new(rng.next_u32()));
         let cc = config.cc.build();
+        let policy = config.policy.unwrap_or_else(|| config.cc.policy());
         Ok(Connection {
             mss: config.mss,
             peer_flow_window: config.flow_window,
@@ -315,6 +326,9 @@ impl Connection {
             events: VecDeque::new(),
             stats: Stats::new(now),
             cc,
+            own_policy: policy,
+            policy: policy.receiving_as(&Policy::UDT4),
+            exchange: Default::default(),
             rtt: RttEstimator::default(),
             exp_count: 1,
             last_response: now,
@@ -391,11 +405,16 @@ impl Connection {
         self.cc.name()
     }
 
-    /// Whether this end acknowledges every few data packets (the controller's ACK interval,
+    /// Whether this end acknowledges every few data packets (the policy's ACK interval,
     /// the TCP family's delayed ACKs), not only on the ACK timer: the peer then times its
     /// round trips on ACKs that data arrival triggers.
     pub fn acknowledges_by_count(&self) -> bool {
-        self.cc.ack_interval().is_some_and(|n| n > 0)
+        self.policy.acknowledges_by_count()
+    }
+
+    /// The protocol policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     // ----- inputs -----
@@ -465,6 +484,9 @@ impl Connection {
                     Control::Error(code) => {
                         tracing::info!(code, "peer signalled an error; closing");
                         self.finish(CloseReason::PeerShutdown);
+                    }
+                    Control::UserDefined { subtype, info, data } if Self::is_policy_offer(subtype) => {
+                        self.handle_policy_offer(info, data);
                     }
                     Control::UserDefined { subtype, info, data } => {
                         let msg = CustomMessage { subtype, info, data: data.to_vec() };

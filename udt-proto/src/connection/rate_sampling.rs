@@ -267,6 +267,11 @@ impl AckHistory {
         }
     }
 
+    /// Let the ring grow to `cap` entries (a smaller value changes nothing).
+    pub fn raise_capacity(&mut self, cap: usize) {
+        self.cap = self.cap.max(cap);
+    }
+
     /// Record a full ACK; the oldest entry is forgotten when the ring is full.
     pub fn push(&mut self, ack_no: AckNo, seq: SeqNo, now: Instant) {
         if self.len == self.entries.len() && self.entries.len() < self.cap {

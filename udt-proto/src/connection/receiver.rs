@@ -6,8 +6,8 @@
 //! sent when that number was already confirmed by an ACK2, or equals the last one sent less than
 //! RTT + 4 RTTVar ago (UDT4), unless the application freed receive buffer space the peer does not
 //! know about (a window update, so a sender blocked by a full buffer restarts at once), or, on
-//! the ACK timer and when the congestion control asks for it
-//! ([`send_progress_acks`](crate::cc::CongestionControl::send_progress_acks)), data arrived
+//! the ACK timer and when the policy asks for it
+//! ([`Policy::progress_acks`](crate::connection::Policy::progress_acks)), data arrived
 //! since the last full ACK (a progress report: ours, UDT4 stays silent while a hole holds the
 //! ACK point; docs/deviations.md W9). So while data flows the sender hears fresh rates, RTT
 //! and window once per SYN, holes or not: on a 300 ms path at 0.1% loss some hole is open
@@ -80,7 +80,7 @@ impl Connection {
         let Some(link) = self.link.as_mut() else { return };
         let rx = &mut link.rx;
         rx.pkts_since_ack += 1;
-        let ack_interval = self.cc.ack_interval();
+        let ack_interval = self.policy.ack_interval;
         let full_now =
             ack_interval.is_some_and(|n| n > 0 && rx.pkts_since_ack >= n) || payload_len < payload_size;
         if full_now {
@@ -185,7 +185,7 @@ impl Connection {
 
     /// ACK timer: a full ACK if something new arrived; stop when there is nothing to do.
     pub(super) fn on_ack_timer(&mut self, now: Instant) {
-        let sent = self.send_full_ack(now, self.cc.send_progress_acks());
+        let sent = self.send_full_ack(now, self.policy.progress_acks);
         let pending = self.link.as_ref().is_some_and(|l| l.rx.pkts_since_ack > 0 || !l.rx.loss.is_empty());
         if sent || pending {
             self.timers.set(Timer::Ack, now + self.ack_period());
@@ -212,7 +212,7 @@ impl Connection {
     }
 
     fn ack_period(&self) -> Duration {
-        self.cc.ack_period().map_or(SYN, |p| p.clamp(super::MIN_OVERRIDE, SYN))
+        self.policy.ack_period.map_or(SYN, |p| p.clamp(super::MIN_OVERRIDE, SYN))
     }
 
     /// How long a reported loss may stay unrepaired before it is reported again: the NAK's way to
@@ -259,7 +259,7 @@ impl Connection {
         rx.last_ack_no = rx.last_ack_no.next();
         let avail = (rx.buf.free_packets() as u32).max(2);
         rx.advertised = avail;
-        let counted = self.cc.report_counted_arrival_rate();
+        let counted = self.policy.counted_arrival_rate;
         let rates = if rx.last_rates_time.is_none_or(|t| now - t > SYN) {
             rx.last_rates_time = Some(now);
             let recv_rate = if counted { rx.arrivals.counted_rate(now) } else { rx.arrivals.arrival_rate() };

@@ -27,6 +27,7 @@ pub(super) fn measured_period(tx: &Sender, now: Instant) -> Option<Duration> {
 impl Connection {
     /// ACK from the peer's receiver (full or light).
     pub(super) fn handle_ack(&mut self, now: Instant, ack: &Ack) {
+        let offer_answer_time = self.rto_base();
         let Some(link) = self.link.as_mut() else { return };
         let tx = &mut link.tx;
         self.stats.total.acks_recv += 1;
@@ -57,6 +58,7 @@ impl Connection {
         if due {
             tx.last_ack2 = Some((now, ack.ack_no));
             self.control.push_back(PendingControl::Ack2(ack.ack_no));
+            self.exchange.repeat_offer(now, offer_answer_time, &self.own_policy, &mut self.control);
             self.stats.total.ack2_sent += 1;
         }
         if !ack.next_expected.is_before(tx.last_ack) {
@@ -69,7 +71,7 @@ impl Connection {
         // one that repeats the last number is the receiver's progress report while a hole
         // holds the ACK point (receiver.rs).
         let news = ack.next_expected.is_after(tx.last_full_ack)
-            || (ack.next_expected == tx.last_full_ack && self.cc.learn_from_repeated_acks(now));
+            || (ack.next_expected == tx.last_full_ack && self.policy.learn_from_repeated_acks);
         if !news {
             return;
         }
@@ -226,11 +228,11 @@ impl Connection {
         self.rto_base() + SYN
     }
 
-    /// When the head probe is due: the congestion control asks for it, the oldest
+    /// When the head probe is due: the policy asks for it, the oldest
     /// unacknowledged packet has been retransmitted and is not waiting in the loss list to go
     /// again.
     fn head_probe_due(&self, tx: &Sender) -> Option<Instant> {
-        if !self.cc.probe_lost_retransmissions() {
+        if !self.policy.head_probe {
             return None;
         }
         let at = tx.buf.head_resent_at()?;

@@ -1,0 +1,788 @@
+//! The default congestion control (`udt`): a model-based rate controller in the structure of
+//! BBR (Cardwell et al., ACM Queue 2016; BBRv3's loss bound), fed by UDT's own signals and
+//! driving UDT's rate-based pacing. docs/congestion-control.md has the one-page explanation and
+//! the state diagram.
+//!
+//! The model: the bottleneck bandwidth `bw` is the windowed maximum, over the last
+//! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the
+//! mean of the packet arrival rates the receiver reported in the round's full ACKs (thesis
+//! §3.4), once it can have measured one (17 packets; a UDT4 receiver's first reports are made
+//! up); before, the mean of the rates the sender measured itself from its cumulative ACK
+//! (`delivery.rs`, what any receiver's ACKs tell); the propagation RTT `min_rtt` is the windowed minimum of the
+//! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
+//! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
+//! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
+//! too coarse). A loss window spans two ACK periods (the same time scale for every flow, whatever
+//! its RTT) and enough packets to tell a loss rate; its loss-event rate (runs of consecutive
+//! NAKed packets sent after the last decrease, over packets sent) above `loss_threshold` is
+//! congestion, below it link errors, which change nothing.
+//!
+//! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
+//! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
+//! RTT plus up to one ACK period after the packet left) plus the unacknowledged packets sent
+//! before that horizon: they wait behind a hole at the receiver or in the loss list, and no
+//! longer occupy the path (UDT acknowledges cumulatively, so they count in flight). States:
+//! * **Startup** (gain `startup_gain`): until the bandwidth grew by less than `full_bw_growth`
+//!   over `full_bw_rounds` rounds, or a congested loss window; then
+//! * **Drain** (gain `1 / startup_gain`): until the RTT is within `drain_target` of `min_rtt`, the
+//!   packets in flight are at most one BDP, or `drain_max_rounds`; then
+//! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods) -> Up
+//!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, one round and on until drained as
+//!   Drain is, at most `drain_max_rounds`) -> Cruise. Congestion
+//!   during Up or Down, or within two rounds after the probe, was caused by the probe: the probe
+//!   ends and the bound becomes the rate delivered (at least `loss_beta` of the estimate).
+//!   Congestion while cruising means another flow took more: the bound becomes `loss_beta`
+//!   times the rate (a multiplicative decrease). A cycle without congestion raises the bound by
+//!   `cap_increase` of the link's capacity (the packet-pair estimate): the same additive step
+//!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
+//!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
+//!   its increase a function of the link, not of the flow, for the same reason).
+//!   Losses under the threshold that fall while cruising and stop in Down are a queue the
+//!   flows sharing it keep over full (`oversubscribed.rs`): the bound becomes
+//!   `oversubscribed_beta` times the rate and that cycle's probe is skipped.
+//! * **ProbeRTT** (from any state, when `min_rtt` was not refreshed for `min_rtt_window`
+//!   ProbeRTT durations): gain `probe_rtt_gain` for one round plus the RTT report's settling
+//!   time (8 ACK periods: the receiver's RTT is a 1/8 moving average); the minimum seen
+//!   meanwhile becomes `min_rtt`.
+//!
+//! Invariants: the period is finite and positive and the window finite and at least 4 packets
+//! whatever the inputs; the estimators only hold samples, and forget them (bandwidth after its
+//! window of rounds, RTT after ProbeRTT); nothing reads a clock or a global RNG (`ctx.now`,
+//! `ctx.rng`); every transition emits a `tracing` debug event on target `udt::cc`.
+
+mod config;
+mod delivery;
+mod filters;
+mod oversubscribed;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+pub use config::ModelConfig;
+use delivery::{DeliverySampler, RateMean};
+pub use filters::{MaxFilter, MinFilter};
+use oversubscribed::{PhaseLosses, Tag, Verdict};
+
+use super::{AckReport, CcContext, CcFactory, CongestionControl, Policy};
+use udt_proto::seq::SeqNo;
+use udt_proto::time::Instant;
+
+/// ACK periods the receiver's reported RTT needs to reflect a change (a 1/8 moving average).
+const RTT_REPORT_SETTLE_ACKS: u32 = 8;
+/// UDT sends every 16th packet right after the one before (the packet pair, protocol notes §4),
+/// so 16 packets take 15 periods: the period is stretched by 16/15 to send at the rate meant.
+const PAIR_FACTOR: f64 = 16.0 / 15.0;
+/// ACK periods between two rate reports, at most: a receiver includes its rates in a full ACK
+/// when more than one SYN has passed since the last (UDT4), so every first or second ACK.
+const RATE_REPORT_ACKS: u32 = 2;
+/// Packets a round spans at least: a rate counted over n packets is off by up to 1/n.
+const ROUND_MIN_PACKETS: f64 = 50.0;
+/// Spacing of the send-time checkpoints the window's hole allowance reads (an eighth of UDT's
+/// ACK period: finer than any feedback).
+const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
+/// The smallest window, packets: a packet pair and its ACK clock.
+const MIN_WINDOW: f64 = 4.0;
+/// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
+const MAX_RATE: f64 = 1e6;
+/// Packets the receiver must have had before its rate reports mean anything: a UDT4 receiver
+/// reports the median of its last 16 arrival gaps, its window starting full of made-up 1 s
+/// gaps (1 packet/s); 16 gaps take 17 packets. Until then the sender's own measurement stands
+/// in ([`delivery`]).
+const REPORT_WARMUP_PACKETS: u64 = 17;
+/// The rate a UDT4 receiver reports from its made-up start (the median of 1 s gaps), packets/s:
+/// no receiver measuring a flow in its first packets reports it.
+const UDT4_MADE_UP_RATE: u32 = 1;
+
+/// The phases of ProbeBW.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Pacing at the estimate.
+    Cruise,
+    /// Pacing above it to find more.
+    Up,
+    /// Pacing below it to drain what the probe queued.
+    Down,
+}
+
+/// The controller's states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Exponential search for the bandwidth.
+    Startup,
+    /// Draining Startup's queue.
+    Drain,
+    /// Cruising with periodic probes.
+    ProbeBw(Phase),
+    /// Draining to measure the propagation RTT.
+    ProbeRtt,
+}
+
+/// The model-based controller (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct ModelCc {
+    config: ModelConfig,
+    state: State,
+    round: u64,
+    round_start: Instant,
+    rounds_left: u32,
+    bw: MaxFilter,
+    cycle: u64,
+    cruise_until: Instant,
+    /// Congestion was seen since the last probe began.
+    probe_congested: bool,
+    /// This round's rates as the receiver reported them, and as the ACK point advanced
+    /// ([`delivery`]).
+    round_reported: RateMean,
+    round_acked: RateMean,
+    /// Packets acknowledged since the start (up to [`REPORT_WARMUP_PACKETS`]).
+    acked_packets: u64,
+    /// The receiver's reports are UDT4's estimator, the median gap of its last 16 arrivals
+    /// (it reported [`UDT4_MADE_UP_RATE`] in the warm-up): the speed of bursts, not of the
+    /// flow, so the sender's own measurement replaces them for good.
+    median_reports: bool,
+    last_rate_at: Option<Instant>,
+    delivery: DeliverySampler,
+    last_round_bw: f64,
+    bw_cap: f64,
+    min_rtt: MinFilter,
+    first_rtt: Option<Duration>,
+    rtt_trusted: bool,
+    last_rtt: Option<Duration>,
+    init_rtt: Duration,
+    first_sent: Option<Instant>,
+    full_bw: f64,
+    full_bw_count: u32,
+    filled_pipe: bool,
+    loss_sent: u64,
+    /// When the current loss window opened.
+    loss_start: Instant,
+    /// Loss events (runs of consecutive lost packets) of the current loss window, reported for
+    /// the first time and sent after the last decrease (earlier ones were answered by it).
+    loss_counted: u64,
+    /// The first sequence number whose loss may still count: past every one counted and
+    /// every one sent before the last decrease.
+    count_from: Option<SeqNo>,
+    probe_end_round: Option<u64>,
+    probe_rtt_until: Option<Instant>,
+    probe_rtt_min: Option<Duration>,
+    last_ack: SeqNo,
+    /// (first sequence sent, time) checkpoints of new data, oldest first, one per
+    /// [`CHECKPOINT_EVERY`], from the one at or before the ACK point on.
+    sent_at: VecDeque<(SeqNo, Instant)>,
+    timed_out: bool,
+    period: Duration,
+    window: f64,
+    /// Loss events of packets sent while cruising and in Down ([`oversubscribed`]).
+    phase_losses: PhaseLosses,
+}
+
+impl ModelCc {
+    /// A controller with `config` (validated by the catalog; a bad one is clamped, never used
+    /// to produce an infinite rate).
+    pub fn new(config: ModelConfig) -> Self {
+        ModelCc {
+            config,
+            state: State::Startup,
+            round: 0,
+            round_start: Instant::ZERO,
+            rounds_left: 0,
+            bw: MaxFilter::new(config.bw_window_cycles),
+            cycle: 0,
+            cruise_until: Instant::ZERO,
+            probe_congested: false,
+            round_reported: RateMean::default(),
+            round_acked: RateMean::default(),
+            acked_packets: 0,
+            median_reports: false,
+            last_rate_at: None,
+            delivery: DeliverySampler::default(),
+            last_round_bw: 0.0,
+            bw_cap: f64::INFINITY,
+            min_rtt: MinFilter::default(),
+            first_rtt: None,
+            rtt_trusted: false,
+            last_rtt: None,
+            init_rtt: Duration::from_millis(100),
+            first_sent: None,
+            full_bw: 0.0,
+            full_bw_count: 0,
+            filled_pipe: false,
+            loss_sent: 0,
+            loss_start: Instant::ZERO,
+            loss_counted: 0,
+            count_from: None,
+            probe_end_round: None,
+            probe_rtt_until: None,
+            probe_rtt_min: None,
+            last_ack: SeqNo::new(0),
+            sent_at: VecDeque::new(),
+            timed_out: false,
+            period: Duration::from_millis(1),
+            window: config.initial_window.max(MIN_WINDOW),
+            phase_losses: PhaseLosses::default(),
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The bandwidth estimate the pacing uses, packets/s (0 before the first sample).
+    pub fn bandwidth(&self) -> f64 {
+        self.bw.get().min(self.bw_cap)
+    }
+
+    /// The propagation RTT estimate.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt.get()
+    }
+
+    /// `min_rtt`, or before the first trusted report the first packet's own round trip, or
+    /// before that the connection's start value.
+    fn rtt_estimate(&self) -> Duration {
+        self.min_rtt.get().or(self.first_rtt).unwrap_or(self.init_rtt)
+    }
+
+    /// One RTT, but at least [`RATE_REPORT_ACKS`] ACK periods (no rate report comes faster) and
+    /// the time to deliver
+    /// [`ROUND_MIN_PACKETS`] at the estimated rate (a rate counted over fewer packets is
+    /// quantised too coarsely for a maximum filter, which would pick the high errors).
+    fn round_len(&self, ctx: &CcContext<'_>) -> Duration {
+        let bw = self.bandwidth();
+        let counting = if bw > 0.0 {
+            Duration::from_secs_f64((ROUND_MIN_PACKETS / bw).min(60.0))
+        } else {
+            Duration::ZERO
+        };
+        self.rtt_estimate().max(ctx.syn_interval * RATE_REPORT_ACKS).max(counting)
+    }
+
+    fn probe_rtt_len(&self, ctx: &CcContext<'_>) -> Duration {
+        self.round_len(ctx) + ctx.syn_interval * RTT_REPORT_SETTLE_ACKS
+    }
+
+    fn enter(&mut self, ctx: &mut CcContext<'_>, state: State) {
+        let rounds = match state {
+            State::Drain => {
+                // Startup's overshoot is reported in the rounds after it, like a probe's.
+                self.probe_end_round = Some(self.round);
+                self.config.drain_max_rounds
+            }
+            State::ProbeBw(Phase::Cruise) => {
+                // A probe cycle that met no congestion raises the loss bound by the same
+                // amount for every flow on the link, a fraction of the link's capacity: with
+                // the multiplicative decrease this is AIMD, which converges to equal shares
+                // (Chiu and Jain), and with cycles of equal length in time it is RTT-fair (the
+                // thesis' DAIMD makes its increase a function of the link, not of the flow).
+                if self.state == State::Drain {
+                    self.probe_end_round = Some(self.round);
+                }
+                if self.state == State::ProbeBw(Phase::Down) && !self.probe_congested {
+                    self.bw_cap += self.config.cap_increase * self.link_capacity(ctx);
+                    if self.bw_cap >= self.bw.get() {
+                        self.bw_cap = f64::INFINITY;
+                    }
+                }
+                let (lo, hi) = self.config.cruise_rounds;
+                let (slo, shi) = self.config.cruise_syn;
+                let syns = slo + ctx.rng.next_u32() % (shi - slo + 1);
+                self.cruise_until = ctx.now + ctx.syn_interval * syns;
+                lo + (ctx.rng.next_u32() % (hi - lo + 1))
+            }
+            State::ProbeBw(Phase::Up) => {
+                self.probe_congested = false;
+                self.cycle += 1;
+                self.bw.advance(self.cycle);
+                1
+            }
+            State::ProbeBw(Phase::Down) => {
+                self.probe_end_round = Some(self.round);
+                self.config.drain_max_rounds
+            }
+            State::Startup | State::ProbeRtt => 0,
+        };
+        tracing::debug!(
+            target: "udt::cc",
+            from = ?self.state,
+            to = ?state,
+            bw_pkts = self.bandwidth(),
+            min_rtt_us = self.min_rtt.get().map_or(0, |d| d.as_micros() as u64),
+            "udt model: state"
+        );
+        self.state = state;
+        self.rounds_left = rounds;
+    }
+
+    /// The ACK's RTT report, once plausible: before any report is trusted, one below 7/8 of the
+    /// first data packet's own round trip less the ACK period (`syn`) cannot be a measurement
+    /// (it is the receiver's start value, or UDT4's average still climbing from it), so it is
+    /// ignored. The first round trip overstates the RTT by at most one ACK period and the queue
+    /// the first packets met on an idle path (the 1/8).
+    fn handle_rtt(&mut self, now: Instant, syn: Duration, report: &AckReport) {
+        if report.rtt.is_zero() {
+            return;
+        }
+        if !self.rtt_trusted {
+            let floor = self.first_rtt.map(|first| first.saturating_sub(syn) * 7 / 8);
+            if floor.is_some_and(|floor| report.rtt < floor) {
+                return;
+            }
+            self.rtt_trusted = true;
+        }
+        self.last_rtt = Some(report.rtt);
+        self.min_rtt.update(now, report.rtt);
+        if self.state == State::ProbeRtt {
+            self.probe_rtt_min = Some(self.probe_rtt_min.map_or(report.rtt, |m| m.min(report.rtt)));
+        }
+    }
+
+    /// The round's delivery rate: the mean of the arrival rates its ACKs reported, each
+    /// weighted by the time since the previous report (the interval it counts). One report
+    /// covers one or two ACK periods only; the round is what the flow got.
+    fn handle_rate(&mut self, now: Instant, report: &AckReport) {
+        if report.recv_rate == 0 {
+            return;
+        }
+        if self.acked_packets < REPORT_WARMUP_PACKETS {
+            self.median_reports |= report.recv_rate == UDT4_MADE_UP_RATE;
+            return;
+        }
+        let weight = self.last_rate_at.map_or(0.0, |t| (now - t).as_secs_f64());
+        self.last_rate_at = Some(now);
+        let weight = if weight > 0.0 { weight } else { 1e-3 };
+        self.round_reported.add(f64::from(report.recv_rate), weight);
+        self.update_startup_bw();
+    }
+
+    /// The ACK point advanced to `ack`: the delivery rate measured from it ([`delivery`]).
+    fn handle_delivery(&mut self, now: Instant, ack: SeqNo) {
+        if ack.is_after(self.last_ack) && self.acked_packets < REPORT_WARMUP_PACKETS {
+            self.acked_packets += ack.diff(self.last_ack) as u64;
+        }
+        if let Some((rate, span)) = self.delivery.on_advance(ack, now, &self.sent_at) {
+            self.round_acked.add(rate, span);
+            self.update_startup_bw();
+        }
+    }
+
+    fn update_startup_bw(&mut self) {
+        if self.state == State::Startup {
+            // Startup paces on the running round (it must not lag a doubling rate); elsewhere
+            // a round counts once complete.
+            self.bw.update(self.cycle, self.round_bw());
+        }
+    }
+
+    /// The round's delivery rate ([`delivery`]): the receiver's reports, which count
+    /// arrivals behind holes too, once they mean something; the sender's own measurement
+    /// before (the first [`REPORT_WARMUP_PACKETS`]), and throughout when the reports are UDT4's
+    /// median estimator (`median_reports`), which reads bursts: a queue or a driver releasing
+    /// packets together made it report 5 to 20 times an emulated link's rate.
+    fn round_bw(&self) -> f64 {
+        self.round_rates().mean()
+    }
+
+    fn round_samples(&self) -> u32 {
+        self.round_rates().samples()
+    }
+
+    fn round_rates(&self) -> &RateMean {
+        if self.acked_packets < REPORT_WARMUP_PACKETS || self.median_reports {
+            &self.round_acked
+        } else {
+            &self.round_reported
+        }
+    }
+
+    fn handle_round(&mut self, ctx: &mut CcContext<'_>) {
+        if ctx.now < self.round_start + self.round_len(ctx) {
+            return;
+        }
+        self.round += 1;
+        self.round_start = ctx.now;
+        self.bw.update(self.cycle, self.round_bw());
+        tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), reported = self.round_reported.mean(), acked = self.round_acked.mean(), n = self.round_samples(), rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
+        let sampled = self.round_samples() > 0;
+        if sampled {
+            // A round without a rate report (reports come every other ACK on short paths)
+            // keeps the last round's rate.
+            self.last_round_bw = self.round_bw();
+        }
+        self.round_reported.clear();
+        self.round_acked.clear();
+        match self.state {
+            State::Startup if sampled => self.check_full_pipe(ctx),
+            State::Startup => {}
+            State::Drain | State::ProbeBw(_) => {
+                self.rounds_left = self.rounds_left.saturating_sub(1);
+                let cruising = self.state == State::ProbeBw(Phase::Cruise) && ctx.now < self.cruise_until;
+                // Down lasts one round, and on until the probe's queue is gone: at gain
+                // 1/probe_up_gain a round drains less than the probe's round queued whenever the
+                // round is longer than the RTT, and cruising at the estimate never drains the rest.
+                let draining =
+                    self.state == State::ProbeBw(Phase::Down) && self.rounds_left > 0 && !self.drained(ctx);
+                let done = match self.state {
+                    State::ProbeBw(Phase::Down) => !draining,
+                    _ => self.rounds_left == 0 && !cruising,
+                };
+                if done {
+                    let oversubscribed =
+                        self.state == State::ProbeBw(Phase::Cruise) && self.oversubscribed(ctx);
+                    let next = match self.state {
+                        State::ProbeBw(Phase::Cruise) if oversubscribed => Phase::Cruise,
+                        State::ProbeBw(Phase::Cruise) => Phase::Up,
+                        State::ProbeBw(Phase::Up) => Phase::Down,
+                        _ => Phase::Cruise,
+                    };
+                    self.enter(ctx, State::ProbeBw(next));
+                }
+            }
+            State::ProbeRtt => {}
+        }
+    }
+
+    /// At the end of a cruise: whether the losses of the cycles since the last verdict show a
+    /// queue that the flows sharing it keep over-subscribed ([`oversubscribed`]): if so, the
+    /// loss bound becomes `oversubscribed_beta` of the rate (a congestion signal that the loss
+    /// threshold cannot see) and the flow cruises on instead of probing.
+    fn oversubscribed(&mut self, ctx: &CcContext<'_>) -> bool {
+        // This cruise belongs to the next unit; the units up to the current cycle are complete.
+        if self.phase_losses.verdict(self.cycle) != Verdict::Oversubscribed {
+            return false;
+        }
+        let bound = self.bandwidth() * self.config.oversubscribed_beta;
+        tracing::debug!(target: "udt::cc", bound, "udt model: over-subscribed");
+        self.bw_cap = bound.max(self.min_rate(ctx));
+        self.raise_count_from(ctx.snd_curr_seq.next());
+        self.phase_losses.reset();
+        true
+    }
+
+    /// The phase a packet sent now belongs to, for the over-subscription test: settled cruise
+    /// (more than two rounds after a probe, whose queue and losses are its own), Down, or other.
+    fn loss_tag(&self) -> Tag {
+        match self.state {
+            State::ProbeBw(Phase::Cruise) if self.probe_end_round.is_none_or(|r| self.round > r + 2) => {
+                Tag::Cruise
+            }
+            State::ProbeBw(Phase::Down) => Tag::Down,
+            _ => Tag::Other,
+        }
+    }
+
+    fn check_full_pipe(&mut self, ctx: &mut CcContext<'_>) {
+        let bw = self.bw.get();
+        if bw <= 0.0 {
+            return;
+        }
+        if bw >= self.full_bw * self.config.full_bw_growth {
+            self.full_bw = bw;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        if self.full_bw_count >= self.config.full_bw_rounds
+            || self.queue_fraction() > self.config.startup_queue
+        {
+            self.filled_pipe = true;
+            self.enter(ctx, State::Drain);
+        }
+    }
+
+    fn check_drained(&mut self, ctx: &mut CcContext<'_>) {
+        if self.state == State::Drain && self.drained(ctx) {
+            self.enter(ctx, State::ProbeBw(Phase::Cruise));
+        }
+    }
+
+    /// The queue is gone: the RTT is within `drain_target` of the minimum, or the packets in
+    /// flight at an ACK are at most one BDP.
+    fn drained(&self, ctx: &CcContext<'_>) -> bool {
+        let queue_gone = match (self.last_rtt, self.min_rtt.get()) {
+            (Some(rtt), Some(min)) => {
+                rtt.as_secs_f64() <= min.as_secs_f64() * (1.0 + self.config.drain_target)
+            }
+            _ => false,
+        };
+        queue_gone || f64::from(ctx.flight) <= self.bdp()
+    }
+
+    /// Close the loss window when it is long enough, and judge it. A window spans
+    /// [`RATE_REPORT_ACKS`] ACK periods and enough packets to tell a loss rate, the same time
+    /// scale for every flow whatever its RTT: flows sharing a bottleneck see its overflows
+    /// alike and answer each one, as the thesis' DAIMD answers loss events on the SYN clock.
+    /// Losses of packets sent before the last decrease do not count (the decrease answered
+    /// them), so a long RTT's late reports are not answered twice.
+    fn check_loss_window(&mut self, ctx: &mut CcContext<'_>) {
+        let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
+        let enough = self.config.loss_sample / self.config.loss_threshold;
+        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS || (sent as f64) < enough {
+            return;
+        }
+        let lost = std::mem::take(&mut self.loss_counted);
+        self.loss_sent = ctx.stats.total.pkts_sent;
+        self.loss_start = ctx.now;
+        let rate = lost as f64 / sent as f64;
+        if rate > self.config.loss_threshold {
+            self.raise_count_from(ctx.snd_curr_seq.next());
+            self.handle_congestion(ctx, rate);
+        }
+    }
+
+    /// Count the reported loss events of packets sent after the last decrease, each once (a
+    /// receiver reports a loss again while it stays unrepaired). A run of consecutive lost
+    /// packets is one event: a queue that overflows under paced senders drops the excess, one
+    /// packet here and one there, while a faulty link loses runs (Gilbert-Elliott bursts), so
+    /// counting runs keeps a burst of link errors from passing for the congestion rate.
+    fn count_losses(&mut self, lost: &[(SeqNo, SeqNo)]) {
+        for &(first, last) in lost {
+            let from = match self.count_from {
+                Some(c) if c.is_after(first) => c,
+                _ => first,
+            };
+            if !from.is_after(last) {
+                self.phase_losses.handle_loss_event(from);
+                self.loss_counted += 1;
+                self.raise_count_from(last.next());
+            }
+        }
+    }
+
+    fn raise_count_from(&mut self, seq: SeqNo) {
+        if self.count_from.is_none_or(|c| seq.is_after(c)) {
+            self.count_from = Some(seq);
+        }
+    }
+
+    fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
+        let delivered = self.last_round_bw.max(self.round_bw());
+        tracing::debug!(target: "udt::cc", loss_rate, state = ?self.state, delivered, "udt model: congestion");
+        match self.state {
+            State::Startup => {
+                self.filled_pipe = true;
+                self.enter(ctx, State::Drain);
+            }
+            State::ProbeBw(phase) => {
+                self.probe_congested = true;
+                // A probe's losses are reported up to a round after they happen and judged at
+                // the next round's end: two rounds after the probe they are still its own.
+                let probe_caused =
+                    phase != Phase::Cruise || self.probe_end_round.is_some_and(|r| self.round <= r + 2);
+                let base = self.bandwidth();
+                // BBRv3's bw_lo: what was delivered, but never less than beta of the estimate (a
+                // round's delivery can be low for reasons other than the link, a stall).
+                let beta = base * self.config.loss_beta;
+                let bound = if probe_caused { delivered.max(beta).min(base) } else { beta };
+                // Never below the smallest window per round trip: a run of congested windows
+                // (or heavy random loss) must leave the flow its ACK clock, as TCP keeps one.
+                self.bw_cap = bound.max(self.min_rate(ctx));
+                if phase == Phase::Up {
+                    self.enter(ctx, State::ProbeBw(Phase::Down));
+                }
+            }
+            State::Drain | State::ProbeRtt => {}
+        }
+    }
+
+    /// The smallest rate, packets/s: [`MIN_WINDOW`] per RTT and ACK period.
+    fn min_rate(&self, ctx: &CcContext<'_>) -> f64 {
+        MIN_WINDOW / (self.rtt_estimate() + ctx.syn_interval).as_secs_f64()
+    }
+
+    /// The link's capacity, packets/s: the receiver's packet-pair estimate (thesis §3.4), or
+    /// without one (or one below the bandwidth estimate) the bandwidth estimate.
+    fn link_capacity(&self, ctx: &CcContext<'_>) -> f64 {
+        let pairs = f64::from(ctx.bandwidth);
+        if ctx.bandwidth > 0 && ctx.bandwidth < u32::MAX && pairs >= self.bw.get() {
+            pairs
+        } else {
+            self.bw.get()
+        }
+    }
+
+    fn check_probe_rtt(&mut self, ctx: &mut CcContext<'_>) {
+        let len = self.probe_rtt_len(ctx);
+        match self.probe_rtt_until {
+            None if self.min_rtt.expired(ctx.now, len * self.config.min_rtt_window) => {
+                self.probe_rtt_until = Some(ctx.now + len);
+                self.probe_rtt_min = None;
+                self.enter(ctx, State::ProbeRtt);
+            }
+            Some(until) if ctx.now >= until => {
+                self.probe_rtt_until = None;
+                let measured = self.probe_rtt_min.or(self.last_rtt).or(self.min_rtt.get());
+                if let Some(rtt) = measured {
+                    self.min_rtt.reset_to(ctx.now, rtt);
+                }
+                let next = if self.filled_pipe { State::ProbeBw(Phase::Cruise) } else { State::Startup };
+                self.enter(ctx, next);
+            }
+            _ => {}
+        }
+    }
+
+    /// The queue the last RTT report shows, as a fraction of `min_rtt` (0 when unknown).
+    fn queue_fraction(&self) -> f64 {
+        match (self.last_rtt, self.min_rtt.get()) {
+            (Some(rtt), Some(min)) if !min.is_zero() => rtt.as_secs_f64() / min.as_secs_f64() - 1.0,
+            _ => 0.0,
+        }
+    }
+
+    fn bdp(&self) -> f64 {
+        self.bandwidth() * self.rtt_estimate().as_secs_f64()
+    }
+
+    fn pacing_gain(&self) -> f64 {
+        match self.state {
+            State::Startup => self.config.startup_gain,
+            State::Drain => 1.0 / self.config.startup_gain,
+            State::ProbeBw(Phase::Cruise) => 1.0,
+            State::ProbeBw(Phase::Up) => self.config.probe_up_gain,
+            State::ProbeBw(Phase::Down) => self.config.probe_down_gain,
+            State::ProbeRtt => self.config.probe_rtt_gain,
+        }
+    }
+
+    /// Unacknowledged packets sent more than one RTT and one ACK period ago: each has arrived and
+    /// waits behind a hole at the receiver, or was lost and waits in the loss list; either way
+    /// it no longer occupies the path. UDT acknowledges cumulatively, so they count in flight.
+    fn held_behind_holes(&self, ctx: &CcContext<'_>) -> f64 {
+        let Some(horizon) =
+            ctx.now.as_nanos().checked_sub((self.rtt_estimate() + ctx.syn_interval).as_nanos() as u64)
+        else {
+            return 0.0;
+        };
+        let horizon = Instant::from_nanos(horizon);
+        let sent_before = self.sent_at.iter().take_while(|&&(_, t)| t <= horizon).last();
+        match sent_before {
+            Some(&(seq, _)) if seq.is_after(self.last_ack) => f64::from(seq.diff(self.last_ack) as u32),
+            _ => 0.0,
+        }
+    }
+
+    /// Recompute the period and the window from the model.
+    fn update_outputs(&mut self, ctx: &CcContext<'_>) {
+        let bw = self.bandwidth();
+        let rate = if bw > 0.0 {
+            self.pacing_gain() * bw
+        } else {
+            self.config.initial_window / self.init_rtt.as_secs_f64().max(1e-6)
+        };
+        let rate = if rate.is_finite() && rate > 0.0 { rate.min(MAX_RATE) } else { 1.0 };
+        self.period = Duration::from_secs_f64(PAIR_FACTOR / rate);
+        let window = if bw > 0.0 {
+            let gain =
+                if self.state == State::Startup { self.config.startup_gain } else { self.config.cwnd_gain };
+            // Not in Startup: there the holes are the overshoot's own losses, and the window is
+            // what bounds the overshoot (BBR).
+            let held = if self.timed_out || self.state == State::Startup {
+                0.0
+            } else {
+                self.held_behind_holes(ctx)
+            };
+            gain * bw * (self.rtt_estimate() + ctx.syn_interval).as_secs_f64() + held
+        } else {
+            f64::from(ctx.max_window)
+        };
+        self.window = if window.is_finite() { window.max(MIN_WINDOW) } else { MIN_WINDOW };
+    }
+}
+
+impl CongestionControl for ModelCc {
+    fn name(&self) -> &'static str {
+        "udt"
+    }
+
+    fn init(&mut self, ctx: &mut CcContext<'_>) {
+        *self = ModelCc::new(self.config);
+        self.init_rtt = ctx.rtt.max(ctx.syn_interval);
+        self.round_start = ctx.now;
+        self.loss_start = ctx.now;
+        self.last_ack = ctx.last_ack;
+        self.loss_sent = ctx.stats.total.pkts_sent;
+        self.update_outputs(ctx);
+    }
+
+    fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        if ack.is_after(self.last_ack) {
+            if self.first_rtt.is_none() {
+                self.first_rtt = self.first_sent.map(|first| ctx.now - first);
+            }
+            self.handle_delivery(ctx.now, ack);
+            self.last_ack = ack;
+            while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
+                self.sent_at.pop_front();
+            }
+            self.timed_out = false;
+        }
+        if let Some(report) = ctx.ack {
+            self.handle_rtt(ctx.now, ctx.syn_interval, &report);
+            self.handle_rate(ctx.now, &report);
+        }
+        self.handle_round(ctx);
+        self.check_loss_window(ctx);
+        self.check_drained(ctx);
+        self.check_probe_rtt(ctx);
+        self.update_outputs(ctx);
+    }
+
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, lost: &[(SeqNo, SeqNo)]) {
+        self.count_losses(lost);
+        self.handle_round(ctx);
+        self.check_loss_window(ctx);
+        self.update_outputs(ctx);
+    }
+
+    fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        // The connection counted everything unacknowledged as lost before calling: not losses a
+        // receiver reported, so not in the loss rate (only `on_loss` counts).
+        self.timed_out = true;
+        self.update_outputs(ctx);
+    }
+
+    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
+        self.first_sent.get_or_insert(ctx.now);
+        if !retransmission && (seq == self.last_ack || !self.delivery.started()) {
+            // Nothing before it is unacknowledged: delivery counts from here.
+            self.delivery.restart(seq, ctx.now);
+        }
+        if !retransmission {
+            // A unit is a settled cruise and the Down after it: cruise packets count in the next
+            // cycle's unit, Down's in the current cycle's.
+            let tag = self.loss_tag();
+            let unit = if tag == Tag::Cruise { self.cycle + 1 } else { self.cycle };
+            self.phase_losses.handle_sent(seq, tag, unit);
+        }
+        if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
+            self.sent_at.push_back((seq, ctx.now));
+        }
+    }
+
+    fn send_period(&self) -> Duration {
+        self.period
+    }
+
+    fn congestion_window(&self) -> f64 {
+        self.window
+    }
+}
+
+/// Factory for [`ModelCc`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelFactory(pub ModelConfig);
+
+impl CcFactory for ModelFactory {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(ModelCc::new(self.0))
+    }
+
+    fn policy(&self) -> Policy {
+        // Rate-based on a path with errors: it learns from every report (module docs).
+        Policy::PROGRESS_REPORTS
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+//! The policy exchange: each end tells the other what its sender needs the other's receiver to
+//! report ([`Offer`], a user-defined control packet), and its receiver does what the peer asked.
+//!
+//! An end whose policy asks anything beyond UDT4's receiver behaviour offers at establishment,
+//! and again with its ACK2s while it has heard no offer from the peer, once per RTT + 4 RTTVar
+//! (the time an answer takes) and at most
+//! [`MAX_UNANSWERED_OFFERS`] times in all: a lost offer is repaired while its end sends data,
+//! and a UDT4 peer (which hands the packets to its congestion control, whose default ignores
+//! them) costs a few. An offer with `heard` unset is answered with ours, `heard` set, which is
+//! never answered: no exchange loops, and the answer stops the other end's repeats. Until the
+//! peer's offer arrives, this end's receiver behaves as UDT4's.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::policy::{Offer, Policy, POLICY_SUBTYPE};
+use super::{Connection, PendingControl};
+use crate::cc::CustomMessage;
+use crate::time::Instant;
+
+/// Offers this end sends unprompted (at establishment and with ACK2s) before giving up.
+pub const MAX_UNANSWERED_OFFERS: u8 = 4;
+
+/// Progress of the exchange on one connection.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Exchange {
+    /// An offer from the peer arrived (it is one of ours).
+    pub heard_peer: bool,
+    /// Offers sent unprompted.
+    pub unanswered_sent: u8,
+    /// When the last one left.
+    pub last_sent: Option<Instant>,
+}
+
+impl Exchange {
+    /// This end sent an ACK2 at `now`: offer again while no offer was heard and an answer to
+    /// the last one has had `answer_time` to come.
+    pub fn repeat_offer(
+        &mut self,
+        now: Instant,
+        answer_time: Duration,
+        own: &Policy,
+        control: &mut VecDeque<PendingControl>,
+    ) {
+        if !self.heard_peer && self.last_sent.is_none_or(|t| now - t >= answer_time) {
+            self.offer_unprompted(now, own, control);
+        }
+    }
+
+    fn offer_unprompted(&mut self, now: Instant, own: &Policy, control: &mut VecDeque<PendingControl>) {
+        if !own.asks_beyond_udt4() || self.unanswered_sent >= MAX_UNANSWERED_OFFERS {
+            return;
+        }
+        self.unanswered_sent += 1;
+        self.last_sent = Some(now);
+        queue_offer(own, false, control);
+    }
+}
+
+fn queue_offer(own: &Policy, heard: bool, control: &mut VecDeque<PendingControl>) {
+    let (info, data) = Offer { wants: *own, heard }.encode();
+    control.push_back(PendingControl::Custom(CustomMessage { subtype: POLICY_SUBTYPE, info, data }));
+}
+
+impl Connection {
+    /// The connection is established: offer, if there is anything to ask.
+    pub(super) fn start_policy_exchange(&mut self, now: Instant) {
+        self.exchange.offer_unprompted(now, &self.own_policy, &mut self.control);
+    }
+
+    /// A user-defined control packet of the policy sub-type arrived: the receiving half follows
+    /// it, and an offer that has not heard ours is answered.
+    pub(super) fn handle_policy_offer(&mut self, info: u32, data: &[u8]) {
+        let Some(offer) = Offer::decode(info, data) else {
+            self.stats.total.dropped_invalid += 1;
+            return;
+        };
+        self.policy = self.policy.receiving_as(&offer.wants);
+        if let Some(link) = self.link.as_mut() {
+            link.rx.history.raise_capacity(super::rate_sampling::AckHistory::capacity_for(
+                self.config.recv_buffer_pkts.max(self.config.flow_window),
+                self.policy.ack_interval,
+            ));
+        }
+        self.exchange.heard_peer = true;
+        if !offer.heard {
+            queue_offer(&self.own_policy, true, &mut self.control);
+        }
+    }
+
+    /// Whether a user-defined control packet is a policy offer (handled by the connection, not
+    /// the congestion control).
+    pub(super) fn is_policy_offer(subtype: u16) -> bool {
+        subtype == POLICY_SUBTYPE
+    }
+}

@@ -1,0 +1,141 @@
+//! The policy exchange: a receiver reports what the *peer's* sender asked for, whatever
+//! controller the receiving end runs; a lost offer is repaired while its end sends data; ends
+//! that ask nothing beyond UDT4 put no offer on the wire; an offer is answered at most once.
+
+// Test code: helpers outside #[test] functions may panic on failure too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::{test_data, LinkModel, Pair, Side};
+use udt_proto::cc::{CcFactory, CongestionControl, FixedRate, Policy};
+use udt_proto::connection::{Config, Offer, MAX_UNANSWERED_OFFERS, POLICY_SUBTYPE};
+use udt_proto::packet::{Control, ControlPacket, Packet};
+
+/// A paced controller (1 ms a packet) whose factory declares `.0` as the policy it needs.
+#[derive(Debug)]
+struct Declaring(Policy);
+
+impl CcFactory for Declaring {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(FixedRate::new(Duration::from_millis(1), 100_000.0))
+    }
+    fn policy(&self) -> Policy {
+        self.0
+    }
+}
+
+fn config(policy: Policy) -> Config {
+    Config { cc: Arc::new(Declaring(policy)), ..Config::default() }
+}
+
+/// The offers seen on the wire: (destination, heard flag).
+type Seen = Rc<RefCell<Vec<(Side, bool)>>>;
+
+/// Connect with `client` and `server` configurations over a 40 ms RTT, dropping the first
+/// `drop_to_server` offers towards the server; the client sends 400 packets of data. Returns
+/// the pair after the transfer and the offers that were sent.
+fn run(client: Config, server: Config, drop_to_server: usize) -> (Pair, Seen) {
+    let link = LinkModel { delay: Duration::from_millis(20), ..LinkModel::default() };
+    let mut pair = Pair::new(3, link, link, server);
+    let seen: Seen = Rc::default();
+    let log = seen.clone();
+    let mut dropped = 0;
+    pair.filter = Some(Box::new(move |dest, bytes| {
+        let Ok(Packet::Control(ControlPacket { body: Control::UserDefined { subtype, info, data }, .. })) =
+            Packet::parse(bytes)
+        else {
+            return true;
+        };
+        assert_eq!(subtype, POLICY_SUBTYPE, "no other user-defined packet in this test");
+        let offer = Offer::decode(info, data).expect("a well-formed offer");
+        log.borrow_mut().push((dest, offer.heard));
+        if dest == Side::Server && dropped < drop_to_server {
+            dropped += 1;
+            return false;
+        }
+        true
+    }));
+    pair.connect(client);
+    assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
+    let data = test_data(400 * 1400, 9);
+    let (mut written, mut got) = (0, 0);
+    let mut buf = vec![0u8; 1 << 20];
+    assert!(pair.run_until(Duration::from_secs(20), |p| {
+        let client = p.client.as_mut().unwrap();
+        if written < data.len() {
+            written += client.write(&data[written..]).unwrap_or(0);
+        }
+        let server = p.server.as_mut().unwrap();
+        while let Ok(n) = server.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        got >= data.len()
+    }));
+    (pair, seen)
+}
+
+#[test]
+fn the_receiver_reports_what_the_peers_sender_asked_for_not_what_its_own_controller_needs() {
+    let (mut pair, seen) = run(config(Policy::PROGRESS_REPORTS), config(Policy::UDT4), 0);
+    let server = pair.conn(Side::Server).unwrap();
+    assert!(server.policy().progress_acks && server.policy().counted_arrival_rate, "{:?}", server.policy());
+    assert!(!server.policy().learn_from_repeated_acks, "the server's sending half stays its own");
+    let client = pair.conn(Side::Client).unwrap();
+    assert_eq!(
+        *client.policy(),
+        Policy::PROGRESS_REPORTS.receiving_as(&Policy::UDT4),
+        "the server asked nothing"
+    );
+    // The client offered once; the server, which asks nothing, answered once.
+    assert_eq!(*seen.borrow(), vec![(Side::Server, false), (Side::Client, true)]);
+}
+
+#[test]
+fn the_controller_of_the_receiving_end_no_longer_decides_its_reports() {
+    let (mut pair, _) = run(config(Policy::UDT4), config(Policy::PROGRESS_REPORTS), 0);
+    let server = pair.conn(Side::Server).unwrap();
+    assert!(!server.policy().progress_acks && !server.policy().counted_arrival_rate, "{:?}", server.policy());
+    assert!(server.policy().learn_from_repeated_acks, "its own sending half");
+    let client = pair.conn(Side::Client).unwrap();
+    assert!(client.policy().progress_acks, "the client reports what the server's sender asked for");
+}
+
+#[test]
+fn a_lost_offer_is_repaired_with_the_acknowledgements_of_the_data() {
+    let (mut pair, seen) = run(config(Policy::PROGRESS_REPORTS), config(Policy::UDT4), 2);
+    assert!(pair.conn(Side::Server).unwrap().policy().progress_acks);
+    let to_server = seen.borrow().iter().filter(|(d, _)| *d == Side::Server).count();
+    assert_eq!(to_server, 3, "two lost, the third heard: {:?}", seen.borrow());
+    assert_eq!(seen.borrow().iter().filter(|(d, _)| *d == Side::Client).count(), 1, "answered once");
+}
+
+#[test]
+fn an_unanswered_offer_is_repeated_a_bounded_number_of_times() {
+    let (mut pair, seen) = run(config(Policy::PROGRESS_REPORTS), config(Policy::UDT4), usize::MAX);
+    assert!(!pair.conn(Side::Server).unwrap().policy().progress_acks, "every offer was lost");
+    assert_eq!(seen.borrow().len(), usize::from(MAX_UNANSWERED_OFFERS), "{:?}", seen.borrow());
+}
+
+#[test]
+fn ends_that_ask_nothing_beyond_udt4_send_no_offer() {
+    let (_, seen) = run(config(Policy::UDT4), config(Policy::UDT4.with_head_probe(true)), 0);
+    assert!(seen.borrow().is_empty(), "{:?}", seen.borrow());
+}
+
+#[test]
+fn two_ends_that_both_ask_exchange_at_most_four_offers_and_both_follow() {
+    let (mut pair, seen) = run(config(Policy::PROGRESS_REPORTS), config(Policy::PROGRESS_REPORTS), 0);
+    assert!(seen.borrow().len() <= 4, "{:?}", seen.borrow());
+    for side in [Side::Client, Side::Server] {
+        assert_eq!(*pair.conn(side).unwrap().policy(), Policy::PROGRESS_REPORTS);
+    }
+}
