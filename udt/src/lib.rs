@@ -35,6 +35,8 @@ mod error;
 mod file;
 mod landing;
 mod listener;
+#[cfg(test)]
+mod module_graph_tests;
 mod mux;
 mod options;
 mod pace;

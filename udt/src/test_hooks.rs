@@ -13,6 +13,10 @@ use crate::options::TestHooks;
 #[cfg(test)]
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
+// Outside the crate's unit tests the hook points take no room.
+#[cfg(not(test))]
+const _: () = assert!(std::mem::size_of::<MuxHooks>() == 0 && std::mem::size_of::<ConnHooks>() == 0);
+
 /// A multiplexer's hook points.
 #[derive(Default)]
 pub(crate) struct MuxHooks {
