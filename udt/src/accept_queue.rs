@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
-use crate::mux::ConnShared;
+use crate::conn::{register_waker, ConnShared};
 
 /// An accepted connection and the index of the I/O thread (shard) that owns it.
 pub(crate) struct Accepted {
@@ -101,7 +101,7 @@ impl AcceptQueue {
         if let Some(a) = q.pop_front() {
             return Poll::Ready(Ok(a));
         }
-        crate::mux::register_waker(&mut self.wakers.lock().unwrap_or_else(|e| e.into_inner()), waker);
+        register_waker(&mut self.wakers.lock().unwrap_or_else(|e| e.into_inner()), waker);
         Poll::Pending
     }
 
@@ -114,4 +114,32 @@ impl AcceptQueue {
 
 fn not_listening() -> io::Error {
     io::Error::new(io::ErrorKind::NotConnected, "not listening")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::task::{Poll, Wake, Waker};
+
+    struct Task;
+    impl Wake for Task {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    #[test]
+    fn a_task_polling_accept_again_and_again_is_one_waker() {
+        let listener = crate::listener::UdtListener::bind("127.0.0.1:0").unwrap();
+        let queue = listener.accept_queue();
+        let task = Waker::from(Arc::new(Task));
+        for _ in 0..1000 {
+            // Each poll gets the task's waker anew, as an executor hands it (a clone).
+            assert!(matches!(queue.poll(&task.clone()), Poll::Pending));
+        }
+        assert_eq!(queue.waker_count(), 1);
+        // Another task waits too: one more.
+        let other = Waker::from(Arc::new(Task));
+        assert!(matches!(queue.poll(&other), Poll::Pending));
+        assert!(matches!(queue.poll(&other), Poll::Pending));
+        assert_eq!(queue.waker_count(), 2);
+    }
 }

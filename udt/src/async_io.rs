@@ -15,13 +15,14 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use udt_proto::connection::{CloseReason, ConnError, Snapshot, State};
 
+use crate::addr::resolve;
 use crate::clock;
 use crate::error;
 use crate::listener::UdtListener;
 use crate::options::Options;
 use crate::secure::acceptor;
 use crate::secure::handshake::Role;
-use crate::stream::{resolve, UdtStream};
+use crate::stream::UdtStream;
 
 /// `stream` after the key agreement `options` ask for (none: as it is). The agreement is a few
 /// blocking reads and writes of the connection: it runs on a thread of its own while the task

@@ -4,7 +4,7 @@
 //! [`UdtListener`] accepts connections, [`UdtStream`] is one connection (`Read`/`Write` for
 //! stream sockets, `send_msg`/`recv_msg` for message sockets, `send_file`/`recv_file`,
 //! `stats`). Each bound UDP port has one I/O thread (the multiplexer) serving every connection
-//! on it; see `mux.rs` for how it paces and wakes. Outgoing connections share one port and
+//! on it; see `mux/` for how it paces and wakes. Outgoing connections share one port and
 //! thread per address family and socket-level options (`shared.rs`); a listener, and every
 //! connection it accepts or opens, share its port.
 //!
@@ -26,13 +26,17 @@
 //! `ConnectionReset` (peer lost), `BrokenPipe` (peer closed), `NotConnected`.
 
 mod accept_queue;
+mod addr;
 #[cfg(feature = "tokio")]
 mod async_io;
 mod clock;
+mod conn;
 mod error;
 mod file;
 mod landing;
 mod listener;
+#[cfg(test)]
+mod module_graph_tests;
 mod mux;
 mod options;
 mod pace;
@@ -43,6 +47,7 @@ mod shard_tests;
 mod shared;
 mod stream;
 mod sys;
+mod test_hooks;
 mod timers;
 mod tx_batch;
 mod udp;

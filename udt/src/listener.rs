@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::accept_queue::{AcceptQueue, Accepted};
+use crate::addr::resolve;
 use crate::mux::{Mux, Shard};
 use crate::options::Options;
 use crate::secure::acceptor::Acceptor;
-use crate::stream::{resolve, UdtStream};
+use crate::stream::UdtStream;
 
 /// A listening UDT socket.
 #[derive(Debug)]

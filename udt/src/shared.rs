@@ -27,9 +27,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use crate::addr::any_for;
 use crate::mux::Mux;
-use crate::options::Options;
-use crate::stream::any_for;
+use crate::options::{Options, TestHooks};
 
 /// What connections sharing one multiplexer must agree on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -42,9 +42,9 @@ struct Key {
     udp_send_buffer: usize,
     reuse_address: bool,
     receive_gather: Duration,
-    /// The unit tests' injected faults are the socket's too.
-    #[cfg(test)]
-    hooks: crate::options::TestHooks,
+    /// The faults the crate's unit tests inject are the socket's too (empty in every other
+    /// build).
+    hooks: TestHooks,
 }
 
 impl Key {
@@ -56,7 +56,6 @@ impl Key {
             udp_send_buffer: options.udp_send_buffer,
             reuse_address: options.reuse_address,
             receive_gather: options.receive_gather,
-            #[cfg(test)]
             hooks: options.hooks(),
         }
     }

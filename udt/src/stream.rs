@@ -14,9 +14,11 @@ use std::time::Duration;
 
 use udt_proto::connection::{CloseReason, ConnError, Connection, Snapshot, State};
 
+use crate::addr::resolve;
 use crate::clock;
+use crate::conn::ConnShared;
 use crate::error;
-use crate::mux::{ConnShared, Mux};
+use crate::mux::Mux;
 use crate::options::Options;
 use crate::secure::handshake::{self, KeySink, Keys, Role};
 use crate::secure::seal::Sealer;
@@ -97,22 +99,6 @@ pub struct UdtStream {
     pub(crate) mux: Arc<Mux>,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
-}
-
-/// The first address `addr` resolves to.
-pub(crate) fn resolve(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
-    addr.to_socket_addrs()?
-        .next()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing"))
-}
-
-/// The unspecified address of `peer`'s family, port 0.
-pub(crate) fn any_for(peer: SocketAddr) -> SocketAddr {
-    if peer.is_ipv4() {
-        SocketAddr::from(([0, 0, 0, 0], 0))
-    } else {
-        SocketAddr::from(([0u16; 8], 0))
-    }
 }
 
 impl UdtStream {

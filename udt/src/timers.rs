@@ -1,6 +1,6 @@
 //! The I/O thread's timer queue: when each connection must next be served, so that a round
 //! visits only the connections whose deadline has come (and those with other work, see
-//! `mux.rs`), not every connection.
+//! `mux/io_loop.rs`), not every connection.
 //!
 //! A min-heap of `(deadline, generation, connection id)` entries, plus each connection's one
 //! valid entry (its deadline and generation). Re-arming a connection gives it a new generation

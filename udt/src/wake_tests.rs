@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
-use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 
@@ -87,14 +86,14 @@ fn threads_blocked_on_a_connection_wake_when_what_they_wait_for_changes() {
         })
     };
     thread::sleep(Duration::from_millis(50));
-    let before = client.shared.signals.load(Ordering::SeqCst);
+    let before = client.shared.hooks.signals();
     let chunk = [9u8; 1000];
     const WRITES: usize = 3000;
     for _ in 0..WRITES {
         (&*client).write_all(&chunk).unwrap();
     }
     client.flush_acknowledged().unwrap();
-    let signals = client.shared.signals.load(Ordering::SeqCst) - before;
+    let signals = client.shared.hooks.signals() - before;
     let packets = client.stats(false).total.pkts_sent;
     eprintln!("{WRITES} writes, {packets} packets: {signals} wake-ups of blocked threads");
     assert!((signals as u64) < packets / 4, "{signals} wake-ups for {packets} packets");
@@ -116,7 +115,7 @@ fn stream_and_count_wakes(max_bandwidth: u64, bytes: usize, byte: u8) -> (u64, u
         client.flush_acknowledged().unwrap();
         client
     });
-    let before = server.shared.signals.load(Ordering::SeqCst);
+    let before = server.shared.hooks.signals();
     let mut got = 0;
     let mut buf = vec![0u8; bytes];
     while got < bytes {
@@ -124,7 +123,7 @@ fn stream_and_count_wakes(max_bandwidth: u64, bytes: usize, byte: u8) -> (u64, u
         assert!(n > 0 && buf[..n].iter().all(|&b| b == byte));
         got += n;
     }
-    let signals = (server.shared.signals.load(Ordering::SeqCst) - before) as u64;
+    let signals = (server.shared.hooks.signals() - before) as u64;
     let packets = server.stats(false).total.pkts_recv;
     drop(writer.join().unwrap());
     (signals, packets)
