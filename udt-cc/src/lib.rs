@@ -24,6 +24,7 @@ pub mod gtp;
 pub mod highspeed;
 pub mod model;
 pub mod newreno;
+pub mod params;
 pub mod registry;
 #[cfg(test)]
 mod response;

@@ -1,18 +1,17 @@
 //! Congestion control by name: the catalog of built-in algorithms and the factory lookup behind
-//! `--cc NAME[:key=value,...]` and [`Config::with_cc`](udt_proto::connection::Config).
+//! `--cc NAME[:key=value,...]` and [`Config::cc`](udt_proto::connection::Config).
 //!
-//! Each [`CcInfo`] names an algorithm, documents its parameters and builds a [`CcFactory`] from a
-//! [`CcParams`]. [`factory`] parses a specification, finds the entry by name or alias, lets it take
-//! its parameters and refuses any it did not take.
+//! Each [`CcInfo`] names an algorithm, lists its parameters in the parameter table
+//! ([`crate::params`]) and builds a [`CcFactory`] from a [`CcParams`]. [`factory`] parses a
+//! specification, finds the entry by name or alias, lets it take its parameters (each checked
+//! against its table entry) and refuses any it did not take.
 //!
-//! Invariants: names and aliases are unique across the catalog and lowercase; every parameter an
-//! entry reads is listed in its `params` (checked by a test for every entry).
+//! Invariants: names and aliases are unique across the catalog and lowercase; an entry can only
+//! read parameters its table lists, and every listed parameter is read (checked by tests).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::spec::{CcParams, CcSpec, CcSpecError};
-use super::tcp::{TcpConfig, TcpFactory};
-use super::{BlastFactory, CcFactory, NativeConfig, NativeFactory};
 use crate::bbr::{BbrConfig, BbrFactory};
 use crate::bic::{Bic, BicConfig};
 use crate::cubic::{Cubic, CubicConfig};
@@ -21,20 +20,14 @@ use crate::gtp::{GtpConfig, GtpFactory, ManagerConfig};
 use crate::highspeed::HighSpeed;
 use crate::model::{ModelConfig, ModelFactory};
 use crate::newreno::NewReno;
+pub use crate::params::ParamInfo;
+use crate::params::{Kind, Value};
 use crate::scalable::Scalable;
+use crate::spec::{CcParams, CcSpec, CcSpecError};
+use crate::tcp::{TcpConfig, TcpFactory};
 use crate::vegas::{Vegas, VegasConfig};
 use crate::westwood::Westwood;
-
-/// One documented parameter of an algorithm.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamInfo {
-    /// Key, as written after the colon.
-    pub key: &'static str,
-    /// Default value, as text.
-    pub default: &'static str,
-    /// What it does.
-    pub doc: &'static str,
-}
+use crate::{BlastFactory, CcFactory, NativeConfig, NativeFactory};
 
 /// How an algorithm builds its factory from parameters.
 pub type BuildFn = fn(&mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError>;
@@ -70,159 +63,414 @@ impl CcInfo {
     }
 }
 
+const fn real(min: f64, max: f64) -> Kind {
+    Kind::Real { min, max }
+}
+
+const fn whole(min: u64, max: u64) -> Kind {
+    Kind::Whole { min, max }
+}
+
 /// The parameters every TCP variant takes.
 pub const TCP_PARAMS: [ParamInfo; 2] = [
-    ParamInfo { key: "ack", default: "2", doc: "receiver acknowledges every N packets (1-64)" },
-    ParamInfo { key: "iw", default: "2", doc: "initial window, packets" },
+    ParamInfo {
+        key: "ack",
+        kind: whole(1, 64),
+        unit: "packets",
+        default: || Value::Whole(u64::from(TcpConfig::default().ack_every)),
+        doc: "the receiver acknowledges every N packets",
+    },
+    ParamInfo {
+        key: "iw",
+        kind: real(1.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(TcpConfig::default().initial_window),
+        doc: "initial window",
+    },
 ];
 
 /// Read the shared TCP parameters.
 pub fn tcp_config(p: &mut CcParams) -> Result<TcpConfig, CcSpecError> {
-    let d = TcpConfig::default();
-    Ok(TcpConfig {
-        ack_every: p.u64("ack", u64::from(d.ack_every), 1, 64)? as u32,
-        initial_window: p.f64("iw", d.initial_window, 1.0, 1e6)?,
-    })
+    Ok(TcpConfig { ack_every: p.whole("ack")? as u32, initial_window: p.real("iw")? })
 }
 
+static MODEL_PARAMS: [ParamInfo; 8] = [
+    ParamInfo {
+        key: "startup_gain",
+        kind: real(1.01, 10.0),
+        unit: "x bandwidth",
+        default: || Value::Real(ModelConfig::default().startup_gain),
+        doc: "Startup pacing gain",
+    },
+    ParamInfo {
+        key: "cwnd_gain",
+        kind: real(1.0, 10.0),
+        unit: "x BDP",
+        default: || Value::Real(ModelConfig::default().cwnd_gain),
+        doc: "window on packets in flight",
+    },
+    ParamInfo {
+        key: "loss",
+        kind: Kind::Fraction,
+        unit: "",
+        default: || Value::Real(ModelConfig::default().loss_threshold),
+        doc: "lost fraction of a loss window that means congestion",
+    },
+    ParamInfo {
+        key: "beta",
+        kind: Kind::Fraction,
+        unit: "",
+        default: || Value::Real(ModelConfig::default().loss_beta),
+        doc: "rate kept per congested loss window while cruising",
+    },
+    ParamInfo {
+        key: "os_beta",
+        kind: Kind::Fraction,
+        unit: "",
+        default: || Value::Real(ModelConfig::default().oversubscribed_beta),
+        doc: "rate kept when losses while cruising stop in the probe's down phase (an over-subscribed queue)",
+    },
+    ParamInfo {
+        key: "cruise",
+        kind: whole(1, 100_000),
+        unit: "ACK periods",
+        default: || Value::Whole(u64::from(ModelConfig::default().cruise_syn.0)),
+        doc: "time between bandwidth probes, at least (drawn from N to 2N); more is gentler on TCP, slower to converge",
+    },
+    ParamInfo {
+        key: "inc",
+        kind: Kind::Fraction,
+        unit: "x capacity",
+        default: || Value::Real(ModelConfig::default().cap_increase),
+        doc: "loss bound raised per probe cycle without congestion",
+    },
+    ParamInfo {
+        key: "iw",
+        kind: real(2.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(ModelConfig::default().initial_window),
+        doc: "packets per initial RTT before the first rate sample",
+    },
+];
+
 fn build_model(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
-    let d = ModelConfig::default();
     let config = ModelConfig {
-        startup_gain: p.f64("startup_gain", d.startup_gain, 1.01, 10.0)?,
-        cwnd_gain: p.f64("cwnd_gain", d.cwnd_gain, 1.0, 10.0)?,
-        loss_threshold: fraction(p, "udt", "loss", d.loss_threshold)?,
-        loss_beta: fraction(p, "udt", "beta", d.loss_beta)?,
-        oversubscribed_beta: fraction(p, "udt", "os_beta", d.oversubscribed_beta)?,
-        initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
+        startup_gain: p.real("startup_gain")?,
+        cwnd_gain: p.real("cwnd_gain")?,
+        loss_threshold: p.real("loss")?,
+        loss_beta: p.real("beta")?,
+        oversubscribed_beta: p.real("os_beta")?,
+        initial_window: p.real("iw")?,
         cruise_syn: {
-            let lo = p.u64("cruise", u64::from(d.cruise_syn.0), 1, 100_000)? as u32;
+            let lo = p.whole("cruise")? as u32;
             (lo, lo * 2)
         },
-        cap_increase: fraction(p, "udt", "inc", d.cap_increase)?,
-        ..d
+        cap_increase: p.real("inc")?,
+        ..ModelConfig::default()
     };
     config.validate().map_err(|e| CcSpecError(format!("udt: {e}")))?;
     Ok(Arc::new(ModelFactory(config)))
 }
 
+static DAIMD_PARAMS: [ParamInfo; 4] = [
+    ParamInfo {
+        key: "noisy",
+        kind: Kind::Switch,
+        unit: "",
+        default: || Value::Switch(NativeConfig::default().noisy_link),
+        doc: "ignore the first loss of each event",
+    },
+    ParamInfo {
+        key: "freeze",
+        kind: Kind::Switch,
+        unit: "",
+        default: || Value::Switch(NativeConfig::default().freeze_on_congestion),
+        doc: "stop sending one SYN after a decrease",
+    },
+    ParamInfo {
+        key: "rc",
+        kind: Kind::Switch,
+        unit: "",
+        default: || Value::Switch(NativeConfig::default().rate_correction),
+        doc: "correct the period with the measured one",
+    },
+    ParamInfo {
+        key: "iw",
+        kind: real(2.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(NativeConfig::default().initial_window),
+        doc: "initial window",
+    },
+];
+
 fn build_daimd(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
-    let d = NativeConfig::default();
     Ok(Arc::new(NativeFactory(NativeConfig {
-        noisy_link: p.bool("noisy", d.noisy_link)?,
-        freeze_on_congestion: p.bool("freeze", d.freeze_on_congestion)?,
-        rate_correction: p.bool("rc", d.rate_correction)?,
-        initial_window: p.f64("iw", d.initial_window, 2.0, 1e6)?,
+        noisy_link: p.switch("noisy")?,
+        freeze_on_congestion: p.switch("freeze")?,
+        rate_correction: p.switch("rc")?,
+        initial_window: p.real("iw")?,
     })))
 }
 
+static BLAST_PARAMS: [ParamInfo; 1] = [ParamInfo {
+    key: "rate",
+    kind: Kind::Rate,
+    unit: "bits/s",
+    default: || Value::Rate(0),
+    doc: "sending rate; 0 = unlimited",
+}];
+
 fn build_blast(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
-    Ok(Arc::new(BlastFactory::new(p.bits_per_sec("rate", 0)?)))
+    Ok(Arc::new(BlastFactory::new(p.rate("rate")?)))
 }
 
 fn build_newreno(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     Ok(Arc::new(TcpFactory::new(tcp_config(p)?, NewReno)))
 }
 
+static GTP_PARAMS: [ParamInfo; 7] = [
+    ParamInfo {
+        key: "capacity",
+        kind: Kind::Rate,
+        unit: "bits/s",
+        default: || Value::Rate(GtpConfig::default().manager.capacity),
+        doc: "receiver capacity shared by the group (above 0)",
+    },
+    ParamInfo {
+        key: "init",
+        kind: Kind::Rate,
+        unit: "bits/s",
+        default: || Value::Rate(GtpConfig::default().initial_rate),
+        doc: "sending rate until the first allocation",
+    },
+    ParamInfo {
+        key: "request",
+        kind: Kind::Rate,
+        unit: "bits/s",
+        default: || Value::Rate(GtpConfig::default().request),
+        doc: "sender's rate request; 0 = none",
+    },
+    ParamInfo {
+        key: "interval",
+        kind: whole(0, 60_000),
+        unit: "ms",
+        default: || Value::Whole(GtpConfig::default().interval.map_or(0, |d| d.as_millis() as u64)),
+        doc: "control interval; 0 = max(SYN, RTT)",
+    },
+    ParamInfo {
+        key: "headroom",
+        kind: real(0.01, 1.0),
+        unit: "",
+        default: || Value::Real(GtpConfig::default().manager.headroom),
+        doc: "extra share for a flow using less",
+    },
+    ParamInfo {
+        key: "loss",
+        kind: real(0.0, 1.0),
+        unit: "",
+        default: || Value::Real(GtpConfig::default().manager.loss_threshold),
+        doc: "loss fraction capping a flow at its arrival rate",
+    },
+    ParamInfo {
+        key: "idle",
+        kind: whole(1, 3_600_000),
+        unit: "ms",
+        default: || Value::Whole(GtpConfig::default().manager.idle.as_millis() as u64),
+        doc: "drop a flow silent this long",
+    },
+];
+
 fn build_gtp(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
-    let d = GtpConfig::default();
-    let capacity = p.bits_per_sec("capacity", d.manager.capacity)?;
+    let capacity = p.rate("capacity")?;
     if capacity == 0 {
         return Err(CcSpecError("gtp: capacity must be positive".into()));
     }
-    let interval_ms = p.u64("interval", 0, 0, 60_000)?;
+    let interval_ms = p.whole("interval")?;
     Ok(Arc::new(GtpFactory::new(GtpConfig {
         manager: ManagerConfig {
             capacity,
-            headroom: p.f64("headroom", d.manager.headroom, 0.01, 1.0)?,
-            loss_threshold: p.f64("loss", d.manager.loss_threshold, 0.0, 1.0)?,
-            idle: std::time::Duration::from_millis(p.u64(
-                "idle",
-                d.manager.idle.as_millis() as u64,
-                1,
-                3_600_000,
-            )?),
+            headroom: p.real("headroom")?,
+            loss_threshold: p.real("loss")?,
+            idle: Duration::from_millis(p.whole("idle")?),
         },
-        initial_rate: p.bits_per_sec("init", d.initial_rate)?,
-        request: p.bits_per_sec("request", d.request)?,
-        interval: (interval_ms > 0).then(|| std::time::Duration::from_millis(interval_ms)),
+        initial_rate: p.rate("init")?,
+        request: p.rate("request")?,
+        interval: (interval_ms > 0).then(|| Duration::from_millis(interval_ms)),
     })))
 }
 
 static VEGAS_PARAMS: [ParamInfo; 5] = [
     TCP_PARAMS[0],
     TCP_PARAMS[1],
-    ParamInfo { key: "alpha", default: "2", doc: "grow by 1 per RTT below this many packets queued" },
-    ParamInfo { key: "beta", default: "4", doc: "shrink by 1 per RTT above this many packets queued" },
-    ParamInfo { key: "gamma", default: "1", doc: "leave slow start above this many packets queued" },
+    ParamInfo {
+        key: "alpha",
+        kind: real(0.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(VegasConfig::default().alpha),
+        doc: "grow by 1 per RTT below this many packets queued",
+    },
+    ParamInfo {
+        key: "beta",
+        kind: real(0.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(VegasConfig::default().beta),
+        doc: "shrink by 1 per RTT above this many packets queued (at least alpha)",
+    },
+    ParamInfo {
+        key: "gamma",
+        kind: real(0.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(VegasConfig::default().gamma),
+        doc: "leave slow start above this many packets queued",
+    },
 ];
 
 fn build_vegas(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     let config = tcp_config(p)?;
-    let d = VegasConfig::default();
-    let alpha = p.f64("alpha", d.alpha, 0.0, 1e6)?;
-    let beta = p.f64("beta", d.beta, alpha, 1e6)?;
-    let gamma = p.f64("gamma", d.gamma, 0.0, 1e6)?;
+    let (alpha, beta, gamma) = (p.real("alpha")?, p.real("beta")?, p.real("gamma")?);
+    if beta < alpha {
+        return Err(CcSpecError(format!("vegas: beta={beta} must not be below alpha={alpha}")));
+    }
     Ok(Arc::new(TcpFactory::new(config, Vegas::new(VegasConfig { alpha, beta, gamma }))))
 }
 
 static FAST_PARAMS: [ParamInfo; 4] = [
     TCP_PARAMS[0],
     TCP_PARAMS[1],
-    ParamInfo { key: "alpha", default: "200", doc: "packets kept queued at the bottleneck" },
-    ParamInfo { key: "gamma", default: "0.5", doc: "update smoothing, 0-1" },
+    ParamInfo {
+        key: "alpha",
+        kind: real(1.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(FastConfig::default().alpha),
+        doc: "packets kept queued at the bottleneck",
+    },
+    ParamInfo {
+        key: "gamma",
+        kind: real(0.01, 1.0),
+        unit: "",
+        default: || Value::Real(FastConfig::default().gamma),
+        doc: "update smoothing",
+    },
 ];
 
 fn build_fast(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     let config = tcp_config(p)?;
-    let d = FastConfig::default();
-    let alpha = p.f64("alpha", d.alpha, 1.0, 1e6)?;
-    let gamma = p.f64("gamma", d.gamma, 0.01, 1.0)?;
-    Ok(Arc::new(TcpFactory::new(config, Fast::new(FastConfig { alpha, gamma }))))
+    let fast = FastConfig { alpha: p.real("alpha")?, gamma: p.real("gamma")? };
+    Ok(Arc::new(TcpFactory::new(config, Fast::new(fast))))
 }
 
 static BBR_PARAMS: [ParamInfo; 4] = [
-    ParamInfo { key: "startup_gain", default: "2.885", doc: "Startup pacing and window gain (2/ln 2)" },
-    ParamInfo { key: "cwnd_gain", default: "2", doc: "ProbeBW window gain, times the BDP" },
-    ParamInfo { key: "probe_rtt_ms", default: "200", doc: "ProbeRTT duration, milliseconds" },
-    ParamInfo { key: "iw", default: "10", doc: "initial window, packets" },
+    ParamInfo {
+        key: "startup_gain",
+        kind: real(1.0, 10.0),
+        unit: "",
+        default: || Value::Real(BbrConfig::default().startup_gain),
+        doc: "Startup pacing and window gain (2/ln 2)",
+    },
+    ParamInfo {
+        key: "cwnd_gain",
+        kind: real(1.0, 10.0),
+        unit: "x BDP",
+        default: || Value::Real(BbrConfig::default().cwnd_gain),
+        doc: "ProbeBW window gain",
+    },
+    ParamInfo {
+        key: "probe_rtt_ms",
+        kind: whole(1, 10_000),
+        unit: "ms",
+        default: || Value::Whole(BbrConfig::default().probe_rtt.as_millis() as u64),
+        doc: "ProbeRTT duration",
+    },
+    ParamInfo {
+        key: "iw",
+        kind: real(1.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(BbrConfig::default().initial_window),
+        doc: "initial window",
+    },
 ];
 
 fn build_bbr(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
-    let d = BbrConfig::default();
     Ok(Arc::new(BbrFactory(BbrConfig {
-        startup_gain: p.f64("startup_gain", d.startup_gain, 1.0, 10.0)?,
-        cwnd_gain: p.f64("cwnd_gain", d.cwnd_gain, 1.0, 10.0)?,
-        probe_rtt: std::time::Duration::from_millis(p.u64("probe_rtt_ms", 200, 1, 10_000)?),
-        initial_window: p.f64("iw", d.initial_window, 1.0, 1e6)?,
+        startup_gain: p.real("startup_gain")?,
+        cwnd_gain: p.real("cwnd_gain")?,
+        probe_rtt: Duration::from_millis(p.whole("probe_rtt_ms")?),
+        initial_window: p.real("iw")?,
     })))
 }
 
-/// A number strictly between 0 and 1.
-fn fraction(p: &mut CcParams, algorithm: &str, key: &str, default: f64) -> Result<f64, CcSpecError> {
-    let v = p.f64(key, default, 0.0, 1.0)?;
-    if v <= 0.0 || v >= 1.0 {
-        return Err(CcSpecError(format!("{algorithm}: {key}={v} must be strictly between 0 and 1")));
-    }
-    Ok(v)
-}
+static SCALABLE_PARAMS: [ParamInfo; 5] = [
+    TCP_PARAMS[0],
+    TCP_PARAMS[1],
+    ParamInfo {
+        key: "a",
+        kind: real(1e-6, 1.0),
+        unit: "packets",
+        default: || Value::Real(Scalable::default().a),
+        doc: "increase per ACKed packet (thesis table: 0.1)",
+    },
+    ParamInfo {
+        key: "b",
+        kind: Kind::Fraction,
+        unit: "",
+        default: || Value::Real(Scalable::default().b),
+        doc: "fraction of the window removed per loss",
+    },
+    ParamInfo {
+        key: "lwnd",
+        kind: real(0.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(Scalable::default().lwnd),
+        doc: "legacy window: Reno at or below it",
+    },
+];
 
 fn build_scalable(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     let tcp = tcp_config(p)?;
-    let d = Scalable::default();
-    let a = p.f64("a", d.a, 1e-6, 1.0)?;
-    let b = fraction(p, "scalable", "b", d.b)?;
-    let lwnd = p.f64("lwnd", d.lwnd, 0.0, 1e6)?;
-    Ok(Arc::new(TcpFactory::new(tcp, Scalable { a, b, lwnd })))
+    let s = Scalable { a: p.real("a")?, b: p.real("b")?, lwnd: p.real("lwnd")? };
+    Ok(Arc::new(TcpFactory::new(tcp, s)))
 }
+
+static HIGHSPEED_PARAMS: [ParamInfo; 6] = [
+    TCP_PARAMS[0],
+    TCP_PARAMS[1],
+    ParamInfo {
+        key: "low_window",
+        kind: real(2.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(HighSpeed::default().low_window),
+        doc: "Reno at or below it",
+    },
+    ParamInfo {
+        key: "high_window",
+        kind: real(2.0, 1e9),
+        unit: "packets",
+        default: || Value::Real(HighSpeed::default().high_window),
+        doc: "window reached at high_p (above low_window)",
+    },
+    ParamInfo {
+        key: "high_p",
+        kind: real(1e-15, 1.0),
+        unit: "",
+        default: || Value::Real(HighSpeed::default().high_p),
+        doc: "loss rate at high_window",
+    },
+    ParamInfo {
+        key: "high_decrease",
+        kind: real(0.001, 0.5),
+        unit: "",
+        default: || Value::Real(HighSpeed::default().high_decrease),
+        doc: "b(high_window)",
+    },
+];
 
 fn build_highspeed(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     let tcp = tcp_config(p)?;
-    let d = HighSpeed::default();
     let h = HighSpeed {
-        low_window: p.f64("low_window", d.low_window, 2.0, 1e6)?,
-        high_window: p.f64("high_window", d.high_window, 2.0, 1e9)?,
-        high_p: p.f64("high_p", d.high_p, 1e-15, 1.0)?,
-        high_decrease: p.f64("high_decrease", d.high_decrease, 0.001, 0.5)?,
+        low_window: p.real("low_window")?,
+        high_window: p.real("high_window")?,
+        high_p: p.real("high_p")?,
+        high_decrease: p.real("high_decrease")?,
     };
     if h.high_window <= h.low_window {
         return Err(CcSpecError(format!(
@@ -240,15 +488,54 @@ fn build_highspeed(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> 
     Ok(Arc::new(TcpFactory::new(tcp, h)))
 }
 
+static BIC_PARAMS: [ParamInfo; 7] = [
+    TCP_PARAMS[0],
+    TCP_PARAMS[1],
+    ParamInfo {
+        key: "smax",
+        kind: real(1.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(BicConfig::default().smax),
+        doc: "largest increase per RTT",
+    },
+    ParamInfo {
+        key: "smin",
+        kind: real(1e-6, 1e6),
+        unit: "packets",
+        default: || Value::Real(BicConfig::default().smin),
+        doc: "smallest increase per RTT (at most smax)",
+    },
+    ParamInfo {
+        key: "beta",
+        kind: Kind::Fraction,
+        unit: "",
+        default: || Value::Real(BicConfig::default().beta),
+        doc: "fraction of the window removed per loss",
+    },
+    ParamInfo {
+        key: "low_window",
+        kind: real(0.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(BicConfig::default().low_window),
+        doc: "Reno at or below it",
+    },
+    ParamInfo {
+        key: "fast_convergence",
+        kind: Kind::Switch,
+        unit: "",
+        default: || Value::Switch(BicConfig::default().fast_convergence),
+        doc: "lower w_max on an early loss",
+    },
+];
+
 fn build_bic(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     let tcp = tcp_config(p)?;
-    let d = BicConfig::default();
     let c = BicConfig {
-        smax: p.f64("smax", d.smax, 1.0, 1e6)?,
-        smin: p.f64("smin", d.smin, 1e-6, 1e6)?,
-        beta: fraction(p, "bic", "beta", d.beta)?,
-        low_window: p.f64("low_window", d.low_window, 0.0, 1e6)?,
-        fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
+        smax: p.real("smax")?,
+        smin: p.real("smin")?,
+        beta: p.real("beta")?,
+        low_window: p.real("low_window")?,
+        fast_convergence: p.switch("fast_convergence")?,
     };
     if c.smin > c.smax {
         return Err(CcSpecError(format!("bic: smin={} must not exceed smax={}", c.smin, c.smax)));
@@ -260,14 +547,46 @@ fn build_westwood(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     Ok(Arc::new(TcpFactory::new(tcp_config(p)?, Westwood::default())))
 }
 
+static CUBIC_PARAMS: [ParamInfo; 6] = [
+    TCP_PARAMS[0],
+    TCP_PARAMS[1],
+    ParamInfo {
+        key: "c",
+        kind: real(1e-3, 1e3),
+        unit: "packets/s^3",
+        default: || Value::Real(CubicConfig::default().c),
+        doc: "C",
+    },
+    ParamInfo {
+        key: "beta",
+        kind: Kind::Fraction,
+        unit: "",
+        default: || Value::Real(CubicConfig::default().beta),
+        doc: "window kept on a loss event",
+    },
+    ParamInfo {
+        key: "fast_convergence",
+        kind: Kind::Switch,
+        unit: "",
+        default: || Value::Switch(CubicConfig::default().fast_convergence),
+        doc: "lower W_max on an early loss",
+    },
+    ParamInfo {
+        key: "tcp_friendly",
+        kind: Kind::Switch,
+        unit: "",
+        default: || Value::Switch(CubicConfig::default().tcp_friendly),
+        doc: "at least Reno's rate (W_est)",
+    },
+];
+
 fn build_cubic(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
     let tcp = tcp_config(p)?;
-    let d = CubicConfig::default();
     let c = CubicConfig {
-        c: p.f64("c", d.c, 1e-3, 1e3)?,
-        beta: fraction(p, "cubic", "beta", d.beta)?,
-        fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
-        tcp_friendly: p.bool("tcp_friendly", d.tcp_friendly)?,
+        c: p.real("c")?,
+        beta: p.real("beta")?,
+        fast_convergence: p.switch("fast_convergence")?,
+        tcp_friendly: p.switch("tcp_friendly")?,
     };
     Ok(Arc::new(TcpFactory::new(tcp, Cubic::new(c))))
 }
@@ -282,40 +601,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "docs/congestion-control.md; Cardwell et al., ACM Queue 2016; BBRv3",
         tcp_like: false,
         both_ends: false,
-        params: &[
-            ParamInfo { key: "startup_gain", default: "2.885", doc: "Startup pacing gain, x bandwidth" },
-            ParamInfo { key: "cwnd_gain", default: "2", doc: "window on packets in flight, x BDP" },
-            ParamInfo {
-                key: "loss",
-                default: "0.05",
-                doc: "lost fraction of a loss window that means congestion",
-            },
-            ParamInfo {
-                key: "beta",
-                default: "0.7",
-                doc: "rate kept per congested loss window while cruising",
-            },
-            ParamInfo {
-                key: "os_beta",
-                default: "0.85",
-                doc: "rate kept when losses while cruising stop in the probe's down phase (an over-subscribed queue)",
-            },
-            ParamInfo {
-                key: "cruise",
-                default: "32",
-                doc: "ACK periods between bandwidth probes, at least (drawn from N to 2N); more is gentler on TCP, slower to converge",
-            },
-            ParamInfo {
-                key: "inc",
-                default: "0.0625",
-                doc: "loss bound raised per probe cycle without congestion, x link capacity",
-            },
-            ParamInfo {
-                key: "iw",
-                default: "16",
-                doc: "packets per initial RTT before the first rate sample",
-            },
-        ],
+        params: &MODEL_PARAMS,
         build: build_model,
     },
     CcInfo {
@@ -325,12 +611,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "thesis §2.2.5, ch. 3; UDT4 4.11 CUDTCC",
         tcp_like: false,
         both_ends: false,
-        params: &[
-            ParamInfo { key: "noisy", default: "false", doc: "ignore the first loss of each event" },
-            ParamInfo { key: "freeze", default: "false", doc: "stop sending one SYN after a decrease" },
-            ParamInfo { key: "rc", default: "false", doc: "correct the period with the measured one" },
-            ParamInfo { key: "iw", default: "16", doc: "initial window, packets" },
-        ],
+        params: &DAIMD_PARAMS,
         build: build_daimd,
     },
     CcInfo {
@@ -340,7 +621,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "thesis §5.3.1, UDT4 demo CUDPBlast",
         tcp_like: false,
         both_ends: false,
-        params: &[ParamInfo { key: "rate", default: "0", doc: "bits/s (k, m, g suffixes); 0 = unlimited" }],
+        params: &BLAST_PARAMS,
         build: build_blast,
     },
     CcInfo {
@@ -361,23 +642,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "thesis §5.3.5 CGTP; Wu & Chien, GTP, CCGrid 2004",
         tcp_like: false,
         both_ends: true,
-        params: &[
-            ParamInfo {
-                key: "capacity",
-                default: "1g",
-                doc: "receiver capacity shared by the group, bits/s",
-            },
-            ParamInfo { key: "init", default: "10m", doc: "sending rate until the first allocation, bits/s" },
-            ParamInfo { key: "request", default: "0", doc: "sender's rate request, bits/s; 0 = none" },
-            ParamInfo { key: "interval", default: "0", doc: "control interval, ms; 0 = max(SYN, RTT)" },
-            ParamInfo { key: "headroom", default: "0.1", doc: "extra share for a flow using less (0.01-1)" },
-            ParamInfo {
-                key: "loss",
-                default: "0.01",
-                doc: "loss fraction capping a flow at its arrival rate",
-            },
-            ParamInfo { key: "idle", default: "500", doc: "drop a flow silent this long, ms" },
-        ],
+        params: &GTP_PARAMS,
         build: build_gtp,
     },
     CcInfo {
@@ -417,13 +682,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "thesis §5.3.3, Table 3-1; Kelly, CCR 2003",
         tcp_like: true,
         both_ends: false,
-        params: &[
-            TCP_PARAMS[0],
-            TCP_PARAMS[1],
-            ParamInfo { key: "a", default: "0.01", doc: "increase per ACKed packet (thesis table: 0.1)" },
-            ParamInfo { key: "b", default: "0.125", doc: "fraction of the window removed per loss" },
-            ParamInfo { key: "lwnd", default: "16", doc: "legacy window: Reno at or below it, packets" },
-        ],
+        params: &SCALABLE_PARAMS,
         build: build_scalable,
     },
     CcInfo {
@@ -433,14 +692,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "thesis Table 3-1; RFC 3649",
         tcp_like: true,
         both_ends: false,
-        params: &[
-            TCP_PARAMS[0],
-            TCP_PARAMS[1],
-            ParamInfo { key: "low_window", default: "38", doc: "Reno at or below it, packets" },
-            ParamInfo { key: "high_window", default: "83000", doc: "window reached at high_p, packets" },
-            ParamInfo { key: "high_p", default: "1e-7", doc: "loss rate at high_window" },
-            ParamInfo { key: "high_decrease", default: "0.1", doc: "b(high_window)" },
-        ],
+        params: &HIGHSPEED_PARAMS,
         build: build_highspeed,
     },
     CcInfo {
@@ -450,15 +702,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "thesis Table 3-1; Xu, Harfoush, Rhee, INFOCOM 2004",
         tcp_like: true,
         both_ends: false,
-        params: &[
-            TCP_PARAMS[0],
-            TCP_PARAMS[1],
-            ParamInfo { key: "smax", default: "32", doc: "largest increase per RTT, packets" },
-            ParamInfo { key: "smin", default: "0.01", doc: "smallest increase per RTT, packets" },
-            ParamInfo { key: "beta", default: "0.125", doc: "fraction of the window removed per loss" },
-            ParamInfo { key: "low_window", default: "14", doc: "Reno at or below it, packets" },
-            ParamInfo { key: "fast_convergence", default: "true", doc: "lower w_max on an early loss" },
-        ],
+        params: &BIC_PARAMS,
         build: build_bic,
     },
     CcInfo {
@@ -478,14 +722,7 @@ static CATALOG: &[CcInfo] = &[
         reference: "RFC 9438 (obsoletes RFC 8312)",
         tcp_like: true,
         both_ends: false,
-        params: &[
-            TCP_PARAMS[0],
-            TCP_PARAMS[1],
-            ParamInfo { key: "c", default: "0.4", doc: "C, packets/s^3" },
-            ParamInfo { key: "beta", default: "0.7", doc: "window kept on a loss event" },
-            ParamInfo { key: "fast_convergence", default: "true", doc: "lower W_max on an early loss" },
-            ParamInfo { key: "tcp_friendly", default: "true", doc: "at least Reno's rate (W_est)" },
-        ],
+        params: &CUBIC_PARAMS,
         build: build_cubic,
     },
 ];
@@ -507,10 +744,9 @@ pub fn factory_for(spec: &CcSpec) -> Result<Arc<dyn CcFactory>, CcSpecError> {
         let names: Vec<&str> = CATALOG.iter().map(|i| i.name).collect();
         CcSpecError(format!("unknown congestion control {:?} (known: {})", spec.name, names.join(", ")))
     })?;
-    let mut params = CcParams::new(spec);
+    let mut params = CcParams::new(spec, info.params);
     let factory = (info.build)(&mut params)?;
-    let known: Vec<&str> = info.params.iter().map(|p| p.key).collect();
-    params.finish(&known)?;
+    params.finish()?;
     Ok(factory)
 }
 
@@ -557,7 +793,7 @@ mod tests {
     fn every_documented_parameter_is_accepted() {
         for info in catalog() {
             for p in info.params {
-                let spec = format!("{}:{}={}", info.name, p.key, p.default);
+                let spec = format!("{}:{}={}", info.name, p.key, p.default_text());
                 factory(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
             }
         }

@@ -2,13 +2,15 @@
 //!
 //! A [`CcSpec`] is parsed once (from a command line, a config file or code) and handed to the
 //! [registry](super::registry), which looks the name up and lets the algorithm take its
-//! parameters from a [`CcParams`]. Every key must be taken: [`CcParams::finish`] rejects any key
-//! the algorithm did not ask for, so a misspelt parameter is an error, never silently ignored.
+//! parameters from a [`CcParams`], checked against its parameter table ([`crate::params`]).
+//! Every key must be taken: [`CcParams::finish`] rejects any key the algorithm did not ask for,
+//! so a misspelt parameter is an error, never silently ignored.
 //!
-//! Invariants: names and keys are lowercase ASCII after parsing; a key appears at most once;
-//! numeric getters reject non-finite values and values outside the range they are given.
+//! Invariants: names and keys are lowercase ASCII after parsing; a key appears at most once.
 
 use std::fmt;
+
+use crate::params::ParamInfo;
 
 /// A parsed `NAME[:key=value,...]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,68 +83,39 @@ impl fmt::Display for CcSpec {
     }
 }
 
-/// The parameters of one specification, taken one by one by the algorithm that builds from it.
+/// The parameters of one specification, taken one by one, through the algorithm's parameter
+/// table ([`crate::params`]), by the algorithm that builds from it.
 #[derive(Debug)]
 pub struct CcParams {
     algorithm: String,
+    table: &'static [ParamInfo],
     pending: Vec<(String, String)>,
 }
 
 impl CcParams {
-    /// The parameters of `spec`.
-    pub fn new(spec: &CcSpec) -> Self {
-        CcParams { algorithm: spec.name.clone(), pending: spec.params.clone() }
+    /// The parameters of `spec`, for an algorithm whose parameters are `table`.
+    pub fn new(spec: &CcSpec, table: &'static [ParamInfo]) -> Self {
+        CcParams { algorithm: spec.name.clone(), table, pending: spec.params.clone() }
     }
 
-    fn take_raw(&mut self, key: &str) -> Option<String> {
+    /// The algorithm's name as given.
+    pub fn algorithm(&self) -> &str {
+        &self.algorithm
+    }
+
+    /// The algorithm's parameter table.
+    pub fn table(&self) -> &'static [ParamInfo] {
+        self.table
+    }
+
+    pub(crate) fn take_raw(&mut self, key: &str) -> Option<String> {
         let i = self.pending.iter().position(|(k, _)| k == key)?;
         Some(self.pending.remove(i).1)
     }
 
-    /// A number in `[min, max]`, or `default` when the key is absent.
-    pub fn f64(&mut self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, CcSpecError> {
-        let Some(raw) = self.take_raw(key) else { return Ok(default) };
-        let v: f64 =
-            raw.parse().map_err(|_| err(format!("{}: {key}={raw:?} is not a number", self.algorithm)))?;
-        if !v.is_finite() || v < min || v > max {
-            return Err(err(format!("{}: {key}={raw} is outside [{min}, {max}]", self.algorithm)));
-        }
-        Ok(v)
-    }
-
-    /// A whole number in `[min, max]`, or `default` when the key is absent.
-    pub fn u64(&mut self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, CcSpecError> {
-        let Some(raw) = self.take_raw(key) else { return Ok(default) };
-        let v: u64 = raw
-            .parse()
-            .map_err(|_| err(format!("{}: {key}={raw:?} is not a whole number", self.algorithm)))?;
-        if v < min || v > max {
-            return Err(err(format!("{}: {key}={raw} is outside [{min}, {max}]", self.algorithm)));
-        }
-        Ok(v)
-    }
-
-    /// `true`/`false` (also `1`/`0`, `on`/`off`, `yes`/`no`), or `default` when absent.
-    pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, CcSpecError> {
-        let Some(raw) = self.take_raw(key) else { return Ok(default) };
-        match raw.to_ascii_lowercase().as_str() {
-            "true" | "1" | "on" | "yes" => Ok(true),
-            "false" | "0" | "off" | "no" => Ok(false),
-            _ => Err(err(format!("{}: {key}={raw:?} is not true or false", self.algorithm))),
-        }
-    }
-
-    /// A rate in bits per second: a number with an optional `k`, `m` or `g` suffix (decimal,
-    /// `bit`, `bps` or `b/s` may follow), e.g. `500m`, `1.5gbit`, `100000`.
-    pub fn bits_per_sec(&mut self, key: &str, default: u64) -> Result<u64, CcSpecError> {
-        let Some(raw) = self.take_raw(key) else { return Ok(default) };
-        parse_rate(&raw).ok_or_else(|| {
-            err(format!("{}: {key}={raw:?} is not a rate (e.g. 100m, 1.5g, 250000)", self.algorithm))
-        })
-    }
-
-    /// Check that every parameter was taken; the error names the first unknown key.
-    pub fn finish(self, known: &[&str]) -> Result<(), CcSpecError> {
+    /// Check that every parameter given was taken; the error names the first unknown key.
+    pub fn finish(self) -> Result<(), CcSpecError> {
+        let known: Vec<&str> = self.table.iter().map(|p| p.key).collect();
         match self.pending.first() {
             None => Ok(()),
             Some((k, _)) if known.is_empty() => {
@@ -192,23 +165,55 @@ mod tests {
     }
 
     #[test]
-    fn typed_getters_check_ranges_and_leftovers() {
+    fn typed_getters_check_the_table_and_leftovers() {
+        use crate::params::{Kind, Value};
+        static TABLE: [ParamInfo; 5] = [
+            ParamInfo { key: "a", kind: Kind::Fraction, unit: "", default: || Value::Real(0.25), doc: "" },
+            ParamInfo {
+                key: "b",
+                kind: Kind::Real { min: 0.0, max: 1.0 },
+                unit: "",
+                default: || Value::Real(1.0),
+                doc: "",
+            },
+            ParamInfo {
+                key: "n",
+                kind: Kind::Whole { min: 1, max: 10 },
+                unit: "",
+                default: || Value::Whole(1),
+                doc: "",
+            },
+            ParamInfo { key: "on", kind: Kind::Switch, unit: "", default: || Value::Switch(false), doc: "" },
+            ParamInfo { key: "r", kind: Kind::Rate, unit: "bits/s", default: || Value::Rate(0), doc: "" },
+        ];
         let spec = CcSpec::parse("x:a=0.5,n=3,on=yes,r=1.5g").unwrap();
-        let mut p = CcParams::new(&spec);
-        assert_eq!(p.f64("a", 1.0, 0.0, 1.0).unwrap(), 0.5);
-        assert_eq!(p.f64("missing", 0.25, 0.0, 1.0).unwrap(), 0.25);
-        assert_eq!(p.u64("n", 1, 1, 10).unwrap(), 3);
-        assert!(p.bool("on", false).unwrap());
-        assert_eq!(p.bits_per_sec("r", 0).unwrap(), 1_500_000_000);
-        p.finish(&["a", "n", "on", "r"]).unwrap();
+        let mut p = CcParams::new(&spec, &TABLE);
+        assert_eq!(p.real("a").unwrap(), 0.5);
+        assert_eq!(p.real("b").unwrap(), 1.0, "absent: the default");
+        assert_eq!(p.whole("n").unwrap(), 3);
+        assert!(p.switch("on").unwrap());
+        assert_eq!(p.rate("r").unwrap(), 1_500_000_000);
+        assert!(p.real("n").is_err(), "a whole number read as a real");
+        assert!(p.real("nope").is_err(), "not in the table");
+        p.finish().unwrap();
 
-        let spec = CcSpec::parse("x:a=2,typo=1").unwrap();
-        let mut p = CcParams::new(&spec);
-        assert!(p.f64("a", 1.0, 0.0, 1.0).unwrap_err().0.contains("outside"));
-        let e = p.finish(&["a"]).unwrap_err();
+        let spec = CcSpec::parse("x:b=2,typo=1").unwrap();
+        let mut p = CcParams::new(&spec, &TABLE);
+        assert!(p.real("b").unwrap_err().0.contains("outside"));
+        let e = p.finish().unwrap_err();
         assert!(e.0.contains("typo"), "{e}");
-        let spec = CcSpec::parse("x:a=nan").unwrap();
-        assert!(CcParams::new(&spec).f64("a", 1.0, 0.0, 1.0).is_err());
+        for bad in ["x:b=nan", "x:a=1", "x:a=0", "x:n=0", "x:n=1.5", "x:on=maybe", "x:r=fast"] {
+            let spec = CcSpec::parse(bad).unwrap();
+            let mut p = CcParams::new(&spec, &TABLE);
+            let key = &spec.params[0].0;
+            let refused = match key.as_str() {
+                "n" => p.whole(key).is_err(),
+                "on" => p.switch(key).is_err(),
+                "r" => p.rate(key).is_err(),
+                _ => p.real(key).is_err(),
+            };
+            assert!(refused, "{bad} accepted");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `udt cc list`: the congestion controls `--cc` accepts, with their parameters.
 //!
-//! The list is the `udt-proto` catalog itself, so it cannot drift from what `--cc` parses.
+//! The list is `udt-cc`'s catalog and parameter table itself, so it cannot drift from what
+//! `--cc` parses.
 
 use anyhow::Result;
 use serde::Serialize;
@@ -20,15 +21,20 @@ pub enum Action {
     /// Describe every algorithm, its aliases and parameters.
     List {
         /// One JSON array instead of text.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// The parameter tables as Markdown (those of docs/congestion-control.md).
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
 #[derive(Serialize)]
 struct Param {
     key: &'static str,
-    default: &'static str,
+    default: String,
+    values: String,
+    unit: &'static str,
     doc: &'static str,
 }
 
@@ -49,13 +55,27 @@ fn entry(info: &CcInfo) -> Entry {
         summary: info.summary,
         reference: info.reference,
         both_ends: info.both_ends,
-        params: info.params.iter().map(|p| Param { key: p.key, default: p.default, doc: p.doc }).collect(),
+        params: info
+            .params
+            .iter()
+            .map(|p| Param {
+                key: p.key,
+                default: p.default_text(),
+                values: p.range_text(),
+                unit: p.unit,
+                doc: p.doc,
+            })
+            .collect(),
     }
 }
 
 /// Run `udt cc`.
 pub fn run(args: &Args) -> Result<()> {
-    let Action::List { json } = args.action;
+    let Action::List { json, markdown } = args.action;
+    if markdown {
+        print!("{}", udt::cc::params::markdown());
+        return Ok(());
+    }
     let entries: Vec<Entry> = catalog().iter().map(entry).collect();
     if json {
         println!("{}", serde_json::to_string_pretty(&entries)?);
@@ -72,7 +92,14 @@ pub fn run(args: &Args) -> Result<()> {
             println!("    run it at both ends: the receiving end's controller answers its messages");
         }
         for p in &e.params {
-            println!("    {:<18} {} (default {})", format!("{}=", p.key), p.doc, p.default);
+            let unit = if p.unit.is_empty() { String::new() } else { format!(", {}", p.unit) };
+            println!(
+                "    {:<18} {} ({}{unit}; default {})",
+                format!("{}=", p.key),
+                p.doc,
+                p.values,
+                p.default
+            );
         }
         println!();
     }

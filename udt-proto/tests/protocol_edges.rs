@@ -1,6 +1,5 @@
-//! Regression tests for defects found in review: drop requests naming unsent packets or skipping
-//! a gap, a forged drop request, the ACK-history ring (RTT on a fast path), and one SYN cookie
-//! admitting many connections.
+//! Protocol edge cases: drop requests naming unsent packets or skipping a gap, a forged drop
+//! request, the ACK-history ring (RTT on a fast path), one SYN cookie per connection, ACK2 pacing.
 
 // Test code: helpers outside #[test] functions may panic on failure too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
