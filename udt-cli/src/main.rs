@@ -25,13 +25,12 @@ mod cpu;
 mod fetch;
 mod interrupt;
 mod keygen;
-mod landing;
 mod link;
 mod manual;
 mod net;
+mod observe;
 mod perf;
 mod progress;
-mod protocol;
 mod recv;
 mod report;
 mod security;
@@ -39,7 +38,6 @@ mod send;
 mod serve;
 mod sim;
 mod sim_seeds;
-mod tree;
 mod units;
 
 use std::io::IsTerminal;
@@ -47,6 +45,8 @@ use std::process::ExitCode;
 
 use clap::{ArgAction, CommandFactory, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
+/// The file protocol's wire format and name rules, which `perf`, `serve` and `fetch` share.
+use udt_transfer::protocol;
 
 /// The exit-status section of `udt --help`.
 const EXIT_STATUS: &str = "\

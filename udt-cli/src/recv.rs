@@ -4,25 +4,16 @@
 //! are served one at a time (or up to `--max-transfers` with `--keep-listening`), and a sender
 //! that must wait is told so.
 //!
-//! What a sender may do to this host, in order of the checks: a path must be made of plain
-//! names ([`crate::protocol::check_path`]); a top-level name that begins with a dot needs
-//! `--allow-dotfiles` ([`consent`]); everything is written below `--out` through directory
-//! descriptors, never following a symbolic link ([`crate::landing`]); an existing file is
-//! refused unless `--force`; the bytes go to a private temporary file, hashed as they arrive,
-//! and only a file whose BLAKE3 hash matches the sender's is moved into place. Permissions are
-//! the sender's at most, masked by this host's umask, never group- or other-writable, and only
-//! on what this session created.
+//! What a sender may do to this host is the `udt-transfer` library's [`Receiver`]'s rules
+//! (`--out`, `--force`, `--allow-dotfiles`, `--max-size`, `--partial-ttl`, `--idle-timeout` are
+//! its options): plain names only, confinement below `--out` through directory descriptors,
+//! dotfiles at the top only with consent, existing files kept unless forced, permissions masked
+//! by the umask, bytes verified with BLAKE3 before they are moved into place.
 //!
-//! Modules: [`accept`] (the listener's thread and queue), [`claims`] (names being received
-//! now), [`consent`] (the dotfile rule), [`session`] (one connection's exchange), [`prepare`]
-//! (accepting an entry), [`data`] (a file's bytes and its commit).
+//! Modules: [`accept`] (the listener's thread and queue); this one parses the arguments, runs
+//! the sessions and prints.
 
 mod accept;
-mod claims;
-mod consent;
-mod data;
-mod prepare;
-mod session;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -31,16 +22,16 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use udt::UdtStream;
+use udt_transfer::{Cancel, ReceiveOptions, Receiver, Ttl};
 
-use crate::landing::{self, mode, Root, Ttl};
 use crate::link;
+use crate::observe::Shown;
 use crate::progress;
 use crate::security::{self, SecurityArgs, Side};
 use crate::units;
 use crate::{interrupt, net};
 use accept::{accept_in_background, next_connection};
-use claims::Claims;
-use session::{serve, Ctx};
 
 /// Arguments of `udt recv`.
 #[derive(clap::Args, Debug)]
@@ -61,7 +52,7 @@ pub struct Args {
     pub allow_dotfiles: bool,
     /// Resume an interrupted file only from a part younger than this (72h, 3d, 90m; 0: never
     /// resume). Older parts are removed when a transfer meets them, and at startup.
-    #[arg(long, value_name = "DURATION", default_value = "3d", value_parser = landing::parse_ttl)]
+    #[arg(long, value_name = "DURATION", default_value = "3d", value_parser = parse_ttl)]
     pub partial_ttl: Ttl,
     /// Serve one transfer after another (one at a time) instead of exiting after the first.
     #[arg(short, long)]
@@ -96,10 +87,16 @@ pub struct Args {
 
 /// Run `udt recv`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
-    // First, before any thread of ours that creates files starts.
-    let umask = mode::read_umask();
-    let root = Root::open(&args.out, umask, args.partial_ttl)?;
-    let swept = landing::sweep(&root);
+    let mut options = ReceiveOptions::default();
+    options.force = args.force;
+    options.allow_dotfiles = args.allow_dotfiles;
+    options.max_size = args.max_size;
+    options.partial_ttl = args.partial_ttl;
+    options.idle_timeout = Some(args.idle_timeout);
+    options.cancel = Cancel::from_fn(interrupt::requested);
+    // First, before any thread of ours that creates files starts (it reads the umask).
+    let receiver = Receiver::new(&args.out, options)?;
+    let swept = receiver.sweep();
     if swept.removed > 0 && !quiet {
         eprintln!(
             "udt recv: removed {} expired partial file{} (older than --partial-ttl)",
@@ -124,25 +121,17 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let listener = net::listen(args.listen, options)?;
     let local = listener.local_addr().context("reading the bound address")?;
     if !quiet {
-        eprintln!("udt recv: listening on {local}, writing into {}", root.shown().display());
+        eprintln!("udt recv: listening on {local}, writing into {}", receiver.out().display());
     }
     security::show_code(&security, "recv", &format!("udt send FILE... HOST:{}", local.port()));
     let max = if args.keep_listening { args.max_transfers as usize } else { 1 };
     // Several files' bars at once would overwrite each other: lines instead.
     let mode = if max > 1 && mode == progress::Mode::Bar { progress::Mode::Lines } else { mode };
     let queue = accept_in_background(listener, args.keep_listening, max, security.is_code())?;
-    let claims = Claims::default();
-    let ctx = Ctx {
-        root: &root,
-        claims: &claims,
-        force: args.force,
-        max_size: args.max_size,
-        allow_dotfiles: args.allow_dotfiles,
-    };
     if !args.keep_listening {
         let (stream, peer) = next_connection(&queue, None)?;
         tracing::info!(%peer, "serving a connection");
-        return serve(stream, &ctx, args, mode).with_context(|| format!("transfer from {peer}"));
+        return serve(&receiver, stream, args.json, mode).with_context(|| format!("transfer from {peer}"));
     }
     // Up to `max` transfers at once, each on a thread of its own; a Ctrl-C ends them all.
     std::thread::scope(|scope| -> Result<()> {
@@ -159,9 +148,9 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             let (stream, peer) = next_connection(&queue, Some((&done_rx, &mut running)))?;
             tracing::info!(%peer, "serving a connection");
             running += 1;
-            let (done_tx, pending, ctx) = (done_tx.clone(), Arc::clone(&queue.pending), &ctx);
+            let (done_tx, pending, receiver) = (done_tx.clone(), Arc::clone(&queue.pending), &receiver);
             std::thread::Builder::new().name(format!("recv {peer}")).spawn_scoped(scope, move || {
-                if let Err(e) = serve(stream, ctx, args, mode) {
+                if let Err(e) = serve(receiver, stream, args.json, mode) {
                     if !interrupt::requested() {
                         eprintln!("udt recv: transfer from {peer} failed: {e:#}");
                     }
@@ -171,4 +160,59 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             })?;
         }
     })
+}
+
+/// Serve one connection, showing its events; a session in which files failed is an error.
+fn serve(receiver: &Receiver, stream: UdtStream, json: bool, mode: progress::Mode) -> Result<()> {
+    let mut shown = Shown::new("recv", json, mode);
+    let report = receiver.serve(stream, &mut shown)?;
+    let failed = shown.report.failures();
+    if !failed.is_empty() {
+        bail!("{} of {} files failed: {}", failed.len(), report.files, failed.join(", "));
+    }
+    Ok(())
+}
+
+/// Parse `--partial-ttl`: a number with a unit `s`, `m`, `h` or `d` (`90m`, `72h`, `3d`; a bare
+/// number is seconds), or `0` for never.
+pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
+    let s = s.trim();
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 =
+        digits.parse().map_err(|_| format!("`{s}` is not a duration (such as 72h, 3d, 90m, or 0)"))?;
+    let unit_secs = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        other => {
+            return Err(format!("unknown unit `{other}` in `{s}`: use s, m, h or d (such as 72h or 3d)"))
+        }
+    };
+    if n == 0 {
+        return Ok(Ttl(None));
+    }
+    let secs = n.checked_mul(unit_secs).ok_or_else(|| format!("`{s}` is too long"))?;
+    Ok(Ttl(Some(Duration::from_secs(secs))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_durations() {
+        assert_eq!(parse_ttl("72h"), Ok(Ttl(Some(Duration::from_secs(72 * 3600)))));
+        assert_eq!(parse_ttl("3d"), parse_ttl("72h"));
+        assert_eq!(parse_ttl("90m"), Ok(Ttl(Some(Duration::from_secs(5400)))));
+        assert_eq!(parse_ttl("45"), Ok(Ttl(Some(Duration::from_secs(45)))));
+        assert_eq!(parse_ttl("0"), Ok(Ttl(None)));
+        assert_eq!(parse_ttl("0d"), Ok(Ttl(None)));
+        for bad in ["", "h", "3w", "-1d", "1.5h", "99999999999999999999d"] {
+            assert!(parse_ttl(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! is served and later ones are refused and closed; a wrong code phrase ends accepting (the
 //! code is spent, so an attacker gets one guess).
 
-use std::io::{self, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -15,7 +15,8 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use udt::{UdtListener, UdtStream};
 
-use crate::protocol::{self, Status, VERSION};
+use udt_transfer::{greet, Turn};
+
 use crate::{interrupt, link, security};
 
 /// How long an error path waits to tell the sender why.
@@ -91,24 +92,21 @@ pub fn accept_in_background(
                 }
             };
             tracing::info!(%peer, "connection");
-            let mut first = protocol::hello(protocol::RECEIVER_MAGIC, VERSION).to_vec();
             // The main thread serves connections in order: a new one waits unless all the
             // earlier ones are done.
             if accepted > 0 && !keep_listening {
-                let refusal = Status::Error(
-                    "busy with another transfer (this `udt recv` serves one; \
-                     start it with --keep-listening to queue transfers)"
-                        .into(),
-                );
-                let _ = refusal.write(&mut first);
-                let _ = (&stream).write_all(&first);
+                let refusal = "busy with another transfer (this `udt recv` serves one; \
+                               start it with --keep-listening to queue transfers)";
+                let _ = greet(&stream, Turn::Refused(refusal));
                 std::thread::spawn(move || link::close_within(stream, ERROR_LIMIT));
                 continue;
             }
-            if pending.fetch_add(1, Ordering::SeqCst) >= max {
-                let _ = Status::Wait("busy with another transfer".into()).write(&mut first);
-            }
-            let _ = (&stream).write_all(&first);
+            let turn = if pending.fetch_add(1, Ordering::SeqCst) >= max {
+                Turn::Wait("busy with another transfer")
+            } else {
+                Turn::Now
+            };
+            let _ = greet(&stream, turn);
             accepted += 1;
             if tx.send(Ok((stream, peer))).is_err() {
                 return;

@@ -2,9 +2,9 @@
 //!
 //! Invariants: both names are taken relative to the one directory descriptor the file was
 //! written through; the temporary file must still be the one written (its identity) right
-//! before the move. Without `--force` nothing in the way is ever replaced:
+//! before the move. Without `force` nothing in the way is ever replaced:
 //! `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link that fails if
-//! the name exists; with `--force`, `renameat` replaces what is there (a directory in the way
+//! the name exists; with `force`, `renameat` replaces what is there (a directory in the way
 //! makes it fail).
 
 use std::fs::File;

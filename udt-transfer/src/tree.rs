@@ -1,13 +1,13 @@
-//! What `udt send` sends: its arguments expanded into entries. A file argument is one file
-//! entry under its own name (or `--as NAME`); a directory argument is a directory entry and,
-//! depth first in name order, everything under it, with paths relative to the directory's
-//! parent (`udt send photos` sends `photos`, `photos/a.jpg`, ...).
+//! What a sender sends: the paths it is given expanded into entries ([`Plan`]). A file is one
+//! file entry under its own name (or the one given instead, `udt send --as NAME`); a directory
+//! is a directory entry and, depth first in name order, everything under it, with paths
+//! relative to the directory's parent (sending `photos` sends `photos`, `photos/a.jpg`, ...).
 //!
 //! Invariants: every path sent passes the receiver's rules (`protocol::check_path`) and appears
 //! once; a directory comes before anything in it; symbolic links and special files (devices,
-//! sockets, FIFOs) are skipped with a message on standard error, never followed; an entry whose
-//! name would be refused is reported as failed and left out. Files are opened only when sent,
-//! so a tree of any number of files needs no more than one open file.
+//! sockets, FIFOs) are skipped ([`Event::Skipped`]), never followed; an entry whose name would
+//! be refused is reported as failed ([`Event::FileFailed`]) and left out. Files are opened only
+//! when sent, so a tree of any number of files needs no more than one open file.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -17,17 +17,16 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::{self, Kind};
-use crate::report::Report;
+use crate::{Event, Observer};
 
 /// One entry to send.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Entry {
     /// File or directory.
     pub kind: Kind,
     /// The path sent, `/`-separated.
     pub path: String,
-    /// The path as printed.
-    pub shown: String,
     /// Where it is read from.
     pub source: PathBuf,
     /// Bytes (0 for a directory).
@@ -38,64 +37,84 @@ pub struct Entry {
     pub mtime: (i64, u32),
 }
 
-/// Expand `args` (files and directories; `rename` renames the single argument) into entries,
-/// reporting what cannot be sent to `report` (failures) or standard error (skipped links).
-pub fn collect(args: &[PathBuf], rename: Option<&OsStr>, report: &mut Report) -> Vec<Entry> {
-    let mut walk = Walk { entries: Vec::new(), paths: HashSet::new(), report };
-    for path in args {
+/// What a sender sends: the entries, in order, and the paths that cannot be sent.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    entries: Vec<Entry>,
+    failed: Vec<String>,
+}
+
+impl Plan {
+    /// Expand `paths` (files and directories; `rename` renames a single one) into entries,
+    /// telling `observer` what cannot be sent ([`Event::FileFailed`]) or is skipped
+    /// ([`Event::Skipped`]).
+    pub fn collect(paths: &[PathBuf], rename: Option<&OsStr>, observer: &mut dyn Observer) -> Plan {
+        let mut walk = Walk { plan: Plan::default(), paths: HashSet::new(), observer };
+        for path in paths {
+            walk.argument(path, rename);
+        }
+        walk.plan
+    }
+
+    /// The entries, in the order they are sent.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The paths that cannot be sent (already told to the observer).
+    pub fn failed(&self) -> &[String] {
+        &self.failed
+    }
+
+    /// The files the transfer is about: the file entries and the paths that cannot be sent.
+    pub fn files(&self) -> usize {
+        self.entries.iter().filter(|e| e.kind == Kind::File).count() + self.failed.len()
+    }
+}
+
+struct Walk<'o> {
+    plan: Plan,
+    paths: HashSet<String>,
+    observer: &'o mut dyn Observer,
+}
+
+impl Walk<'_> {
+    /// `path` cannot be sent, for `reason`.
+    fn failed(&mut self, path: &str, reason: &str) {
+        self.plan.failed.push(path.to_string());
+        self.observer.event(Event::FileFailed { path, reason });
+    }
+
+    /// Add the argument `path`, sent under its own name or `rename`.
+    fn argument(&mut self, path: &Path, rename: Option<&OsStr>) {
         let lossy = path.to_string_lossy();
-        let shown = protocol::display_name(&lossy);
         let meta = match fs::symlink_metadata(path) {
             Ok(m) => m,
-            Err(e) => {
-                walk.report.failed(&lossy, &shown, &format!("cannot read it: {e}"));
-                continue;
-            }
+            Err(e) => return self.failed(&lossy, &format!("cannot read it: {e}")),
         };
         // A link given by name is what the user means: follow it (only links met while
         // walking a directory are skipped).
         let meta = if meta.file_type().is_symlink() { fs::metadata(path).unwrap_or(meta) } else { meta };
         let Some(name) = rename.or_else(|| path.file_name()) else {
-            walk.report.failed(
-                &lossy,
-                &shown,
-                "has no name to send it under (give a path that ends in a name)",
-            );
-            continue;
+            return self.failed(&lossy, "has no name to send it under (give a path that ends in a name)");
         };
         let name = match protocol::check_name(name.as_bytes()) {
             Ok(n) => n.to_string(),
             Err(e) => {
-                walk.report.failed(
+                return self.failed(
                     &lossy,
-                    &shown,
                     &format!("cannot be sent under this name: {e} (rename it with --as NAME)"),
-                );
-                continue;
+                )
             }
         };
-        walk.visit(path, &meta, name);
+        self.visit(path, &meta, name);
     }
-    walk.entries
-}
 
-struct Walk<'r> {
-    entries: Vec<Entry>,
-    paths: HashSet<String>,
-    report: &'r mut Report,
-}
-
-impl Walk<'_> {
     /// Add `source` (whose metadata is `meta`) under the path `path`, and what is under it.
     fn visit(&mut self, source: &Path, meta: &fs::Metadata, path: String) {
-        let shown = protocol::display_name(&path);
         if !self.paths.insert(path.clone()) {
-            self.report.failed(
-                &path,
-                &shown,
-                "another argument is sent under the same path; the receiver keeps one",
-            );
-            return;
+            return self
+                .failed(&path, "another argument is sent under the same path; the receiver keeps one");
         }
         let kind = if meta.is_dir() {
             Kind::Dir
@@ -107,16 +126,15 @@ impl Walk<'_> {
             } else {
                 "not a regular file"
             };
-            eprintln!("udt send: skipped {shown}: {what}");
+            self.observer.event(Event::Skipped { path: &path, what });
             return;
         };
         let mtime = (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(protocol::NO_MTIME));
         let size = if kind == Kind::File { meta.len() } else { 0 };
         let mode = meta.mode() & 0o7777;
-        self.entries.push(Entry {
+        self.plan.entries.push(Entry {
             kind,
             path: path.clone(),
-            shown,
             source: source.to_path_buf(),
             size,
             mode,
@@ -130,26 +148,22 @@ impl Walk<'_> {
     fn visit_children(&mut self, dir: &Path, path: &str) {
         let mut children: Vec<(PathBuf, std::ffi::OsString)> = match fs::read_dir(dir) {
             Ok(rd) => rd.filter_map(Result::ok).map(|e| (e.path(), e.file_name())).collect(),
-            Err(e) => {
-                self.report.failed(path, &protocol::display_name(path), &format!("cannot list it: {e}"));
-                return;
-            }
+            Err(e) => return self.failed(path, &format!("cannot list it: {e}")),
         };
         children.sort_by(|a, b| a.1.cmp(&b.1));
         for (child, name) in children {
             let child_path = format!("{path}/{}", String::from_utf8_lossy(name.as_bytes()));
-            let shown = protocol::display_name(&child_path);
             if let Err(e) = protocol::check_name(name.as_bytes()) {
-                self.report.failed(&child_path, &shown, &format!("cannot be sent under this name: {e}"));
+                self.failed(&child_path, &format!("cannot be sent under this name: {e}"));
                 continue;
             }
             if child_path.len() > protocol::MAX_PATH_LEN {
-                self.report.failed(&child_path, &shown, "path longer than 4096 bytes");
+                self.failed(&child_path, "path longer than 4096 bytes");
                 continue;
             }
             match fs::symlink_metadata(&child) {
                 Ok(meta) => self.visit(&child, &meta, child_path),
-                Err(e) => self.report.failed(&child_path, &shown, &format!("cannot read it: {e}")),
+                Err(e) => self.failed(&child_path, &format!("cannot read it: {e}")),
             }
         }
     }
@@ -168,9 +182,13 @@ mod tests {
         fs::write(root.join("a.txt"), "aa").unwrap();
         fs::write(root.join("sub/deeper/c"), "ccc").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", root.join("link")).unwrap();
-        let mut report = Report::new("send", false);
-        let entries = collect(std::slice::from_ref(&root), None, &mut report);
-        let paths: Vec<_> = entries.iter().map(|e| (e.kind, e.path.as_str(), e.size)).collect();
+        let mut skipped = Vec::new();
+        let plan = Plan::collect(std::slice::from_ref(&root), None, &mut |e: Event<'_>| {
+            if let Event::Skipped { path, .. } = e {
+                skipped.push(path.to_string());
+            }
+        });
+        let paths: Vec<_> = plan.entries().iter().map(|e| (e.kind, e.path.as_str(), e.size)).collect();
         assert_eq!(
             paths,
             [
@@ -182,10 +200,12 @@ mod tests {
                 (Kind::File, "top/sub/deeper/c", 3),
             ]
         );
-        assert!(report.failures().is_empty());
+        assert!(plan.failed().is_empty());
+        assert_eq!(skipped, ["top/link"]);
+        assert_eq!(plan.files(), 3);
         // The same file twice: once.
-        let twice = collect(&[root.join("a.txt"), root.join("a.txt")], None, &mut report);
-        assert_eq!(twice.len(), 1);
-        assert_eq!(report.failures().len(), 1);
+        let twice = Plan::collect(&[root.join("a.txt"), root.join("a.txt")], None, &mut crate::Ignore);
+        assert_eq!(twice.entries().len(), 1);
+        assert_eq!(twice.failed(), ["a.txt"], "reported under the path it would be sent as");
     }
 }

@@ -8,14 +8,15 @@
 //! an interrupted transfer that passes [`crate::landing::inspect`]; anything else under its
 //! name is set aside and the file received whole under a fresh name. No descriptor is held
 //! once this returns (up to a thousand files may wait for their data). Refusals name paths
-//! relative to `--out`.
+//! relative to the output directory.
 
 use super::claims::Claim;
 use super::consent;
 use super::session::Ctx;
 use crate::landing::{create_temp, entry_meta, inspect, temp_name, walk, Left, SessionDirs, Spot, Temp};
+use crate::link::Link;
 use crate::protocol::{self, FileHeader};
-use crate::units;
+use crate::Event;
 
 /// What an interrupted transfer left that this file resumes from.
 pub struct Held {
@@ -37,20 +38,20 @@ pub struct Target<'c> {
     pub temp: Temp<'c>,
 }
 
-/// Decide whether to accept a file, and make its temporary file. `Err` is the refusal sent to
-/// the sender.
+/// Decide whether to accept a file (`path`: its path as sent, for the observer), and make its
+/// temporary file. `Err` is the refusal sent to the sender.
 pub fn prepare<'c>(
     fh: &FileHeader,
     ctx: &Ctx<'c>,
     dirs: &mut SessionDirs,
-    shown: &str,
+    path: &str,
+    link: &mut Link<'_>,
 ) -> Result<Target<'c>, String> {
     let root = ctx.root;
     let parts = protocol::check_path(&fh.name)?;
     consent::check(&parts, ctx.allow_dotfiles)?;
     let Some((name, parents)) = parts.split_last() else { return Err("empty path".into()) };
-    let path = parts.join("/");
-    let claim = ctx.claims.claim(&path).ok_or_else(|| {
+    let claim = ctx.claims.claim(&parts.join("/")).ok_or_else(|| {
         "another transfer is receiving a file of this name right now (an interrupted one is given \
          up after the receiver's --peer-timeout, 10 s by default; then it resumes)"
             .to_string()
@@ -58,9 +59,9 @@ pub fn prepare<'c>(
     if let Some(max) = ctx.max_size.filter(|&max| fh.size > max) {
         return Err(format!(
             "too large: {} ({} bytes), this receiver takes at most {} (--max-size)",
-            units::bytes(fh.size),
+            size_text(fh.size),
             fh.size,
-            units::bytes(max)
+            size_text(max)
         ));
     }
     let dir = walk(root.dir(), parents, Some(dirs.created_mut()))?;
@@ -77,11 +78,8 @@ pub fn prepare<'c>(
         .map_err(|e| format!("cannot check what an earlier transfer left: {e}"))?;
     let held = match left {
         Left::Resume { len, hasher, id } => Some((Held { len, hasher }, id)),
-        Left::SetAside(why) => {
-            eprintln!(
-                "udt recv: {shown}: {} is set aside ({why}) and left as it is; receiving the file whole",
-                protocol::display_name(&preferred)
-            );
+        Left::SetAside(reason) => {
+            link.event(Event::SetAside { path, temp: &preferred, reason });
             None
         }
         Left::Nothing => None,
@@ -91,8 +89,8 @@ pub fn prepare<'c>(
         if needed > free {
             return Err(format!(
                 "too large for the receiver's disk: {} needed, {} free",
-                units::bytes(needed),
-                units::bytes(free)
+                size_text(needed),
+                size_text(free)
             ));
         }
     }
@@ -108,4 +106,35 @@ pub fn prepare<'c>(
         }
     };
     Ok(Target { held, _claim: claim, dest: (*name).to_string(), temp })
+}
+
+/// `1536` -> `1.5 KiB`, `0` -> `0 B`: sizes in the refusals, in binary units.
+fn size_text(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value >= 100.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_in_refusals() {
+        assert_eq!(size_text(0), "0 B");
+        assert_eq!(size_text(1536), "1.5 KiB");
+        assert_eq!(size_text(150 << 20), "150 MiB");
+    }
 }

@@ -1,9 +1,9 @@
-//! The startup sweep: what interrupted transfers left in `--out` and nobody resumed within
-//! `--partial-ttl` is removed before the first connection.
+//! The startup sweep: what interrupted transfers left in the output directory and nobody resumed within
+//! the partial TTL is removed before the first connection.
 //!
 //! Invariants: directories are entered with `openat(O_DIRECTORY | O_NOFOLLOW)` from their
 //! parent's descriptor (no symbolic link is followed); at most [`MAX_ENTRIES`] entries are
-//! looked at and [`MAX_DEPTH`] levels entered, so a huge `--out` costs a bounded time at
+//! looked at and [`MAX_DEPTH`] levels entered, so a huge output directory costs a bounded time at
 //! startup (what is left past the bound is still judged when a transfer meets it); only files
 //! of the temporary files' names, regular, owned by this user, with one link, not writable by
 //! group or others and expired, are removed (each under the identity it was checked with).
@@ -17,7 +17,7 @@ use super::Root;
 
 /// Entries looked at, at most.
 pub const MAX_ENTRIES: usize = 100_000;
-/// Directory levels entered below `--out`, at most.
+/// Directory levels entered below the output directory, at most.
 pub const MAX_DEPTH: usize = 32;
 
 /// What a sweep did.
@@ -31,14 +31,14 @@ pub struct Swept {
     pub cut_short: bool,
 }
 
-/// Remove this user's expired parts under `--out`.
+/// Remove this user's expired parts under the output directory.
 pub fn sweep(root: &Root) -> Swept {
     let mut swept = Swept::default();
     visit(root, root.dir(), 0, SystemTime::now(), &mut swept);
     swept
 }
 
-/// Sweep `dir`, `depth` levels below `--out`.
+/// Sweep `dir`, `depth` levels below the output directory.
 fn visit(root: &Root, dir: &File, depth: usize, now: SystemTime, swept: &mut Swept) {
     let Ok(entries) = rustix::fs::Dir::read_from(dir) else { return };
     for entry in entries {

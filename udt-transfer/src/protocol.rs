@@ -1,5 +1,5 @@
 //! The file-transfer protocol of `udt send` and `udt recv`, version 4, over one UDT stream
-//! connection. The normative description is `PROTOCOL.md` next to this crate's `Cargo.toml`;
+//! connection. The normative description is `PROTOCOL.md` of the `udt-cli` crate;
 //! in short (all integers little-endian):
 //!
 //! ```text

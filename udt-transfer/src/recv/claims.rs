@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// The paths claimed by running transfers.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Claims(Mutex<HashSet<String>>);
 
 /// A path claimed for one file's reception, released when dropped.

@@ -10,7 +10,7 @@
 //!   exists already is never taken over by the creation.
 //! - An existing `.NAME.udt-partial` is reused only if, on its open descriptor, it is a
 //!   regular file of this user's (effective uid), with one link, not writable by group or
-//!   others ([`distrust`]), and younger than `--partial-ttl`. Anything else is set aside: not
+//!   others ([`distrust`]), and younger than the partial TTL. Anything else is set aside: not
 //!   opened for writing, not truncated, not removed. An own part that is expired, empty or
 //!   longer than the file is removed.
 //! - A temporary file is found again later only if it has the identity it was created or

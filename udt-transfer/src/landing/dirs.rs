@@ -5,7 +5,7 @@
 //! Invariants: one record per path, however often an entry repeats (a map, not a list); only
 //! directories this session created get anything, with the bits of [`super::mode::dir_mode`]
 //! (a directory created along a file's path without an entry of its own gets the default);
-//! each is found again from `--out` with `O_NOFOLLOW` at every step and must have the identity
+//! each is found again from the output directory with `O_NOFOLLOW` at every step and must have the identity
 //! it was created with, or it is left alone. Existing directories are never touched.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The permission bits and modification times `udt recv` gives what it creates.
+//! The permission bits and modification times a receiver gives what it creates.
 //!
 //! Invariants: the sender's bits are an upper bound, never a grant: they are masked by the
 //! receiver's umask (read once, at startup, [`read_umask`]) and never include set-user-ID,
@@ -16,8 +16,7 @@ pub const NEVER: u32 = 0o022;
 
 /// The process's umask. Read from `/proc/self/status` where the kernel shows it (Linux 4.7 and
 /// later), which changes nothing; otherwise set to 077 and restored at once, which is safe
-/// only before threads that create files start (`udt recv` calls it first thing; the only
-/// thread running then is the interrupt watchdog, which creates nothing).
+/// only before threads that create files start (a receiver calls it when it is created).
 pub fn read_umask() -> u32 {
     if let Some(mask) = std::fs::read_to_string("/proc/self/status").ok().as_deref().and_then(umask_of_status)
     {

@@ -1,7 +1,7 @@
 //! The consent rule for hidden names: a transfer's top-level entries (the first component of
 //! each path) must not begin with a dot unless the receiver allows it (`--allow-dotfiles`).
 //!
-//! Why the top level only: that is where a receiver started in its home directory (`--out`
+//! Why the top level only: that is where a receiver started in its home directory (`udt recv --out`
 //! defaults to `.`) keeps the files that configure its programs (`.ssh/authorized_keys`,
 //! `.bashrc`, `.profile`, `.config/...`, `.gitconfig`), so a name there is a request to change
 //! how the receiving host behaves, not a file delivery. Inside a tree (`proj/.gitignore`,

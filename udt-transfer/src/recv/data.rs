@@ -12,32 +12,34 @@
 
 use std::io::{self, BufWriter, Read, Seek, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::prepare::Target;
 use super::session::{from_peer, Failure};
 use crate::landing::{commit, mode};
 use crate::link::Link;
-use crate::progress::{self, FileProgress};
 use crate::protocol::{self, AbortScope, FileHeader, Record, Start, CHUNK, HASH_LEN};
+use crate::Error;
 
 /// What a stored file gives: the time taken, the hash, the bytes received this time.
 pub type Stored = (Duration, blake3::Hash, u64);
 
-/// Receive the data and hash of an accepted file and store it if the hash matches. The outer
-/// error ends the session; the inner one is this file's failure, for the sender.
+/// Receive the data and hash of an accepted file (`path`: as sent) and store it if the hash
+/// matches. The outer error ends the session; the inner one is this file's failure, for the
+/// sender.
 pub fn receive_file(
-    link: &mut Link,
+    link: &mut Link<'_>,
     fh: &FileHeader,
     target: Target,
     force: bool,
-    shown: &str,
-    mode: progress::Mode,
+    path: &str,
 ) -> Result<Result<Stored, String>, Failure> {
+    let shown = protocol::display_name(path);
     let Target { held, _claim, dest, mut temp } = target;
     // From here on the temporary file follows this transfer's fate.
     temp.armed = true;
-    let start = protocol::read_start(link).map_err(|e| from_peer(e, || "before the file's data".into()))?;
+    let start =
+        protocol::read_start(link).map_err(|e| from_peer(link, e, || "before the file's data".into()))?;
     let offset = start.offset();
     let resumed = match (start, held) {
         (Start::Whole, _) => None,
@@ -54,9 +56,9 @@ pub fn receive_file(
             Some(held.hasher)
         }
         (Start::Resume { offset, .. }, _) => {
-            return Err(Failure::Here(anyhow::Error::new(protocol::invalid(format!(
+            return Err(Failure::Here(Error::Protocol(format!(
                 "the sender starts at byte {offset}, which the receiver did not offer"
-            )))))
+            ))))
         }
     };
     let opened = temp.spot.open().and_then(|dir| temp.open(&dir).map(|file| (dir, file)));
@@ -71,7 +73,7 @@ pub fn receive_file(
     let hasher = match resumed {
         Some(hasher) => {
             file.seek(io::SeekFrom::Start(offset)).map_err(|e| {
-                Failure::Here(anyhow::anyhow!("cannot seek in the temporary file of {shown}: {e}"))
+                Failure::Here(Error::io(format!("cannot seek in the temporary file of {shown}"), e))
             })?;
             tracing::info!(offset, "resuming {shown}");
             *hasher
@@ -79,14 +81,16 @@ pub fn receive_file(
         None => {
             // From the beginning (nothing held, or the sender chose to send it whole).
             file.set_len(0).and_then(|()| file.rewind()).map_err(|e| {
-                Failure::Here(anyhow::anyhow!("cannot reset the temporary file of {shown}: {e}"))
+                Failure::Here(Error::io(format!("cannot reset the temporary file of {shown}"), e))
             })?;
             blake3::Hasher::new()
         }
     };
-    link.progress = Some(FileProgress::new(mode, shown, fh.size - offset));
+    let began = Instant::now();
+    link.data_started(path, fh.size - offset);
     let result = receive_data(link, fh, offset, hasher, &file);
-    let took = link.progress.take().map(FileProgress::finish).unwrap_or_default();
+    let took = began.elapsed();
+    link.data_ended();
     let (hash, expected, write_error) = match result {
         Ok(Ok(x)) => x,
         Ok(Err(msg)) => return Ok(Err(msg)),
@@ -121,7 +125,7 @@ pub fn receive_file(
 }
 
 /// Read a file's data from `start` on and throw it away (to stay in step with the sender).
-fn drain(link: &mut Link, fh: &FileHeader, start: u64) -> Result<(), Failure> {
+fn drain(link: &mut Link<'_>, fh: &FileHeader, start: u64) -> Result<(), Failure> {
     receive_data(link, fh, start, blake3::Hasher::new(), io::sink()).map(|_| ())
 }
 
@@ -132,7 +136,7 @@ type Received = (blake3::Hash, [u8; HASH_LEN], Option<io::Error>);
 /// write error (disk full) does not stop the reading, so the stream stays in step. The inner
 /// error is the sender's abort of this file.
 fn receive_data(
-    link: &mut Link,
+    link: &mut Link<'_>,
     fh: &FileHeader,
     start: u64,
     mut hasher: blake3::Hasher,
@@ -144,24 +148,25 @@ fn receive_data(
     let mut left = fh.size - start;
     let after = |left: u64| format!("after {} of {} bytes of the file", fh.size - left, fh.size);
     while left > 0 {
-        let mut chunk = match protocol::read_record(link, left).map_err(|e| from_peer(e, || after(left)))? {
-            Record::Chunk(len) => len as usize,
-            Record::Abort(AbortScope::File, msg) => {
-                return Ok(Err(format!("the sender gave it up: {}", protocol::display_name(&msg))))
-            }
-            Record::Abort(AbortScope::Session, msg) => {
-                return Err(Failure::Peer(anyhow::anyhow!(
-                    "the sender stopped: {} ({})",
-                    protocol::display_name(&msg),
-                    after(left)
-                )))
-            }
-        };
+        let mut chunk =
+            match protocol::read_record(link, left).map_err(|e| from_peer(link, e, || after(left)))? {
+                Record::Chunk(len) => len as usize,
+                Record::Abort(AbortScope::File, msg) => {
+                    return Ok(Err(format!("the sender gave it up: {}", protocol::display_name(&msg))))
+                }
+                Record::Abort(AbortScope::Session, msg) => {
+                    return Err(Failure::Peer(Error::SenderStopped(format!(
+                        "{} ({})",
+                        protocol::display_name(&msg),
+                        after(left)
+                    ))))
+                }
+            };
         while chunk > 0 {
             let want = chunk.min(buf.len());
-            let n = link.read(&mut buf[..want]).map_err(|e| from_peer(e, || after(left)))?;
+            let n = link.read(&mut buf[..want]).map_err(|e| from_peer(link, e, || after(left)))?;
             if n == 0 {
-                return Err(from_peer(io::ErrorKind::UnexpectedEof.into(), || after(left)));
+                return Err(from_peer(link, io::ErrorKind::UnexpectedEof.into(), || after(left)));
             }
             hasher.update(&buf[..n]);
             if write_error.is_none() {
@@ -171,13 +176,11 @@ fn receive_data(
             }
             chunk -= n;
             left -= n as u64;
-            if let Some(p) = &mut link.progress {
-                p.add(n as u64);
-            }
+            link.moved(n as u64);
         }
     }
     let mut expected = [0u8; HASH_LEN];
-    link.read_exact(&mut expected).map_err(|e| from_peer(e, || "before the file's hash".into()))?;
+    link.read_exact(&mut expected).map_err(|e| from_peer(link, e, || "before the file's hash".into()))?;
     if write_error.is_none() {
         write_error = writer.flush().err();
     }

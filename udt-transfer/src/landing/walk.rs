@@ -1,11 +1,11 @@
-//! Directories below `--out`, reached from its descriptor one component at a time.
+//! Directories below the output directory, reached from its descriptor one component at a time.
 //!
 //! Invariants: every component is opened with `openat(O_DIRECTORY | O_NOFOLLOW)` relative to
 //! the descriptor of the one before, so a symbolic link (or a file) anywhere on the path stops
 //! the walk instead of leading elsewhere; a missing directory is created with `mkdirat` (0700)
 //! only when the caller asks, and recorded with its identity ([`Id`]) as created by this
 //! session. A [`Spot`] remembers a directory by its components and identity and is found again
-//! only if it is still the same directory. Messages name paths relative to `--out`.
+//! only if it is still the same directory. Messages name paths relative to the output directory.
 
 use std::collections::BTreeMap;
 use std::fs::{File, Metadata};
@@ -37,7 +37,7 @@ impl Id {
     }
 }
 
-/// Directories created by one session: path relative to `--out` -> identity.
+/// Directories created by one session: path relative to the output directory -> identity.
 pub type Created = BTreeMap<String, Id>;
 
 /// Open the directory `name` in `dir`, never through a symbolic link.
@@ -116,7 +116,7 @@ fn join<S: AsRef<str>>(parts: &[S]) -> String {
     parts.iter().map(AsRef::as_ref).collect::<Vec<_>>().join("/")
 }
 
-/// A directory below `--out`, remembered by its components and its identity so that it can be
+/// A directory below the output directory, remembered by its components and its identity so that it can be
 /// found again later (a file's data comes after its announcement) without holding a descriptor
 /// meanwhile.
 #[derive(Debug)]

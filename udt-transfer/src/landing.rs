@@ -1,11 +1,11 @@
-//! Where received files land: every file-system operation of `udt recv`, done relative to
+//! Where received files land: every file-system operation of a receiver, done relative to
 //! directory descriptors it holds, never through a path string that something else on the host
 //! could redirect between a check and its use.
 //!
 //! Invariants:
-//! - `--out` is opened once ([`Root`]); everything below it is reached from that descriptor one
+//! - The output directory is opened once ([`Root`]); everything below it is reached from that descriptor one
 //!   component at a time with `openat(O_DIRECTORY | O_NOFOLLOW)` ([`walk()`]), so no symbolic
-//!   link below `--out` is ever followed, whoever planted it and whenever.
+//!   link below the output directory is ever followed, whoever planted it and whenever.
 //! - What is looked up at one moment and used at a later one (a directory between a file's
 //!   announcement and its data, a temporary file, a directory whose metadata is applied when
 //!   the session ends) is found again the same way and must have the same device and inode
@@ -15,7 +15,7 @@
 //!   through descriptors (`fchmod`, `futimens`), and only to what this session created.
 //! - A file left by an earlier transfer is reused only if it is this user's own, private, with
 //!   one link ([`partial`]); anything else is set aside, untouched.
-//! - Messages meant for the sender name paths relative to `--out`, never the absolute path.
+//! - Messages meant for the sender name paths relative to the output directory, never the absolute path.
 
 mod commit;
 mod dirs;
@@ -28,8 +28,8 @@ mod walk;
 
 pub use commit::commit;
 pub use dirs::SessionDirs;
-pub use expiry::{parse_ttl, Ttl};
+pub use expiry::Ttl;
 pub use partial::{create_temp, inspect, temp_name, Left, Temp};
 pub use root::Root;
-pub use sweep::sweep;
+pub use sweep::{sweep, Swept};
 pub use walk::{entry_meta, walk, Spot};

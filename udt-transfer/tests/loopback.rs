@@ -1,0 +1,145 @@
+//! The library alone, end to end over loopback: a tree and a file sent from one thread to a
+//! receiver on another, one file resuming from a part an interrupted transfer left; the bytes,
+//! the permission bits, the times and the events are checked.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+use udt::{UdtListener, UdtStream};
+use udt_transfer::{greet, send, Event, Plan, ReceiveOptions, Receiver, SendOptions, Turn};
+
+/// Deterministic, incompressible-looking bytes.
+fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// The process's umask, as the kernel shows it.
+fn umask() -> u32 {
+    let status = fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find_map(|l| l.strip_prefix("Umask:")).unwrap();
+    u32::from_str_radix(line.trim(), 8).unwrap()
+}
+
+fn write(path: &Path, bytes: &[u8], mode: u32) {
+    fs::write(path, bytes).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// What an observer saw, owned.
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    Resuming(String, u64),
+    Done(String, u64, [u8; 32]),
+    Failed(String),
+}
+
+fn record(seen: &mut Vec<Seen>, event: Event<'_>) {
+    match event {
+        Event::Resuming { path, offset } => seen.push(Seen::Resuming(path.into(), offset)),
+        Event::FileDone { path, bytes, hash, .. } => seen.push(Seen::Done(path.into(), bytes, hash)),
+        Event::FileFailed { path, .. } => seen.push(Seen::Failed(path.into())),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_tree_and_a_resumed_file_arrive_verified_with_their_modes() {
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let top = src.path().join("top");
+    fs::create_dir_all(top.join("sub")).unwrap();
+    let small = data(10_000, 1);
+    let nested = data(300_000, 2);
+    let big = data(3 << 20, 3);
+    write(&top.join("a.txt"), &small, 0o640);
+    write(&top.join("sub/run.sh"), &nested, 0o755);
+    write(&src.path().join("big.bin"), &big, 0o604);
+    fs::File::options()
+        .write(true)
+        .open(top.join("a.txt"))
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000))
+        .unwrap();
+    fs::set_permissions(top.join("sub"), fs::Permissions::from_mode(0o750)).unwrap();
+    // What an interrupted transfer of big.bin left: its first bytes, private, under the name a
+    // later session resumes.
+    let held = (1 << 20) + 12_345;
+    write(&out.path().join(".big.bin.udt-partial"), &big[..held], 0o600);
+
+    let receiver = Receiver::new(out.path(), ReceiveOptions::default()).unwrap();
+    let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let receiving = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        greet(&stream, Turn::Now).unwrap();
+        let mut seen = Vec::new();
+        let report = receiver.serve(stream, &mut |e: Event<'_>| record(&mut seen, e)).unwrap();
+        (report, seen)
+    });
+
+    let mut sent_seen = Vec::new();
+    let mut skipped = 0;
+    let plan = Plan::collect(&[top.clone(), src.path().join("big.bin")], None, &mut |e: Event<'_>| {
+        if matches!(e, Event::Skipped { .. }) {
+            skipped += 1;
+        }
+    });
+    assert_eq!((plan.entries().len(), plan.files(), skipped), (5, 3, 0));
+    let stream = UdtStream::connect(addr).unwrap();
+    let report =
+        send(stream, &plan, &SendOptions::default(), &mut |e: Event<'_>| record(&mut sent_seen, e)).unwrap();
+    let (received, recv_seen) = receiving.join().unwrap();
+
+    assert_eq!((report.files, report.sent, report.failed.len()), (3, 3, 0), "{report:?}");
+    assert_eq!((received.files, received.stored, received.failed.len()), (3, 3, 0), "{received:?}");
+    let resumed_bytes = (big.len() - held) as u64;
+    assert_eq!(report.bytes, (small.len() + nested.len()) as u64 + resumed_bytes);
+    assert_eq!(received.bytes, report.bytes);
+    let hash = |b: &[u8]| *blake3::hash(b).as_bytes();
+    // All five entries go out in the first window, so every go-ahead (big.bin's offer to
+    // resume among them) is read before the first verdict.
+    assert_eq!(
+        sent_seen,
+        [
+            Seen::Resuming("big.bin".into(), held as u64),
+            Seen::Done("top/a.txt".into(), small.len() as u64, hash(&small)),
+            Seen::Done("top/sub/run.sh".into(), nested.len() as u64, hash(&nested)),
+            Seen::Done("big.bin".into(), resumed_bytes, hash(&big)),
+        ]
+    );
+    assert_eq!(
+        recv_seen,
+        [
+            Seen::Done("top/a.txt".into(), small.len() as u64, hash(&small)),
+            Seen::Done("top/sub/run.sh".into(), nested.len() as u64, hash(&nested)),
+            Seen::Done("big.bin".into(), resumed_bytes, hash(&big)),
+        ]
+    );
+
+    // The bytes.
+    let o = out.path();
+    assert_eq!(fs::read(o.join("top/a.txt")).unwrap(), small);
+    assert_eq!(fs::read(o.join("top/sub/run.sh")).unwrap(), nested);
+    assert_eq!(fs::read(o.join("big.bin")).unwrap(), big);
+    assert!(!o.join(".big.bin.udt-partial").exists(), "the part became the file");
+    // The modes: the sender's, less the umask, never group or other write; directories this
+    // session created keep owner rwx.
+    let mask = umask();
+    let mode = |p: &str| fs::metadata(o.join(p)).unwrap().mode() & 0o7777;
+    assert_eq!(mode("top/a.txt"), 0o640 & !mask & !0o022);
+    assert_eq!(mode("top/sub/run.sh"), 0o755 & !mask & !0o022);
+    assert_eq!(mode("big.bin"), 0o604 & !mask & !0o022);
+    assert_eq!(mode("top/sub"), (0o750 & !mask & !0o022) | 0o700);
+    assert_eq!(fs::metadata(o.join("top/a.txt")).unwrap().mtime(), 1_000_000_000, "the time is kept");
+}
