@@ -6,7 +6,7 @@
 //! writes: the controller (`CongestionControl`: callbacks in, period and window out), the factory
 //! (`CcFactory`: one controller per connection), and the socket option that installs it.
 //!
-//! Run: `cargo run --release -p udt --example custom_cc`
+//! Run: `cargo run --release -p udt-net --example custom_cc`
 
 use std::io::{Read, Write};
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! and both processes' CPU seconds over the sending window. Loopback only.
 //!
 //! ```sh
-//! cargo run --release -p udt --features tokio --example many_connections -- \
+//! cargo run --release -p udt-net --features tokio --example many_connections -- \
 //!     [--connections N] [--interval SECS] [--seconds SECS] [--threads T] [--json]
 //! ```
 //!
