@@ -30,6 +30,7 @@ pub mod registry;
 mod response;
 pub mod scalable;
 pub mod spec;
+mod tables;
 pub mod tcp;
 pub mod timing;
 pub mod vegas;
