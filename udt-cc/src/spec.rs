@@ -2,15 +2,12 @@
 //!
 //! A [`CcSpec`] is parsed once (from a command line, a config file or code) and handed to the
 //! [registry](super::registry), which looks the name up and lets the algorithm take its
-//! parameters from a [`CcParams`], checked against its parameter table ([`crate::params`]).
-//! Every key must be taken: [`CcParams::finish`] rejects any key the algorithm did not ask for,
-//! so a misspelt parameter is an error, never silently ignored.
+//! parameters from a [`CcParams`](crate::params::CcParams), checked against its parameter
+//! table. Every key must be taken, so a misspelt parameter is an error, never silently ignored.
 //!
 //! Invariants: names and keys are lowercase ASCII after parsing; a key appears at most once.
 
 use std::fmt;
-
-use crate::params::ParamInfo;
 
 /// A parsed `NAME[:key=value,...]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,7 +30,7 @@ impl fmt::Display for CcSpecError {
 
 impl std::error::Error for CcSpecError {}
 
-fn err(msg: impl Into<String>) -> CcSpecError {
+pub(crate) fn err(msg: impl Into<String>) -> CcSpecError {
     CcSpecError(msg.into())
 }
 
@@ -83,51 +80,6 @@ impl fmt::Display for CcSpec {
     }
 }
 
-/// The parameters of one specification, taken one by one, through the algorithm's parameter
-/// table ([`crate::params`]), by the algorithm that builds from it.
-#[derive(Debug)]
-pub struct CcParams {
-    algorithm: String,
-    table: &'static [ParamInfo],
-    pending: Vec<(String, String)>,
-}
-
-impl CcParams {
-    /// The parameters of `spec`, for an algorithm whose parameters are `table`.
-    pub fn new(spec: &CcSpec, table: &'static [ParamInfo]) -> Self {
-        CcParams { algorithm: spec.name.clone(), table, pending: spec.params.clone() }
-    }
-
-    /// The algorithm's name as given.
-    pub fn algorithm(&self) -> &str {
-        &self.algorithm
-    }
-
-    /// The algorithm's parameter table.
-    pub fn table(&self) -> &'static [ParamInfo] {
-        self.table
-    }
-
-    pub(crate) fn take_raw(&mut self, key: &str) -> Option<String> {
-        let i = self.pending.iter().position(|(k, _)| k == key)?;
-        Some(self.pending.remove(i).1)
-    }
-
-    /// Check that every parameter given was taken; the error names the first unknown key.
-    pub fn finish(self) -> Result<(), CcSpecError> {
-        let known: Vec<&str> = self.table.iter().map(|p| p.key).collect();
-        match self.pending.first() {
-            None => Ok(()),
-            Some((k, _)) if known.is_empty() => {
-                Err(err(format!("{} takes no parameters (got {k:?})", self.algorithm)))
-            }
-            Some((k, _)) => {
-                Err(err(format!("{}: unknown parameter {k:?} (known: {})", self.algorithm, known.join(", "))))
-            }
-        }
-    }
-}
-
 /// `500m` -> 500,000,000; `1.5g`, `100k`, `250000`, `100mbit`, `1gbps`, `10m/s`.
 pub fn parse_rate(text: &str) -> Option<u64> {
     let t = text.trim().to_ascii_lowercase();
@@ -161,58 +113,6 @@ mod tests {
     fn refuses_malformed_specs() {
         for bad in ["", ":a=1", "cubic:beta", "cubic:=1", "cubic:beta=", "cu bic", "x:a=1,a=2"] {
             assert!(CcSpec::parse(bad).is_err(), "{bad:?} accepted");
-        }
-    }
-
-    #[test]
-    fn typed_getters_check_the_table_and_leftovers() {
-        use crate::params::{Kind, Value};
-        static TABLE: [ParamInfo; 5] = [
-            ParamInfo { key: "a", kind: Kind::Fraction, unit: "", default: || Value::Real(0.25), doc: "" },
-            ParamInfo {
-                key: "b",
-                kind: Kind::Real { min: 0.0, max: 1.0 },
-                unit: "",
-                default: || Value::Real(1.0),
-                doc: "",
-            },
-            ParamInfo {
-                key: "n",
-                kind: Kind::Whole { min: 1, max: 10 },
-                unit: "",
-                default: || Value::Whole(1),
-                doc: "",
-            },
-            ParamInfo { key: "on", kind: Kind::Switch, unit: "", default: || Value::Switch(false), doc: "" },
-            ParamInfo { key: "r", kind: Kind::Rate, unit: "bits/s", default: || Value::Rate(0), doc: "" },
-        ];
-        let spec = CcSpec::parse("x:a=0.5,n=3,on=yes,r=1.5g").unwrap();
-        let mut p = CcParams::new(&spec, &TABLE);
-        assert_eq!(p.real("a").unwrap(), 0.5);
-        assert_eq!(p.real("b").unwrap(), 1.0, "absent: the default");
-        assert_eq!(p.whole("n").unwrap(), 3);
-        assert!(p.switch("on").unwrap());
-        assert_eq!(p.rate("r").unwrap(), 1_500_000_000);
-        assert!(p.real("n").is_err(), "a whole number read as a real");
-        assert!(p.real("nope").is_err(), "not in the table");
-        p.finish().unwrap();
-
-        let spec = CcSpec::parse("x:b=2,typo=1").unwrap();
-        let mut p = CcParams::new(&spec, &TABLE);
-        assert!(p.real("b").unwrap_err().0.contains("outside"));
-        let e = p.finish().unwrap_err();
-        assert!(e.0.contains("typo"), "{e}");
-        for bad in ["x:b=nan", "x:a=1", "x:a=0", "x:n=0", "x:n=1.5", "x:on=maybe", "x:r=fast"] {
-            let spec = CcSpec::parse(bad).unwrap();
-            let mut p = CcParams::new(&spec, &TABLE);
-            let key = &spec.params[0].0;
-            let refused = match key.as_str() {
-                "n" => p.whole(key).is_err(),
-                "on" => p.switch(key).is_err(),
-                "r" => p.rate(key).is_err(),
-                _ => p.real(key).is_err(),
-            };
-            assert!(refused, "{bad} accepted");
         }
     }
 

@@ -73,7 +73,7 @@ fn entry(info: &CcInfo) -> Entry {
 pub fn run(args: &Args) -> Result<()> {
     let Action::List { json, markdown } = args.action;
     if markdown {
-        print!("{}", udt::cc::params::markdown());
+        print!("{}", udt::cc::registry::markdown());
         return Ok(());
     }
     let entries: Vec<Entry> = catalog().iter().map(entry).collect();

@@ -27,8 +27,10 @@ pub mod connection;
 pub mod endpoint;
 pub mod loss_list;
 pub mod packet;
+pub mod policy;
 pub mod rng;
 pub mod seq;
+pub mod stats;
 pub mod time;
 
 pub use seq::{AckNo, MsgNo, SeqNo, SocketId};

@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use rand_core::RngCore;
 
-pub use crate::connection::Policy;
-use crate::connection::Stats;
+pub use crate::policy::Policy;
 use crate::seq::SeqNo;
+use crate::stats::Stats;
 use crate::time::Instant;
 
 pub use fixed::FixedRate;

@@ -38,13 +38,11 @@
 mod config;
 mod event;
 mod handshake;
-mod policy;
 mod policy_exchange;
 mod rate_sampling;
 mod receiver;
 mod rtt;
 mod sender;
-pub mod stats;
 mod timers;
 mod transmit;
 
@@ -60,12 +58,13 @@ use crate::packet::{Ack, DropRequest, Handshake, Packet};
 use crate::seq::{AckNo, MsgNo, SeqNo, SocketId};
 use crate::time::Instant;
 
+pub use crate::policy::{Offer, Policy, POLICY_SUBTYPE};
+pub use crate::stats;
+pub use crate::stats::{Counters, InstantValues, Snapshot, Stats};
 pub use config::{Config, ConfigError, Mode, DEFAULT_BUFFER_PKTS};
 pub use event::{CloseReason, ConnError, Event};
 pub use handshake::TRANSCRIPT_LEN;
-pub use policy::{Offer, Policy, POLICY_SUBTYPE};
 pub use policy_exchange::MAX_UNANSWERED_OFFERS;
-pub use stats::{Counters, InstantValues, Snapshot, Stats};
 
 use rate_sampling::{AckHistory, ArrivalEstimator};
 use rtt::RttEstimator;

@@ -13,9 +13,9 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::policy::{Offer, Policy, POLICY_SUBTYPE};
 use super::{Connection, PendingControl};
 use crate::cc::CustomMessage;
+use crate::policy::{Offer, Policy, POLICY_SUBTYPE};
 use crate::time::Instant;
 
 /// Offers this end sends unprompted (at establishment and with ACK2s) before giving up.

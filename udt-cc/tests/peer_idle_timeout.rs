@@ -2,10 +2,12 @@
 //! exactly when nothing has been heard from it for the timeout, not before and regardless of the
 //! EXP count, with or without data in flight; a live idle peer's keep-alives keep the connection
 //! up far past the timeout, on short and long paths; without the option UDT4's rule is unchanged.
+//! Run with the default controller, which the runtime uses (here rather than in udt-proto).
 
 // Test code: helpers outside #[test] functions may panic on failure too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../udt-proto/tests/support/mod.rs"]
 mod support;
 
 use std::time::Duration;
@@ -16,8 +18,9 @@ use udt_proto::Instant;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The runtime's default controller (the model), whose connections these timers serve.
 fn config(timeout: Option<Duration>) -> Config {
-    Config { peer_idle_timeout: timeout, ..Config::default() }
+    Config { peer_idle_timeout: timeout, cc: udt_cc::default_factory(), ..Config::default() }
 }
 
 fn connected_pair(seed: u64, link: LinkModel, config: Config) -> Pair {

@@ -8,10 +8,10 @@
 //! peer's offer asks, UDT4's behaviour until then. So a receiver's reports always serve the
 //! controller that reads them, whichever controller the receiving end runs.
 //!
-//! The application sets a policy in [`Config::policy`](super::Config); left unset, it is what
-//! the congestion controller declares it needs ([`CcFactory::policy`](crate::cc::CcFactory::policy)).
-//! A controller only reads what the connection measured: it never switches protocol behaviour
-//! at run time.
+//! The application sets a policy in [`Config::policy`](crate::connection::Config::policy); left
+//! unset, it is what the congestion controller declares it needs
+//! ([`CcFactory::policy`](crate::cc::CcFactory::policy)). A controller only reads what the
+//! connection measured: it never switches protocol behaviour at run time.
 //!
 //! Invariant: between two ends whose policies are [`Policy::UDT4`], the wire carries exactly
 //! what UDT4 4.11 sends (no offer is made: there is nothing to ask).
