@@ -76,7 +76,8 @@ pub struct ForwardArgs {
     /// Bottleneck rate, e.g. 100mbit, 1gbit (0: unlimited, the default).
     #[arg(long, value_parser = units::parse_rate, value_name = "RATE")]
     pub rate: Option<u64>,
-    /// Bottleneck DropTail queue limit: 1000p (the default) or bytes like 1mb.
+    /// Bottleneck DropTail queue limit: 1000p (the default) or bytes like 1mb, counting the
+    /// packets waiting behind the one being serialized.
     #[arg(long, value_parser = units::parse_queue, value_name = "LIMIT")]
     pub queue: Option<QueueLimit>,
     /// One-way delay, e.g. 50ms.

@@ -12,8 +12,9 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-/// How many packets or bytes the bottleneck's DropTail queue holds (the packet being
-/// serialized included).
+/// How many packets or bytes the bottleneck's DropTail queue holds besides the packet being
+/// serialized: the limit counts waiting packets, as the simulator's does (`Packets(100)` holds
+/// 100 waiting and one on the wire).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueLimit {
@@ -39,11 +40,7 @@ pub struct GeParams {
 impl GeParams {
     /// The long-run loss rate: the chain's stationary mix of the two states' loss rates.
     pub fn mean_loss(&self) -> f64 {
-        if self.p + self.r == 0.0 {
-            return self.loss_good;
-        }
-        let bad = self.p / (self.p + self.r);
-        bad * self.loss_bad + (1.0 - bad) * self.loss_good
+        crate::link::gilbert_elliott(*self).mean_loss()
     }
 }
 
@@ -79,9 +76,10 @@ fn micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64() * 1e6)
 }
 
-/// The impairments of one direction of the link, applied in this order: random loss, the
-/// rate-limited DropTail bottleneck, delay with jitter, reordering; duplication makes a second
-/// copy that goes through the same steps; corruption flips one bit of a delivered copy.
+/// The impairments of one direction of the link, applied in this order (`udt-link`'s model):
+/// the rate-limited DropTail bottleneck, random loss on the wire, corruption (one bit of a
+/// delivered packet flipped), delay with jitter, reordering, duplication (a copy delivered with
+/// the original).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkConfig {
     /// Bottleneck rate in bits per second of IP packets; 0 means unlimited (and no queue).

@@ -233,8 +233,8 @@ impl Forwarder {
             self.pool.release(slot);
             return;
         };
-        if d.corrupt {
-            self.link.corrupt(&mut self.pool.buf_mut(slot)[..len]);
+        if let Some(word) = d.corrupt {
+            crate::link::corrupt_packet(&mut self.pool.buf_mut(slot)[..len], word);
             DirectionCounters::add(&self.counters.corrupted, 1);
         }
         if d.reordered {

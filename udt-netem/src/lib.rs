@@ -6,9 +6,10 @@
 //!
 //! The layers, bottom up:
 //! - [`units`], [`config`]: what the user asks for, parsed and validated.
-//! - [`impair`], [`link`]: the impairment model, sans-IO: packets go in with `now` (a
-//!   duration since the start), verdicts (drop, or release at a time) come out; randomness is
-//!   a seeded generator owned by the model. Deterministic and unit-tested without any device.
+//! - [`link`]: the impairment model, sans-IO: `udt-link`'s model of a link (the simulator's
+//!   too) behind the emulator's configuration; packets go in with `now` (a duration since the
+//!   start), verdicts (drop, or release at a time) come out; randomness is a seeded generator
+//!   owned by the model. Deterministic and unit-tested without any device.
 //! - [`sys`] (the only `unsafe`), [`tun`], [`ns`], [`topology`]: TUN devices, namespaces and
 //!   their setup and cleanup.
 //! - [`pool`], [`forward`], [`stats`]: one forwarder thread per direction, holding packets in
@@ -33,7 +34,6 @@ pub mod cli;
 pub mod config;
 pub mod emulator;
 pub mod forward;
-pub mod impair;
 pub mod link;
 pub mod ns;
 pub mod pool;

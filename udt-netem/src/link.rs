@@ -1,19 +1,27 @@
-//! One direction of the emulated link, sans-IO: a packet arriving at `now` gets a
-//! [`Verdict`], the fate of the packet and of its duplicate if one is made.
+//! One direction of the emulated link: the emulator's [`LinkConfig`] mapped onto `udt-link`'s
+//! [`LinkModel`] (the simulator's model too), and its outcomes in the forwarder's terms.
 //!
-//! Each copy goes through the stages in order: random loss ([`LossProcess`]), the rate-limited
-//! DropTail queue ([`Bottleneck`]), delay with jitter and reordering ([`DelayLine`]); a copy
-//! that survives is marked for corruption with probability `corrupt`. The duplicate (made with
-//! probability `duplicate`) is an independent second arrival at the same `now`, as in netem.
+//! A packet arriving at `now` gets a [`Verdict`]: the fate of the packet and, if it is
+//! duplicated, of its copy. The stages are the model's: the rate-limited DropTail queue (its
+//! limit counts the packets waiting, not the one being serialized), random loss on the wire,
+//! corruption, delay with jitter and reordering, duplication (a copy delivered with the
+//! original, damaged the same way). A corrupted delivery carries the random word that
+//! [`corrupt_packet`] turns into the bit to flip.
 //!
 //! Invariants: the model never reads a clock (time is the caller's `now`, a duration since an
-//! arbitrary epoch, non-decreasing between calls) and all randomness comes from its own
-//! [`SimRng`], so a seed and a sequence of `(now, len)` fix every verdict.
+//! arbitrary epoch, non-decreasing between calls) and all randomness comes from its own seeded
+//! generator, so a seed and a sequence of `(now, len)` fix every verdict.
 
 use std::time::Duration;
 
-use crate::config::LinkConfig;
-use crate::impair::{Bottleneck, DelayLine, LossProcess, SimRng};
+use udt_link::{
+    Dropped, GilbertElliott, Impairments, Jitter, JitterDist as ModelJitterDist, LinkModel, LossModel,
+    Occupancy, QueueConfig, SimRng,
+};
+
+pub use udt_link::Delivery;
+
+use crate::config::{GeParams, JitterDist, LinkConfig, Loss, QueueLimit};
 
 /// What happens to one copy of a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,108 +34,94 @@ pub enum Fate {
     Deliver(Delivery),
 }
 
-/// A delivered copy: when, and how it was impaired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Delivery {
-    /// Release time (same epoch as `now`).
-    pub at: Duration,
-    /// Flip one bit before delivering it (see [`corrupt_packet`]).
-    pub corrupt: bool,
-    /// Picked for reordering (held back so that later packets overtake it).
-    pub reordered: bool,
-}
-
 /// The fates of a packet and of its duplicate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Verdict {
     /// The original packet.
     pub original: Fate,
-    /// The duplicate, when one was made.
+    /// The duplicate, when one was made (always delivered with the original).
     pub duplicate: Option<Fate>,
 }
 
 /// The impairment model of one direction.
 #[derive(Debug, Clone)]
 pub struct Link {
-    rng: SimRng,
-    loss: LossProcess,
-    bottleneck: Bottleneck,
-    delay: DelayLine,
-    duplicate: f64,
-    corrupt: f64,
+    model: LinkModel,
 }
 
 impl Link {
     /// The model of `cfg`, its random numbers seeded with `seed`.
     pub fn new(cfg: &LinkConfig, seed: u64) -> Self {
-        Self {
-            rng: SimRng::seed(seed),
-            loss: LossProcess::new(cfg.loss),
-            bottleneck: Bottleneck::new(cfg.rate_bps, cfg.queue),
-            delay: DelayLine::new(cfg),
-            duplicate: cfg.duplicate,
-            corrupt: cfg.corrupt,
-        }
+        Self { model: LinkModel::new(model_config(cfg), SimRng::seed(seed)) }
     }
 
     /// A packet of `len` bytes arrives at `now` (non-decreasing between calls).
     pub fn handle_packet(&mut self, now: Duration, len: usize) -> Verdict {
-        let dup = self.rng.chance(self.duplicate);
-        let original = self.fate(now, len);
-        let duplicate = dup.then(|| self.fate(now, len));
-        Verdict { original, duplicate }
-    }
-
-    fn fate(&mut self, now: Duration, len: usize) -> Fate {
-        if self.loss.handle_packet(&mut self.rng) {
-            return Fate::Lost;
+        match self.model.handle_packet(now, len) {
+            Ok(p) => Verdict {
+                original: Fate::Deliver(p.delivery),
+                duplicate: p.duplicated.then_some(Fate::Deliver(p.delivery)),
+            },
+            Err(Dropped::Lost) => Verdict { original: Fate::Lost, duplicate: None },
+            Err(Dropped::Full | Dropped::Early | Dropped::Mtu) => {
+                Verdict { original: Fate::QueueDrop, duplicate: None }
+            }
         }
-        let Some(departed) = self.bottleneck.handle_arrival(now, len) else {
-            return Fate::QueueDrop;
-        };
-        let s = self.delay.handle_departure(departed, &mut self.rng);
-        let corrupt = self.rng.chance(self.corrupt);
-        Fate::Deliver(Delivery { at: s.at, corrupt, reordered: s.reordered })
     }
 
-    /// Flips one random bit of `packet` with this link's random numbers (see
-    /// [`corrupt_packet`]).
-    pub fn corrupt(&mut self, packet: &mut [u8]) -> Option<usize> {
-        corrupt_packet(packet, &mut self.rng)
-    }
-
-    /// The bottleneck's current backlog in packets.
-    pub fn backlog_packets(&self) -> usize {
-        self.bottleneck.backlog_packets()
+    /// What the bottleneck's queue holds at `now` (not before the last arrival).
+    pub fn occupancy(&self, now: Duration) -> Occupancy {
+        self.model.occupancy(now)
     }
 }
 
-/// Flips one random bit of `packet` past its IP header (IPv4 IHL or the 40-byte IPv6 header)
-/// so that the kernel does not simply drop it for a bad header checksum; if there is nothing
-/// past the header, anywhere in the packet. Returns the index of the flipped bit, or `None`
-/// for an empty packet. The receiving kernel's TCP or UDP checksum will still catch the damage
-/// (UDP with checksum 0 excepted), so to an application corruption mostly looks like loss,
-/// counted in the `InCsumErrors` of `nstat`.
-pub fn corrupt_packet(packet: &mut [u8], rng: &mut SimRng) -> Option<usize> {
-    let header = match packet.first().map(|b| b >> 4) {
-        Some(4) => usize::from(packet[0] & 0x0f) * 4,
-        Some(6) => 40,
-        _ => 0,
+/// The shared model's configuration of the emulator's `cfg`: rate 0 is an infinitely fast
+/// link; there is no MTU (the TUN devices have theirs).
+pub fn model_config(cfg: &LinkConfig) -> udt_link::LinkConfig {
+    let queue = match cfg.queue {
+        QueueLimit::Packets(n) => QueueConfig::DropTailPackets(n as usize),
+        QueueLimit::Bytes(b) => QueueConfig::DropTailBytes(usize::try_from(b).unwrap_or(usize::MAX)),
     };
-    let start = if header < packet.len() { header } else { 0 };
-    let bits = (packet.len() - start) * 8;
-    if bits == 0 {
-        return None;
+    let dist = match cfg.jitter_dist {
+        JitterDist::Uniform => ModelJitterDist::Uniform,
+        JitterDist::Normal => ModelJitterDist::Normal,
+    };
+    let loss = match cfg.loss {
+        Loss::None => LossModel::None,
+        Loss::Bernoulli { p } => LossModel::Bernoulli(p),
+        Loss::GilbertElliott(ge) => LossModel::GilbertElliott(gilbert_elliott(ge)),
+    };
+    udt_link::LinkConfig {
+        rate_bps: (cfg.rate_bps > 0).then_some(cfg.rate_bps),
+        delay: cfg.delay,
+        jitter: Jitter { amount: cfg.jitter, dist },
+        queue,
+        loss,
+        impair: Impairments {
+            reorder: cfg.reorder,
+            reorder_delay: cfg.reorder_delay,
+            duplicate: cfg.duplicate,
+            corrupt: cfg.corrupt,
+        },
+        mtu: None,
     }
-    let bit = start * 8 + rng.below(bits as u64) as usize;
-    packet[bit / 8] ^= 0x80 >> (bit % 8);
-    Some(bit)
+}
+
+/// The model's Gilbert-Elliott chain of netem-style parameters.
+pub fn gilbert_elliott(ge: GeParams) -> GilbertElliott {
+    GilbertElliott { good_to_bad: ge.p, bad_to_good: ge.r, loss_good: ge.loss_good, loss_bad: ge.loss_bad }
+}
+
+/// Flips the bit of the IP packet `packet` that the corrupted delivery's `word` picks, past its
+/// IP header (see [`udt_link::flip_bit_past_ip_header`]); returns its index, `None` for an
+/// empty packet.
+pub fn corrupt_packet(packet: &mut [u8], word: u64) -> Option<usize> {
+    udt_link::flip_bit_past_ip_header(packet, word)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Loss, QueueLimit};
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -152,12 +146,16 @@ mod tests {
         };
         let mut link = Link::new(&cfg, 1);
         let v: Vec<Verdict> = (0..12).map(|_| link.handle_packet(Duration::ZERO, 1500)).collect();
-        for (i, v) in v.iter().enumerate().take(10) {
+        // One in service and ten waiting.
+        for (i, v) in v.iter().enumerate().take(11) {
             let at = MS * (21 + i as u32);
-            assert_eq!(v.original, Fate::Deliver(Delivery { at, corrupt: false, reordered: false }));
+            assert_eq!(v.original, Fate::Deliver(Delivery { at, corrupt: None, reordered: false }));
         }
-        assert_eq!(v[10].original, Fate::QueueDrop);
-        assert_eq!(link.backlog_packets(), 10);
+        assert_eq!(v[11].original, Fate::QueueDrop);
+        assert_eq!(
+            link.occupancy(Duration::ZERO),
+            Occupancy { waiting: 10, waiting_bytes: 15_000, in_service: true }
+        );
     }
 
     #[test]
@@ -190,8 +188,11 @@ mod tests {
             let v = link.handle_packet(Duration::from_micros(10) * i, 1000);
             dups += usize::from(v.duplicate.is_some());
             let d = deliveries(&v);
+            if let [a, b] = d[..] {
+                assert_eq!(a, b, "a copy is delivered with the original, damaged the same way");
+            }
             delivered += d.len();
-            corrupt += d.iter().filter(|d| d.corrupt).count();
+            corrupt += d.iter().filter(|d| d.corrupt.is_some()).count();
         }
         assert!((dups as i64 - 2000).abs() < 180, "dups {dups}");
         assert_eq!(delivered, n as usize + dups);
@@ -228,23 +229,23 @@ mod tests {
     }
 
     #[test]
-    fn corruption_flips_exactly_one_bit_past_the_header() {
-        let mut rng = SimRng::seed(8);
-        for _ in 0..1000 {
-            let mut p = vec![0u8; 100];
-            p[0] = 0x45; // IPv4, 20-byte header
-            let orig = p.clone();
-            let bit = corrupt_packet(&mut p, &mut rng).unwrap();
-            assert!((160..800).contains(&bit));
-            let diff: u32 = p.iter().zip(&orig).map(|(a, b)| (a ^ b).count_ones()).sum();
-            assert_eq!(diff, 1);
-        }
-        let mut v6 = vec![0x60u8; 41]; // IPv6, one byte past the 40-byte header
-        let bit = corrupt_packet(&mut v6, &mut rng).unwrap();
-        assert!((320..328).contains(&bit));
-        assert_eq!((v6[40] ^ 0x60).count_ones(), 1);
-        let mut short = vec![0x45u8; 10]; // header claims 20 bytes: flip anywhere
-        assert!(corrupt_packet(&mut short, &mut rng).unwrap() < 80);
-        assert_eq!(corrupt_packet(&mut [], &mut rng), None);
+    fn configuration_maps_onto_the_model() {
+        let ge = GeParams { p: 0.01, r: 0.25, loss_bad: 0.9, loss_good: 0.001 };
+        let cfg = LinkConfig {
+            rate_bps: 0,
+            queue: QueueLimit::Bytes(64_000),
+            jitter: MS,
+            jitter_dist: JitterDist::Normal,
+            loss: Loss::GilbertElliott(ge),
+            ..Default::default()
+        };
+        let m = model_config(&cfg);
+        assert_eq!(m.rate_bps, None);
+        assert_eq!(m.queue, QueueConfig::DropTailBytes(64_000));
+        assert_eq!(m.jitter, Jitter { amount: MS, dist: ModelJitterDist::Normal });
+        assert_eq!(m.loss.mean_loss(), ge.mean_loss());
+        assert_eq!(m.mtu, None);
+        let m = model_config(&LinkConfig { rate_bps: 1, queue: QueueLimit::Packets(7), ..cfg });
+        assert_eq!((m.rate_bps, m.queue), (Some(1), QueueConfig::DropTailPackets(7)));
     }
 }

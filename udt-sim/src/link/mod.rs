@@ -1,90 +1,34 @@
-//! A one-way link: output queue, serialisation at the link rate, propagation delay, random loss
-//! and other impairments, and the routing of what comes out of it.
+//! A one-way link node: `udt-link`'s model of a link (output queue, serialisation at the link
+//! rate, propagation delay, random loss and other impairments) in the simulator's time, with
+//! the simulator's concerns around it: counters, PCAP capture, the damage to a datagram's
+//! bytes, and the routing of what comes out.
 //!
-//! On arrival a packet is checked against the MTU, offered to the queue discipline, and, if
-//! accepted, scheduled: its serialisation starts when the previous one ends and lasts its wire
-//! size over the rate; it reaches the next node one propagation delay after that. Random loss,
-//! corruption, reordering and duplication are applied to packets that made it onto the wire,
-//! so a lost packet still used the capacity, like an error on the physical link. A link without
-//! a rate is infinitely fast and never queues.
+//! On arrival a packet is checked against the MTU, offered to the queue discipline (whose limit
+//! counts the packets waiting beside the one on the wire), and, if accepted, serialised after
+//! the previous one; it reaches the next node one propagation delay after its serialisation
+//! ends. Random loss, corruption, reordering and duplication are applied to packets that made
+//! it onto the wire, so a lost packet still used the capacity, like an error on the physical
+//! link. A link without a rate is infinitely fast and never queues. A datagram carrying a bulk
+//! flow's side channel is never dropped, lost or impaired.
 //!
-//! Invariants: serialisations never overlap and start in arrival order; the accumulated
-//! serialisation time is exact in the long run (the sub-nanosecond remainder is carried); only
-//! the next node is told about a packet, at the time it arrives there; a link has no wake-ups.
-
-pub mod impair;
-pub mod loss;
-pub mod queue;
+//! Invariants: the model's time is nanoseconds since the simulation's time zero; only the next
+//! node is told about a packet, at the time it arrives there; a link has no wake-ups; the
+//! model's random draws, in their order, are the link's only use of its generator.
 
 use std::time::Duration;
 
+use udt_link::{flip_byte, Class, Dropped, LinkModel};
 use udt_proto::Instant;
 
 use crate::node::{Cx, Node, Route};
 use crate::packet::Datagram;
 use crate::pcap::PcapWriter;
-use crate::rng::{chance, SimRng};
+use crate::rng::SimRng;
 
-pub use impair::Impairments;
-pub use loss::{GilbertElliott, LossModel};
-pub use queue::{bdp_packets, QueueConfig, RedConfig};
-
-use queue::{Backlog, Queue, Verdict};
-
-/// Everything that describes a one-way link.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LinkConfig {
-    /// Bits per second of IP packets (headers included); `None` is infinitely fast.
-    pub rate_bps: Option<u64>,
-    /// One-way propagation delay.
-    pub delay: Duration,
-    /// Queue discipline of the output buffer (unused without a rate).
-    pub queue: QueueConfig,
-    /// Random loss on the wire.
-    pub loss: LossModel,
-    /// Reordering, duplication and corruption.
-    pub impair: Impairments,
-    /// Largest IP packet carried; larger ones are dropped (no fragmentation).
-    pub mtu: Option<usize>,
-}
-
-impl LinkConfig {
-    /// An infinitely fast link with no delay and no impairment: routing skips it.
-    pub fn ideal() -> Self {
-        LinkConfig {
-            rate_bps: None,
-            delay: Duration::ZERO,
-            queue: QueueConfig::DropTailPackets(usize::MAX),
-            loss: LossModel::None,
-            impair: Impairments::default(),
-            mtu: None,
-        }
-    }
-
-    /// A pure delay: infinitely fast, `delay` long.
-    pub fn delay(delay: Duration) -> Self {
-        LinkConfig { delay, ..LinkConfig::ideal() }
-    }
-
-    /// A link of `rate_bps` and `delay` with a DropTail queue of `queue_pkts` packets.
-    pub fn new(rate_bps: u64, delay: Duration, queue_pkts: usize) -> Self {
-        LinkConfig {
-            rate_bps: Some(rate_bps),
-            delay,
-            queue: QueueConfig::DropTailPackets(queue_pkts),
-            ..LinkConfig::ideal()
-        }
-    }
-
-    /// Whether a packet crosses the link in zero time untouched (so it need not exist).
-    pub fn is_ideal(&self) -> bool {
-        self.rate_bps.is_none()
-            && self.delay.is_zero()
-            && self.loss == LossModel::None
-            && self.impair.is_none()
-            && self.mtu.is_none()
-    }
-}
+pub use udt_link::{
+    bdp_packets, GilbertElliott, Impairments, Jitter, JitterDist, LinkConfig, LossModel, QueueConfig,
+    RedConfig,
+};
 
 /// Counters of a link.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -121,15 +65,8 @@ pub struct LinkStats {
 /// A one-way link node.
 pub struct Link {
     name: String,
-    config: LinkConfig,
     next: Route,
-    busy_until: u64,
-    /// Sub-nanosecond remainder of serialisation times, in units of 1/rate ns.
-    carry: u64,
-    backlog: Backlog,
-    queue: Queue,
-    loss: loss::LossState,
-    rng: SimRng,
+    model: LinkModel,
     stats: LinkStats,
     pcap: Option<PcapWriter>,
 }
@@ -145,14 +82,8 @@ impl Link {
     pub fn new(name: impl Into<String>, config: LinkConfig, next: Route, rng: SimRng) -> Self {
         Link {
             name: name.into(),
-            config,
             next,
-            busy_until: 0,
-            carry: 0,
-            backlog: Backlog::default(),
-            queue: Queue::new(config.queue),
-            loss: loss::LossState::new(config.loss),
-            rng,
+            model: LinkModel::new(config, rng),
             stats: LinkStats::default(),
             pcap: None,
         }
@@ -165,7 +96,7 @@ impl Link {
 
     /// Its configuration.
     pub fn config(&self) -> &LinkConfig {
-        &self.config
+        self.model.config()
     }
 
     /// Where packets go after the link.
@@ -180,7 +111,12 @@ impl Link {
 
     /// RED's average queue in packets (0 for DropTail).
     pub fn red_average(&self) -> f64 {
-        self.queue.average()
+        self.model.red_average()
+    }
+
+    /// What its queue holds at `now` (not before the last arrival).
+    pub fn occupancy(&self, now: Instant) -> udt_link::Occupancy {
+        self.model.occupancy(Duration::from_nanos(now.as_nanos()))
     }
 
     /// Write every packet that goes onto the wire to `pcap`.
@@ -199,13 +135,6 @@ impl Link {
             self.stats.data_drops += 1;
         }
     }
-
-    /// Serialisation time of `bytes` in ns, carrying the remainder.
-    fn serialisation_ns(&mut self, rate: u64, bytes: usize) -> u64 {
-        let num = bytes as u64 * 8 * 1_000_000_000 + self.carry;
-        self.carry = num % rate;
-        num / rate
-    }
 }
 
 impl Node for Link {
@@ -214,59 +143,32 @@ impl Node for Link {
         let wire = d.wire_len();
         // A bulk flow's control bytes (a TCP connection, see `crate::bulk`) queue and take
         // their serialization time like any packet, but are never dropped, lost or impaired.
-        let reliable = d.side_channel.is_some();
-        if !reliable && self.config.mtu.is_some_and(|mtu| wire > mtu) {
-            self.stats.mtu_drops += 1;
-            cx.recycle(d);
-            return;
-        }
-        let now_ns = now.as_nanos();
-        let on_wire = match self.config.rate_bps {
-            None => now_ns,
-            Some(rate) => {
-                self.backlog.drain(now_ns);
-                let (waiting, waiting_bytes) = self.backlog.waiting(now_ns);
-                let idle = self
-                    .backlog
-                    .is_empty()
-                    .then(|| Duration::from_nanos(now_ns.saturating_sub(self.busy_until)));
-                let verdict = if reliable {
-                    Verdict::Accept
-                } else {
-                    self.queue.admit(waiting, waiting_bytes, wire, idle, &mut self.rng)
-                };
-                match verdict {
-                    Verdict::Accept => {}
-                    Verdict::Full => {
-                        self.stats.queue_drops += 1;
-                        self.count_data_drop(&d);
-                        cx.recycle(d);
-                        return;
-                    }
-                    Verdict::Early => {
-                        self.stats.early_drops += 1;
-                        self.count_data_drop(&d);
-                        cx.recycle(d);
-                        return;
-                    }
+        let class = if d.side_channel.is_some() { Class::Reliable } else { Class::Ordinary };
+        let on_wire = match self.model.handle_arrival(Duration::from_nanos(now.as_nanos()), wire, class) {
+            Ok(on_wire) => on_wire,
+            Err(why) => {
+                match why {
+                    Dropped::Mtu => self.stats.mtu_drops += 1,
+                    Dropped::Early => self.stats.early_drops += 1,
+                    Dropped::Full => self.stats.queue_drops += 1,
+                    Dropped::Lost => self.stats.lost += 1,
                 }
-                let start = now_ns.max(self.busy_until);
-                let end = start + self.serialisation_ns(rate.max(1), wire);
-                self.busy_until = end;
-                self.backlog.push(start, end, wire as u32);
-                let queued = waiting as u64 + u64::from(start > now_ns);
-                self.stats.max_waiting = self.stats.max_waiting.max(queued);
-                end
+                if why != Dropped::Mtu {
+                    self.count_data_drop(&d);
+                }
+                cx.recycle(d);
+                return;
             }
         };
+        self.stats.max_waiting = self.stats.max_waiting.max(on_wire.queued as u64);
         self.stats.sent += 1;
         self.stats.bytes_sent += wire as u64;
         if let Some(p) = self.pcap.as_mut() {
-            p.write(Instant::from_nanos(on_wire), &d);
+            p.write(instant(on_wire.at), &d);
         }
-        if reliable {
+        if class == Class::Reliable {
             match self.next.next(d.dst.host) {
-                Some(next) => cx.send(Instant::from_nanos(on_wire) + self.config.delay, next, d),
+                Some(next) => cx.send(instant(self.model.propagate(on_wire.at)), next, d),
                 None => {
                     self.stats.no_route += 1;
                     cx.recycle(d);
@@ -274,28 +176,30 @@ impl Node for Link {
             }
             return;
         }
-        if self.loss.lose(&mut self.rng) {
-            self.stats.lost += 1;
-            self.count_data_drop(&d);
-            cx.recycle(d);
-            return;
-        }
-        let imp = self.config.impair;
-        if chance(&mut self.rng, imp.corrupt) {
-            impair::corrupt(&mut d, &mut self.rng);
+        let delivery = match self.model.handle_on_wire(on_wire.at) {
+            Ok(delivery) => delivery,
+            Err(_) => {
+                self.stats.lost += 1;
+                self.count_data_drop(&d);
+                cx.recycle(d);
+                return;
+            }
+        };
+        if let Some(word) = delivery.corrupt {
+            d.corrupted = true;
+            flip_byte(d.payload_mut(), word);
             self.stats.corrupted += 1;
         }
-        let mut arrive = Instant::from_nanos(on_wire) + self.config.delay;
-        if chance(&mut self.rng, imp.reorder) {
-            arrive += imp.reorder_delay;
+        if delivery.reordered {
             self.stats.reordered += 1;
         }
+        let arrive = instant(delivery.at);
         let Some(next) = self.next.next(d.dst.host) else {
             self.stats.no_route += 1;
             cx.recycle(d);
             return;
         };
-        let dup = chance(&mut self.rng, imp.duplicate).then(|| cx.pool().duplicate(&d));
+        let dup = self.model.draw_duplicate().then(|| cx.pool().duplicate(&d));
         cx.send(arrive, next, d);
         if let Some(copy) = dup {
             self.stats.duplicated += 1;
@@ -304,6 +208,11 @@ impl Node for Link {
     }
 
     fn on_wake(&mut self, _now: Instant, _cx: &mut Cx<'_>) {}
+}
+
+/// The simulator's instant of the model's time (nanoseconds since time zero).
+fn instant(t: Duration) -> Instant {
+    Instant::from_nanos(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -356,14 +265,5 @@ mod tests {
         assert_eq!(times, vec![1_012_000, 1_024_000, 1_036_000, 1_048_000]);
         let s = sim.link(NodeId(1)).unwrap().stats();
         assert_eq!((s.arrivals, s.sent, s.queue_drops, s.max_waiting, s.data_drops), (5, 4, 1, 3, 1));
-    }
-
-    #[test]
-    fn serialisation_is_exact_in_the_long_run() {
-        let cfg = LinkConfig::new(155_520_000, Duration::ZERO, 10);
-        let mut l = Link::new("oc3", cfg, Route::To(NodeId(0)), stream(1, 1));
-        let total: u64 = (0..155_520).map(|_| l.serialisation_ns(155_520_000, 1500)).sum();
-        // 155,520 packets of 12,000 bits on 155.52 Mb/s take exactly 12 s.
-        assert_eq!(total, 12_000_000_000);
     }
 }

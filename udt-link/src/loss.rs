@@ -2,9 +2,14 @@
 //!
 //! A loss model decides, packet by packet, whether a packet that has been serialised is lost on
 //! the wire (a link error, not a congestion drop). Gilbert-Elliott is a two-state Markov chain
-//! (good, bad) stepped once per packet, each state with its own loss probability.
+//! (good, bad) stepped once per packet, then the packet is lost with the loss probability of
+//! the state it is in. With `loss_bad = 1` and `loss_good = 0`, loss bursts are the bad-state
+//! sojourns: geometric with mean `1 / bad_to_good` packets, and the long-run loss rate is
+//! `good_to_bad / (good_to_bad + bad_to_good)`.
+//!
+//! Invariant: the chain starts in the good state and draws only from the generator it is given.
 
-use crate::rng::{chance, SimRng};
+use crate::rng::SimRng;
 
 /// How a link loses packets at random.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -45,7 +50,7 @@ impl GilbertElliott {
         }
     }
 
-    /// Long-run loss rate.
+    /// Long-run loss rate: the chain's stationary mix of the two states' loss rates.
     pub fn mean_loss(&self) -> f64 {
         let total = self.good_to_bad + self.bad_to_good;
         if total <= 0.0 {
@@ -68,31 +73,37 @@ impl LossModel {
 }
 
 /// A loss model with its state.
-#[derive(Debug)]
-pub(crate) struct LossState {
+#[derive(Debug, Clone)]
+pub struct LossState {
     model: LossModel,
     bad: bool,
 }
 
 impl LossState {
-    pub(crate) fn new(model: LossModel) -> Self {
+    /// The process of `model`, in the good state.
+    pub fn new(model: LossModel) -> Self {
         LossState { model, bad: false }
     }
 
     /// Whether the next packet is lost.
     #[inline]
-    pub(crate) fn lose(&mut self, rng: &mut SimRng) -> bool {
+    pub fn lose(&mut self, rng: &mut SimRng) -> bool {
         match self.model {
             LossModel::None => false,
-            LossModel::Bernoulli(p) => chance(rng, p),
+            LossModel::Bernoulli(p) => rng.chance(p),
             LossModel::GilbertElliott(g) => {
                 let flip = if self.bad { g.bad_to_good } else { g.good_to_bad };
-                if chance(rng, flip) {
+                if rng.chance(flip) {
                     self.bad = !self.bad;
                 }
-                chance(rng, if self.bad { g.loss_bad } else { g.loss_good })
+                rng.chance(if self.bad { g.loss_bad } else { g.loss_good })
             }
         }
+    }
+
+    /// Whether a Gilbert-Elliott chain is in its bad state (always false for other models).
+    pub fn in_bad_state(&self) -> bool {
+        self.bad
     }
 }
 
@@ -119,5 +130,50 @@ mod tests {
         let mean_burst = lost as f64 / bursts as f64;
         assert!((rate - 0.01).abs() < 0.003, "{rate}");
         assert!((mean_burst - 5.0).abs() < 1.0, "{mean_burst}");
+    }
+
+    #[test]
+    fn bernoulli_rate_is_near_p() {
+        let mut rng = SimRng::seed(1);
+        let mut loss = LossState::new(LossModel::Bernoulli(0.01));
+        let n = 100_000;
+        let lost = (0..n).filter(|_| loss.lose(&mut rng)).count();
+        // Binomial sd = sqrt(n p (1-p)) ~ 31.5; allow 4 sd.
+        assert!((lost as i64 - 1000).abs() < 126, "lost {lost}");
+        let mut none = LossState::new(LossModel::None);
+        assert!((0..1000).all(|_| !none.lose(&mut rng)));
+    }
+
+    #[test]
+    fn gilbert_elliott_bursts_have_mean_one_over_bad_to_good() {
+        let ge = GilbertElliott { good_to_bad: 0.01, bad_to_good: 0.25, loss_bad: 1.0, loss_good: 0.0 };
+        let mut rng = SimRng::seed(2);
+        let mut loss = LossState::new(LossModel::GilbertElliott(ge));
+        let n = 200_000;
+        let (mut lost, mut bursts, mut prev) = (0u64, 0u64, false);
+        for _ in 0..n {
+            let l = loss.lose(&mut rng);
+            assert_eq!(l, loss.in_bad_state(), "all lost in bad, none in good");
+            lost += u64::from(l);
+            bursts += u64::from(l && !prev);
+            prev = l;
+        }
+        let mean_burst = lost as f64 / bursts as f64;
+        assert!((mean_burst - 4.0).abs() < 0.3, "mean burst {mean_burst}");
+        let rate = lost as f64 / n as f64;
+        assert!((rate - ge.mean_loss()).abs() < 0.006, "rate {rate} vs {}", ge.mean_loss());
+    }
+
+    #[test]
+    fn gilbert_elliott_partial_loss_matches_stationary_mix() {
+        let ge = GilbertElliott { good_to_bad: 0.05, bad_to_good: 0.2, loss_bad: 0.5, loss_good: 0.01 };
+        let mut rng = SimRng::seed(3);
+        let mut loss = LossState::new(LossModel::GilbertElliott(ge));
+        let n = 200_000;
+        let lost = (0..n).filter(|_| loss.lose(&mut rng)).count();
+        let rate = lost as f64 / n as f64;
+        // 0.2 * 0.5 + 0.8 * 0.01 = 0.108
+        assert!((rate - 0.108).abs() < 0.006, "rate {rate}");
+        assert!((ge.mean_loss() - 0.108).abs() < 1e-12);
     }
 }

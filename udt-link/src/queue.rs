@@ -4,7 +4,7 @@
 //! serialisation, size), so the occupancy at any instant is known without an event per
 //! departure. A packet being serialised is "in service"; the others are "waiting". Limits count
 //! waiting packets (or bytes), like NS-2's `DropTail` whose `limit_` is the queue beside the one
-//! packet on the wire.
+//! packet on the wire: a queue of 100 packets holds 100 waiting and one in service.
 //!
 //! RED follows Floyd & Jacobson (1993) as NS-2.35's `REDQueue` implements it: the average queue
 //! is an EWMA of the waiting packets taken at each arrival, decayed over idle periods as if
@@ -12,11 +12,14 @@
 //! linearly to `max_p`, spread uniformly by the count since the last drop ("wait" variant); with
 //! `gentle` it rises from `max_p` to 1 between `max_th` and twice `max_th`, beyond which, or above
 //! the physical limit, every packet is dropped.
+//!
+//! Invariants: backlog entries are in arrival order with non-decreasing, non-overlapping
+//! serialisation intervals; its byte count is the sum of its entries' sizes.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::rng::{uniform, SimRng};
+use crate::rng::SimRng;
 
 /// A link's queue discipline and its size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,9 +90,9 @@ impl RedConfig {
     }
 }
 
-/// Why a packet was refused.
+/// The queue's decision on an arrival.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Admission {
     /// Queued.
     Accept,
     /// The buffer is full.
@@ -98,8 +101,8 @@ pub enum Verdict {
     Early,
 }
 
-/// The accepted packets of a link, in order.
-#[derive(Debug, Default)]
+/// The accepted packets of a link, in order, by time in nanoseconds.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Backlog {
     /// (start of serialisation, end of serialisation, wire bytes), ns.
     entries: VecDeque<(u64, u64, u32)>,
@@ -126,6 +129,22 @@ impl Backlog {
         }
     }
 
+    /// Waiting packets and bytes at `now` and whether one is in service, without draining.
+    pub(crate) fn occupancy(&self, now: u64) -> (usize, u64, bool) {
+        let done = self.entries.partition_point(|&(_, end, _)| end <= now);
+        let left = self.entries.iter().skip(done);
+        let (mut waiting, mut bytes, mut serving) = (0, 0, false);
+        for &(start, _, size) in left {
+            if start <= now {
+                serving = true;
+            } else {
+                waiting += 1;
+                bytes += u64::from(size);
+            }
+        }
+        (waiting, bytes, serving)
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -137,7 +156,7 @@ impl Backlog {
 }
 
 /// A queue discipline with its state.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Queue {
     config: QueueConfig,
     avg: f64,
@@ -163,44 +182,44 @@ impl Queue {
         size: usize,
         idle: Option<Duration>,
         rng: &mut SimRng,
-    ) -> Verdict {
+    ) -> Admission {
         match self.config {
             QueueConfig::DropTailPackets(limit) => {
                 if waiting >= limit {
-                    Verdict::Full
+                    Admission::Full
                 } else {
-                    Verdict::Accept
+                    Admission::Accept
                 }
             }
             QueueConfig::DropTailBytes(limit) => {
                 if waiting_bytes + size as u64 > limit as u64 {
-                    Verdict::Full
+                    Admission::Full
                 } else {
-                    Verdict::Accept
+                    Admission::Accept
                 }
             }
             QueueConfig::Red(red) => self.red(red, waiting, idle, rng),
         }
     }
 
-    fn red(&mut self, c: RedConfig, waiting: usize, idle: Option<Duration>, rng: &mut SimRng) -> Verdict {
+    fn red(&mut self, c: RedConfig, waiting: usize, idle: Option<Duration>, rng: &mut SimRng) -> Admission {
         // red.cc enque + estimator: decay over idle time as m small packets, then one update.
         let m = idle.map_or(0.0, |d| (d.as_secs_f64() * c.ptc).floor());
         self.avg *= (1.0 - c.weight).powf(m + 1.0);
         self.avg += c.weight * waiting as f64;
         if waiting >= c.limit_pkts {
             self.count = 0;
-            return Verdict::Full;
+            return Admission::Full;
         }
         let avg = self.avg;
         if avg < c.min_th {
             self.count = -1;
-            return Verdict::Accept;
+            return Admission::Accept;
         }
         let hard = if c.gentle { avg >= 2.0 * c.max_th } else { avg >= c.max_th };
         if hard {
             self.count = 0;
-            return Verdict::Early;
+            return Admission::Early;
         }
         self.count += 1;
         // calculate_p_new
@@ -225,11 +244,11 @@ impl Queue {
         } else {
             1.0
         };
-        if uniform(rng) <= pa.min(1.0) && pa > 0.0 {
+        if rng.unit() <= pa.min(1.0) && pa > 0.0 {
             self.count = 0;
-            Verdict::Early
+            Admission::Early
         } else {
-            Verdict::Accept
+            Admission::Accept
         }
     }
 }
@@ -243,11 +262,11 @@ mod tests {
     fn droptail_counts_waiting_packets_and_bytes() {
         let mut rng = stream(1, 1);
         let mut q = Queue::new(QueueConfig::DropTailPackets(2));
-        assert_eq!(q.admit(1, 0, 100, None, &mut rng), Verdict::Accept);
-        assert_eq!(q.admit(2, 0, 100, None, &mut rng), Verdict::Full);
+        assert_eq!(q.admit(1, 0, 100, None, &mut rng), Admission::Accept);
+        assert_eq!(q.admit(2, 0, 100, None, &mut rng), Admission::Full);
         let mut q = Queue::new(QueueConfig::DropTailBytes(3000));
-        assert_eq!(q.admit(0, 1500, 1500, None, &mut rng), Verdict::Accept);
-        assert_eq!(q.admit(0, 1501, 1500, None, &mut rng), Verdict::Full);
+        assert_eq!(q.admit(0, 1500, 1500, None, &mut rng), Admission::Accept);
+        assert_eq!(q.admit(0, 1501, 1500, None, &mut rng), Admission::Full);
     }
 
     #[test]
@@ -255,10 +274,13 @@ mod tests {
         let mut b = Backlog::default();
         b.push(0, 10, 100);
         b.push(10, 20, 200);
+        assert_eq!(b.occupancy(5), (1, 200, true));
         b.drain(5);
         assert_eq!(b.waiting(5), (1, 200));
+        assert_eq!(b.occupancy(10), (0, 0, true));
         b.drain(10);
         assert_eq!(b.waiting(10), (0, 0));
+        assert_eq!(b.occupancy(20), (0, 0, false));
         b.drain(20);
         assert!(b.is_empty());
     }
@@ -270,7 +292,7 @@ mod tests {
         let mut rng = stream(1, 2);
         let mut drops = |waiting: usize| {
             let mut q = Queue::new(QueueConfig::Red(cfg));
-            (0..10_000).filter(|_| q.admit(waiting, 0, 1500, None, &mut rng) != Verdict::Accept).count()
+            (0..10_000).filter(|_| q.admit(waiting, 0, 1500, None, &mut rng) != Admission::Accept).count()
         };
         assert_eq!(drops(3), 0);
         let mid = drops(12);
