@@ -27,6 +27,7 @@ pub mod connection;
 pub mod endpoint;
 pub mod loss_list;
 pub mod packet;
+pub mod range_set;
 pub mod rng;
 pub mod seq;
 pub mod time;
