@@ -21,6 +21,7 @@ pub mod fobs;
 pub mod held;
 pub mod pair;
 pub mod rbudp;
+pub mod received;
 pub mod session;
 pub mod storage;
 pub mod tsunami;

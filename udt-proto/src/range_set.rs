@@ -206,6 +206,18 @@ impl<T: Bound> RangeSet<T> {
         self.ranges.iter().map(|(&s, &e)| s..=e)
     }
 
+    /// The members within `window`, as ranges clipped to it, in ascending order.
+    pub fn ranges_within(&self, window: RangeInclusive<T>) -> impl Iterator<Item = RangeInclusive<T>> + '_ {
+        let (start, end) = (*window.start(), *window.end());
+        let first = match self.covering(start) {
+            Some((s, _)) if start <= end => s,
+            _ => start,
+        };
+        let tail =
+            if start <= end { self.ranges.range(first..=end) } else { self.ranges.range(start..start) };
+        tail.map(move |(&s, &e)| s.max(start)..=e.min(end))
+    }
+
     /// The values of `within` that are not members, as ranges in ascending order.
     pub fn gaps(&self, within: RangeInclusive<T>) -> Gaps<'_, T> {
         let (start, end) = (*within.start(), *within.end());
@@ -326,6 +338,7 @@ mod tests {
         let mut set: RangeSet<u32> = [5, 6].into_iter().collect();
         assert_eq!((set.insert_range(9..=2), set.remove_range(6..=5)), (0, 0));
         assert_eq!((set.count_in(6..=5), set.gaps(6..=5).count()), (0, 0));
+        assert_eq!(set.ranges_within(6..=5).count(), 0);
         assert!(set.contains_range(9..=2));
         assert_eq!(format!("{set:?}"), "{5..=6}");
         assert_eq!((set.min(), set.max()), (Some(5), Some(6)));
@@ -382,6 +395,8 @@ mod tests {
             prop_assert_eq!(set.count_in(window.clone()), window.clone().filter(|v| model.contains(v)).count() as u64);
             prop_assert_eq!(set.contains_range(window.clone()), window.clone().all(|v| model.contains(&v)));
             prop_assert_eq!(set.contains(probe), model.contains(&probe));
+            let within: Vec<u16> = set.ranges_within(window.clone()).flatten().collect();
+            prop_assert_eq!(within, window.clone().filter(|v| model.contains(v)).collect::<Vec<_>>());
             prop_assert_eq!((set.min(), set.max()), (model.first().copied(), model.last().copied()));
         }
 
