@@ -217,6 +217,7 @@ pub fn run(
                 // A receiver waits for the sender's digest after the last byte while the sender
                 // reads the whole file: the idle limit must not cut that wait short.
                 Event::Size(size) => idle_limit = idle_limit.max(crate::digest::wait(size)),
+                Event::QuietFor(quiet) => idle_limit = idle_limit.saturating_add(quiet),
                 Event::Done => {
                     ended.get_or_insert(Ok(()));
                     ended_at = std::time::Instant::now();

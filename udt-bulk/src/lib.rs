@@ -19,6 +19,7 @@ pub mod driver;
 pub mod error;
 pub mod fobs;
 pub mod held;
+pub mod pace;
 pub mod pair;
 pub mod rbudp;
 pub mod received;

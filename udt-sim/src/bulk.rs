@@ -123,7 +123,7 @@ impl BulkApp {
             let result = match event {
                 Event::Done => Ok(()),
                 Event::Failed(why) => Err(why),
-                Event::DataPeerPort(_) | Event::Size(_) => continue,
+                Event::DataPeerPort(_) | Event::Size(_) | Event::QuietFor(_) => continue,
             };
             self.end.get_or_insert((now, result));
         }
