@@ -1,5 +1,5 @@
-//! The one record of what arrived, for all three protocols: a
-//! [`RangeSet`](udt_proto::range_set::RangeSet) of packet or block numbers (Tsunami's held
+//! The one record of what arrived, for all three protocols: a [`RangeSet`] of packet or block
+//! numbers (Tsunami's held
 //! blocks, RBUDP's [`crate::rbudp::bitmap::Bitmap`], FOBS' [`crate::fobs::chunk::ChunkMap`]),
 //! and its bit-map wire form shared by RBUDP and FOBS: the member `first + k` is bit `k % 8`,
 //! least significant first, of byte `k / 8`.
