@@ -109,10 +109,22 @@ const UDP_BUFFER: usize = 8 << 20;
 pub fn run(
     session: &mut dyn Session,
     sockets: Sockets,
+    options: RunOptions<'_>,
+) -> Result<Outcome, DriverError> {
+    let origin = std::time::Instant::now();
+    run_from(session, sockets, options, origin)
+}
+
+/// [`run`] for a session whose time began at `origin` (its setup ran before, with
+/// [`session_time`] from the same origin): its `now` goes on from there.
+pub fn run_from(
+    session: &mut dyn Session,
+    sockets: Sockets,
     mut options: RunOptions<'_>,
+    origin: std::time::Instant,
 ) -> Result<Outcome, DriverError> {
     let started = std::time::Instant::now();
-    let clock = || Instant::from_nanos(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
+    let clock = || session_time(origin);
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(64);
 
@@ -217,6 +229,7 @@ pub fn run(
                 // A receiver waits for the sender's digest after the last byte while the sender
                 // reads the whole file: the idle limit must not cut that wait short.
                 Event::Size(size) => idle_limit = idle_limit.max(crate::digest::wait(size)),
+                Event::QuietFor(quiet) => idle_limit = idle_limit.saturating_add(quiet),
                 Event::Done => {
                     ended.get_or_insert(Ok(()));
                     ended_at = std::time::Instant::now();
@@ -297,6 +310,11 @@ pub fn run(
             poll.poll(&mut events, Some(wait))?;
         }
     }
+}
+
+/// A session's `now`: the time since `origin` on the monotonic clock.
+pub fn session_time(origin: std::time::Instant) -> Instant {
+    Instant::from_nanos(u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// One control channel and the bytes waiting to be written on it.

@@ -192,7 +192,7 @@ pub fn run_pair(a: &mut dyn Session, b: &mut dyn Session, path: &Path, limit: Du
                 let end = match event {
                     Event::Done => Ok(()),
                     Event::Failed(why) => Err(why),
-                    Event::DataPeerPort(_) | Event::Size(_) => continue,
+                    Event::DataPeerPort(_) | Event::Size(_) | Event::QuietFor(_) => continue,
                 };
                 if ends[me].is_none() {
                     ends[me] = Some(end);

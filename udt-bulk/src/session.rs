@@ -24,6 +24,9 @@ pub enum Event {
     DataPeerPort(u16),
     /// The transfer's size, in bytes, became known (a receiver learns it from the sender).
     Size(u64),
+    /// The session expects to hear nothing from its peer for about this long from now (an
+    /// RBUDP sender's first blast): a driver's limit on silence grows by it.
+    QuietFor(std::time::Duration),
     /// The transfer completed: every byte is in the sink (receiver) or known received (sender).
     Done,
     /// The session failed; the reason is one line for the user.

@@ -28,6 +28,7 @@ pub mod endpoint;
 pub mod loss_list;
 pub mod packet;
 pub mod policy;
+pub mod range_set;
 pub mod rng;
 pub mod seq;
 pub mod stats;

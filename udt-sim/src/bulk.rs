@@ -10,7 +10,9 @@
 //! not model is TCP's own retransmission delay and congestion window when the control path
 //! loses packets.
 //!
-//! Invariants: a session sees nothing and sends nothing before its flow's start; after it
+//! Invariants: a session sees nothing and sends nothing before its flow's start, and its clock
+//! reads zero there (a session is made before its flow starts, and its setup deadlines count
+//! from its own zero, as over sockets); after it
 //! reported its end it sends no more data (the contract of [`udt_bulk::Session`]) and its end
 //! and time are kept for reports.
 
@@ -83,9 +85,10 @@ impl BulkApp {
         if now < self.start {
             return;
         }
+        let local = self.local(now);
         match d.side_channel {
-            Some(channel) => self.session.handle_control(now, usize::from(channel), d.payload()),
-            None if self.end.is_none() => self.session.handle_datagram(now, d.payload()),
+            Some(channel) => self.session.handle_control(local, usize::from(channel), d.payload()),
+            None if self.end.is_none() => self.session.handle_datagram(local, d.payload()),
             None => {}
         }
     }
@@ -103,14 +106,15 @@ impl BulkApp {
         if now < self.start {
             return Some(self.start);
         }
-        if self.session.poll_timeout().is_some_and(|t| t <= now) {
-            self.session.handle_timeout(now);
+        let local = self.local(now);
+        if self.session.poll_timeout().is_some_and(|t| t <= local) {
+            self.session.handle_timeout(local);
         }
         self.flush_control(src, peer, cx, &mut transmit);
         if self.end.is_none() {
             loop {
                 let mut buf = cx.pool().take();
-                match self.session.poll_datagram(now, &mut buf) {
+                match self.session.poll_datagram(local, &mut buf) {
                     Some(n) => transmit(cx, Datagram::new(src, peer, buf, n)),
                     None => {
                         cx.pool().give(buf);
@@ -123,13 +127,18 @@ impl BulkApp {
             let result = match event {
                 Event::Done => Ok(()),
                 Event::Failed(why) => Err(why),
-                Event::DataPeerPort(_) | Event::Size(_) => continue,
+                Event::DataPeerPort(_) | Event::Size(_) | Event::QuietFor(_) => continue,
             };
             self.end.get_or_insert((now, result));
         }
         // Control bytes may follow the end (a final acknowledgement): poll once more.
         self.flush_control(src, peer, cx, &mut transmit);
-        self.session.poll_timeout().map(|t| t.max(now))
+        self.session.poll_timeout().map(|t| (self.start + t.saturating_since(Instant::ZERO)).max(now))
+    }
+
+    /// The session's clock at `now`: the time since the flow's start.
+    fn local(&self, now: Instant) -> Instant {
+        Instant::ZERO + now.saturating_since(self.start)
     }
 
     /// Send what the session wrote on its control channels.

@@ -6,10 +6,14 @@
 //! packets into chunks of `chunk_packets` (the last one shorter), each chunk into segments of
 //! `segment_packets` (the last one shorter). Packets and segments are numbered from 0 within
 //! their chunk. Invariants: every function here is total over its documented domain and
-//! saturates or returns `None` outside it, so a hostile number never panics; a [`ChunkMap`]'s
-//! count always equals the number of bits set.
+//! saturates or returns `None` outside it, so a hostile number never panics; a [`ChunkMap`]
+//! holds packets of its chunk (below its length) only.
 
 use std::ops::Range;
+
+use udt_proto::range_set::RangeSet;
+
+use crate::received;
 
 /// How a file is cut into chunks, segments and packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,26 +86,23 @@ impl Geometry {
     }
 }
 
-/// One bit per packet of a chunk: held (receiver) or acknowledged (sender).
+/// Which packets of a chunk are held (receiver) or acknowledged (sender).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkMap {
-    words: Vec<u64>,
+    set: RangeSet<u32>,
     len: u32,
-    count: u32,
 }
 
 impl ChunkMap {
     /// A map of `len` packets, none set.
     pub fn new(len: u32) -> Self {
-        ChunkMap { words: vec![0; (len as usize).div_ceil(64)], len, count: 0 }
+        ChunkMap { set: RangeSet::new(), len }
     }
 
     /// Clear and resize for a chunk of `len` packets.
     pub fn reset(&mut self, len: u32) {
-        self.words.clear();
-        self.words.resize((len as usize).div_ceil(64), 0);
+        self.set.clear();
         self.len = len;
-        self.count = 0;
     }
 
     /// Packets in the chunk.
@@ -116,42 +117,38 @@ impl ChunkMap {
 
     /// Packets set.
     pub fn count(&self) -> u32 {
-        self.count
+        // Members are below `len`, a u32.
+        self.set.len() as u32
     }
 
     /// Packets not set.
     pub fn missing(&self) -> u32 {
-        self.len - self.count
+        self.len - self.count()
     }
 
     /// Every packet is set.
     pub fn is_complete(&self) -> bool {
-        self.count == self.len
+        self.count() == self.len
     }
 
     /// Whether packet `i` is set (false past the end).
     pub fn get(&self, i: u32) -> bool {
-        i < self.len && self.words.get(i as usize / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+        i < self.len && self.set.contains(i)
     }
 
     /// Set packet `i`; true if it was not set before (false past the end).
     pub fn set(&mut self, i: u32) -> bool {
-        if i >= self.len {
-            return false;
-        }
-        let Some(w) = self.words.get_mut(i as usize / 64) else { return false };
-        let bit = 1u64 << (i % 64);
-        if *w & bit != 0 {
-            return false;
-        }
-        *w |= bit;
-        self.count += 1;
-        true
+        i < self.len && self.set.insert(i)
     }
 
     /// Set every packet of `range` (clamped to the chunk); how many were newly set.
     pub fn set_range(&mut self, range: Range<u32>) -> u32 {
-        range.filter(|&i| self.set(i)).count() as u32
+        let end = range.end.min(self.len);
+        if range.start >= end {
+            return 0;
+        }
+        // At most `len` members, a u32.
+        self.set.insert_range(range.start..=end - 1) as u32
     }
 
     /// Set every packet; how many were newly set.
@@ -161,49 +158,24 @@ impl ChunkMap {
 
     /// Whether every packet of `range` is set.
     pub fn all_in(&self, range: Range<u32>) -> bool {
-        range.clone().all(|i| self.get(i)) && range.end <= self.len
+        range.end <= self.len && (range.is_empty() || self.set.contains_range(range.start..=range.end - 1))
     }
 
     /// The first packet at or after `from` not set, if any.
     pub fn next_missing(&self, from: u32) -> Option<u32> {
-        let mut i = from;
-        while i < self.len {
-            let word = self.words.get(i as usize / 64).copied().unwrap_or(u64::MAX);
-            let free = !word & (u64::MAX << (i % 64));
-            if free != 0 {
-                let found = (i / 64) * 64 + free.trailing_zeros();
-                return (found < self.len).then_some(found);
-            }
-            i = (i / 64 + 1).saturating_mul(64);
-        }
-        None
+        self.set.first_gap(from..=self.len.checked_sub(1)?)
     }
 
     /// The packets not set, in order, at most `limit` of them.
     pub fn missing_list(&self, limit: usize) -> Vec<u32> {
-        let mut out = Vec::new();
-        let mut from = 0;
-        while out.len() < limit {
-            let Some(i) = self.next_missing(from) else { break };
-            out.push(i);
-            from = i + 1;
-        }
-        out
+        let Some(last) = self.len.checked_sub(1) else { return Vec::new() };
+        self.set.gaps(0..=last).flatten().take(limit).collect()
     }
 
     /// The bits of `range` as bytes, packet `range.start + k` at bit `k % 8` (least significant
     /// first) of byte `k / 8` (FOBS.md, "Bit maps").
     pub fn bits(&self, range: Range<u32>) -> Vec<u8> {
-        let n = range.end.saturating_sub(range.start) as usize;
-        let mut out = vec![0u8; n.div_ceil(8)];
-        for (k, i) in range.enumerate() {
-            if self.get(i) {
-                if let Some(b) = out.get_mut(k / 8) {
-                    *b |= 1 << (k % 8);
-                }
-            }
-        }
-        out
+        received::to_bits(&self.set, range)
     }
 
     /// Set the packets whose bits are set in `bits` (laid out as [`ChunkMap::bits`]), for
@@ -211,24 +183,11 @@ impl ChunkMap {
     /// were newly set.
     pub fn apply_bits(&mut self, first: u32, count: u32, bits: &[u8]) -> u32 {
         let mut newly = 0;
-        for (k, byte) in bits.iter().enumerate() {
-            if *byte == 0 {
-                continue;
-            }
-            for b in 0..8u32 {
-                let Some(off) = u32::try_from(k).ok().and_then(|k| k.checked_mul(8)).map(|v| v + b) else {
-                    return newly;
-                };
-                if off >= count {
-                    return newly;
-                }
-                if byte >> b & 1 == 1 {
-                    if let Some(i) = first.checked_add(off) {
-                        newly += u32::from(self.set(i));
-                    }
-                }
-            }
-        }
+        received::for_each_run(bits, count, |run| {
+            let start = first.saturating_add(run.start);
+            let end = first.saturating_add(run.end);
+            newly += self.set_range(start..end);
+        });
         newly
     }
 }

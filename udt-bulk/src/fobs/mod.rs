@@ -13,8 +13,9 @@
 //! - [`wire`]: every message and datagram.
 //! - [`chunk`]: chunk and segment geometry, and the per-chunk bit maps.
 //! - [`rate`]: the rate rule and the round-trip estimate.
-//! - [`SenderSession`], [`ReceiverSession`]: the sans-IO state machines.
-//! - [`serve_connection`], [`fetch`]: setup over real sockets, then [`crate::driver::run`].
+//! - [`SenderSession`], [`ReceiverSession`]: the sans-IO state machines of a transfer.
+//! - [`Server`], [`Client`] ([`setup`]): the same, setup included (request, accept, channel 1).
+//! - [`serve_connection`], [`fetch`]: those over real sockets with [`crate::driver`].
 
 pub mod chunk;
 mod net;
@@ -23,13 +24,15 @@ mod params;
 pub mod rate;
 mod receiver;
 mod sender;
+pub mod setup;
 mod stats;
 pub mod wire;
 
-pub use net::{fetch, open_under, serve_connection, ServeReport};
+pub use net::{fetch, serve_connection, ServeReport};
 pub use params::{
     AckScheme, Params, Transfer, MAX_CHUNK_PACKETS, MAX_PAYLOAD, MAX_SEGMENT_PACKETS, MIN_PAYLOAD,
 };
 pub use receiver::ReceiverSession;
 pub use sender::SenderSession;
+pub use setup::{Client, Server};
 pub use stats::{loss_percent, FobsStats};

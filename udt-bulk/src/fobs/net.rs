@@ -1,31 +1,34 @@
-//! FOBS over real sockets: the connection setup (request, accept, joining control channel 1 to
-//! the session) and then the socket driver (FOBS.md, "Setup").
+//! FOBS over real sockets: the sockets of the setup ([`super::setup`], FOBS.md "Setup") and
+//! then the socket driver. This is the only FOBS code that reads the clock and the system's
+//! random source (the session token); the sessions decide everything else.
 //!
 //! The data sender listens and the receiver pulls, like the other protocols of this crate. The
-//! receiver opens control channel 0, binds its UDP socket and sends its request (file name, UDP
-//! port, acknowledgement scheme); the sender answers with an accept (a random session token, the
-//! file's size and geometry, its own UDP port) or a refusal; the receiver then opens channel 1
-//! and presents the token. Only then do both run their sessions.
+//! receiver opens control channel 0 and binds its UDP socket; its session writes the request;
+//! once the sender's session has answered with an accept, the receiver opens channel 1 and
+//! writes the token its session gives. The sender meanwhile accepts connections on its listener
+//! and lets its session vet each one's first message.
 //!
-//! Invariants: every blocking step is bounded by `Params::setup_timeout`; a name is served only
-//! if it resolves to a regular file inside the root; a second connection is joined to the
-//! session only with the session's token from the same host, and any other connection on the
-//! listener meanwhile is refused with a reason and closed.
+//! Invariants: every blocking step is bounded by the session's setup deadline (or
+//! `Params::setup_timeout` for a connect); a name is served only through [`confine::open`]; a
+//! second connection is joined to the session only with the session's token from the same host,
+//! and any other connection on the listener meanwhile is refused with a reason and closed; the
+//! sessions' `now` runs on one clock from the setup to the end.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
 use std::time::Duration;
 
 use rand_core::{OsRng, RngCore};
+use udt_proto::time::Instant;
 
-use super::params::{Params, Transfer};
-use super::receiver::ReceiverSession;
-use super::sender::SenderSession;
-use super::wire::{self, Accept, Message, FRAME_HEADER, MAX_NAME};
-use crate::driver::{self, Outcome, RunOptions, Sockets};
+use super::params::Params;
+use super::setup::{Client, Opener, Server, SetupError, SetupState};
+use super::wire::{self, Message, FRAME_HEADER};
+use crate::confine;
+use crate::driver::{self, session_time, Outcome, RunOptions, Sockets};
 use crate::error::BulkError;
+use crate::session::Session;
 use crate::storage::{FileSource, Sink};
 
 /// What [`serve_connection`] sent.
@@ -44,9 +47,9 @@ const HELLO_WAIT: Duration = Duration::from_secs(2);
 const ACCEPT_POLL: Duration = Duration::from_millis(2);
 
 /// Serve one control connection accepted from `listener`: answer its request for a file,
-/// resolved under `root` (refusing absolute paths, `..`, anything resolving outside root and
-/// non-regular files), accept its control channel 1 from the same listener, and send the file.
-/// FOBS serves one file per connection. The listener is left in blocking mode.
+/// resolved under `root` by [`confine::open`], accept its control channel 1 from the same
+/// listener, and send the file. FOBS serves one file per connection. The listener is left in
+/// blocking mode.
 pub fn serve_connection(
     listener: &TcpListener,
     root: &Path,
@@ -54,51 +57,20 @@ pub fn serve_connection(
     run: RunOptions<'_>,
 ) -> Result<ServeReport, BulkError> {
     params.check_rates().map_err(|e| invalid(format!("FOBS parameters: {e}")))?;
+    let origin = std::time::Instant::now();
     let (mut ctrl, peer) = listener.accept()?;
     setup_timeouts(&ctrl, params.setup_timeout)?;
-    let (udp_port, scheme, name) = match read_message(&mut ctrl)? {
-        Message::Request { udp_port, scheme, name } => (udp_port, scheme, name),
-        other => {
-            let why = format!("expected a request, got {}", other.name());
-            let _ = write_message(&mut ctrl, &Message::Refuse { reason: why.clone() });
-            return Err(BulkError::Protocol(why));
-        }
-    };
-    let refuse = |ctrl: &mut TcpStream, reason: String| {
-        let _ = write_message(ctrl, &Message::Refuse { reason: reason.clone() });
-        BulkError::Refused(reason)
-    };
-    if udp_port == 0 {
-        return Err(refuse(&mut ctrl, "the request names UDP port 0".into()));
-    }
-    let file = match open_under(root, &name) {
-        Ok(file) => file,
-        Err(reason) => return Err(refuse(&mut ctrl, reason)),
-    };
-    let source = FileSource::new(file)?;
-    let size = crate::storage::Source::len(&source);
-    let transfer = match Transfer::from_params(size, params, scheme) {
-        Ok(t) => t,
-        Err(e) => return Err(refuse(&mut ctrl, format!("cannot send {name}: {e}"))),
-    };
     let udp = UdpSocket::bind((ctrl.local_addr()?.ip(), 0))?;
-    let token = OsRng.next_u64();
-    let g = transfer.geometry;
-    let accept = Accept {
-        token,
-        size,
-        chunk_packets: g.chunk_packets,
-        segment_packets: g.segment_packets,
-        payload: g.payload,
-        udp_port: udp.local_addr()?.port(),
-        scheme,
-    };
-    write_message(&mut ctrl, &Message::Accept(accept))?;
-    let second = accept_channel_1(listener, peer.ip(), token, params.setup_timeout)?;
-    let mut session = SenderSession::new(source, transfer, params);
-    let sockets =
-        Sockets { controls: vec![ctrl, second], udp, data_peer: Some(SocketAddr::new(peer.ip(), udp_port)) };
-    let outcome = driver::run(&mut session, sockets, run)?;
+    let open: Opener<'_, FileSource> = Box::new(move |name: &str| confine::open(root, name));
+    let mut server =
+        Server::new(session_time(origin), params, OsRng.next_u64(), udp.local_addr()?.port(), open)
+            .map_err(invalid)?;
+    exchange(&mut server, &mut ctrl, origin, |s| s.setup_state())?;
+    let second = accept_channel_1(listener, peer.ip(), &mut server, origin)?;
+    let data_peer = server.data_port().map(|port| SocketAddr::new(peer.ip(), port));
+    let name = server.name().unwrap_or_default().to_owned();
+    let sockets = Sockets { controls: vec![ctrl, second], udp, data_peer };
+    let outcome = driver::run_from(&mut server, sockets, run, origin)?;
     Ok(ServeReport { name, outcome })
 }
 
@@ -111,49 +83,73 @@ pub fn fetch(
     params: &Params,
     run: RunOptions<'_>,
 ) -> Result<Outcome, BulkError> {
-    if remote.len() > MAX_NAME {
-        return Err(invalid(format!("a name of {} bytes is over FOBS' limit of {MAX_NAME}", remote.len())));
+    let origin = std::time::Instant::now();
+    if remote.len() > wire::MAX_NAME {
+        let n = remote.len();
+        return Err(invalid(format!("a name of {n} bytes is over FOBS' limit of {}", wire::MAX_NAME)));
     }
     let mut ctrl = TcpStream::connect_timeout(&server, params.setup_timeout)?;
     setup_timeouts(&ctrl, params.setup_timeout)?;
     let udp = UdpSocket::bind((ctrl.local_addr()?.ip(), 0))?;
-    let request = Message::Request {
-        udp_port: udp.local_addr()?.port(),
-        scheme: params.ack_scheme,
-        name: remote.to_owned(),
-    };
-    write_message(&mut ctrl, &request)?;
-    let accept = match read_message(&mut ctrl)? {
-        Message::Accept(a) => a,
-        Message::Refuse { reason } => return Err(BulkError::Refused(reason)),
-        other => {
-            return Err(BulkError::Protocol(format!("expected an accept or a refusal, got {}", other.name())))
-        }
-    };
-    if accept.scheme != params.ack_scheme {
-        return Err(BulkError::Protocol("the sender answered with another acknowledgement scheme".into()));
-    }
-    if accept.udp_port == 0 {
-        return Err(BulkError::Protocol("the sender's accept names UDP port 0".into()));
-    }
-    let transfer = Transfer::new(
-        accept.size,
-        accept.payload,
-        accept.chunk_packets,
-        accept.segment_packets,
-        accept.scheme,
-    )
-    .map_err(|e| BulkError::Protocol(format!("the sender's accept is out of range: {e}")))?;
+    let mut client =
+        Client::new(session_time(origin), params, remote, udp.local_addr()?.port(), SinkRef(sink))
+            .map_err(invalid)?;
+    let hello = exchange(&mut client, &mut ctrl, origin, |c| c.setup_state())?;
     let sender_ip = ctrl.peer_addr()?.ip();
+    let data_peer = client.data_port().map(|port| SocketAddr::new(sender_ip, port));
     let mut second = TcpStream::connect_timeout(&server, params.setup_timeout)?;
-    write_message(&mut second, &Message::Hello { token: accept.token })?;
-    let mut session = ReceiverSession::new(SinkRef(sink), transfer);
-    let sockets = Sockets {
-        controls: vec![ctrl, second],
-        udp,
-        data_peer: Some(SocketAddr::new(sender_ip, accept.udp_port)),
-    };
-    Ok(driver::run(&mut session, sockets, run)?)
+    second.write_all(&hello)?;
+    let sockets = Sockets { controls: vec![ctrl, second], udp, data_peer };
+    Ok(driver::run_from(&mut client, sockets, run, origin)?)
+}
+
+/// Carry the setup messages of channel 0 between `session` and `ctrl` until the setup leaves
+/// [`SetupState::Pending`]; the bytes the session wrote for channel 1 meanwhile.
+fn exchange<T: Session>(
+    session: &mut T,
+    ctrl: &mut TcpStream,
+    origin: std::time::Instant,
+    state: impl Fn(&T) -> SetupState,
+) -> Result<Vec<u8>, BulkError> {
+    let mut channel_1 = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        while let Some((channel, bytes)) = session.poll_control() {
+            match channel {
+                0 => ctrl.write_all(&bytes)?,
+                _ => channel_1.extend_from_slice(&bytes),
+            }
+        }
+        match state(session) {
+            SetupState::Pending => {}
+            SetupState::Failed(e) => return Err(setup_error(e)),
+            SetupState::AwaitingHello | SetupState::Running => return Ok(channel_1),
+        }
+        let now = session_time(origin);
+        let left = time_left(now, session.poll_timeout());
+        ctrl.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+        match ctrl.read(&mut buf) {
+            Ok(0) => session.handle_control_closed(session_time(origin), 0),
+            Ok(n) => session.handle_control(session_time(origin), 0, &buf[..n]),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                session.handle_timeout(session_time(origin))
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn setup_error(e: SetupError) -> BulkError {
+    match e {
+        SetupError::Refused(why) => BulkError::Refused(why),
+        SetupError::Protocol(why) => BulkError::Protocol(why),
+        SetupError::TimedOut(why) => BulkError::Io(io::Error::new(io::ErrorKind::TimedOut, why)),
+    }
+}
+
+fn time_left(now: Instant, deadline: Option<Instant>) -> Duration {
+    deadline.map_or(Duration::ZERO, |d| d.saturating_since(now))
 }
 
 /// A borrowed sink, so the session can own "its" storage.
@@ -182,28 +178,17 @@ fn setup_timeouts(s: &TcpStream, limit: Duration) -> io::Result<()> {
     s.set_nodelay(true)
 }
 
-/// Open `name` under `root` (a directory, or one file served by its name) by the rule of
-/// [`crate::confine`], or say why not (one line, sent to the receiver).
-pub fn open_under(root: &Path, name: &str) -> Result<File, String> {
-    let path = crate::confine::resolve(root, name)?;
-    let file = File::open(&path).map_err(|e| format!("cannot open {name}: {e}"))?;
-    match file.metadata() {
-        Ok(m) if m.is_file() => Ok(file),
-        Ok(_) => Err(format!("not a regular file: {name}")),
-        Err(e) => Err(format!("cannot open {name}: {e}")),
-    }
-}
-
-/// Wait on `listener` for the receiver's control channel 1: a connection from `ip` whose hello
-/// carries `token`. Others are refused and closed; the wait ends after `limit`.
+/// Wait on `listener` for the receiver's control channel 1: a connection from `ip` that
+/// [`Server::vet_hello`] takes. Others are refused with the reason and closed; the wait ends at
+/// the session's setup deadline.
 fn accept_channel_1(
     listener: &TcpListener,
     ip: IpAddr,
-    token: u64,
-    limit: Duration,
+    server: &mut Server<'_, FileSource>,
+    origin: std::time::Instant,
 ) -> Result<TcpStream, BulkError> {
     listener.set_nonblocking(true)?;
-    let result = wait_for_hello(listener, ip, token, limit);
+    let result = wait_for_hello(listener, ip, server, origin);
     listener.set_nonblocking(false)?;
     result
 }
@@ -211,35 +196,35 @@ fn accept_channel_1(
 fn wait_for_hello(
     listener: &TcpListener,
     ip: IpAddr,
-    token: u64,
-    limit: Duration,
+    server: &mut Server<'_, FileSource>,
+    origin: std::time::Instant,
 ) -> Result<TcpStream, BulkError> {
-    let deadline = std::time::Instant::now() + limit;
     loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        server.handle_timeout(session_time(origin));
+        if let SetupState::Failed(e) = server.setup_state() {
+            return Err(setup_error(e));
+        }
+        let left = time_left(session_time(origin), server.poll_timeout());
         match listener.accept() {
             Ok((mut s, from)) => {
                 s.set_nonblocking(false)?;
                 setup_timeouts(&s, left.min(HELLO_WAIT))?;
-                let reason = match read_message(&mut s) {
-                    Ok(Message::Hello { token: t }) if t == token && from.ip() == ip => return Ok(s),
-                    Ok(Message::Hello { .. }) => "unknown session token".to_string(),
-                    Ok(Message::Request { .. }) => {
-                        "busy: another transfer is being set up; try again".to_string()
+                let verdict = read_frame(&mut s).map_err(|e| e.to_string()).and_then(|frame| {
+                    server.vet_hello(&frame, from.ip() == ip)?;
+                    Ok(frame)
+                });
+                match verdict {
+                    Ok(frame) => {
+                        server.handle_control(session_time(origin), 1, &frame);
+                        return Ok(s);
                     }
-                    Ok(other) => format!("expected a hello, got {}", other.name()),
-                    Err(e) => e.to_string(),
-                };
-                tracing::debug!(%from, %reason, "refused a connection while waiting for control channel 1");
-                let _ = write_message(&mut s, &Message::Refuse { reason });
+                    Err(reason) => {
+                        tracing::debug!(%from, %reason, "refused a connection while waiting for control channel 1");
+                        let _ = write_message(&mut s, &Message::Refuse { reason });
+                    }
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if left.is_zero() {
-                    return Err(BulkError::Io(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("the receiver did not open control channel 1 within {limit:?}"),
-                    )));
-                }
                 std::thread::sleep(ACCEPT_POLL.min(left));
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -254,21 +239,17 @@ fn write_message(s: &mut TcpStream, msg: &Message) -> io::Result<()> {
 }
 
 /// Read exactly one frame (never more, so nothing meant for the session is consumed).
-fn read_message(s: &mut TcpStream) -> Result<Message, BulkError> {
+fn read_frame(s: &mut TcpStream) -> Result<Vec<u8>, BulkError> {
     let mut frame = vec![0u8; FRAME_HEADER];
     read_exact(s, &mut frame)?;
     // The header alone checks the magic and bounds the body's length.
-    if let Some((msg, _)) = wire::decode_frame(&frame).map_err(|e| BulkError::Protocol(e.to_string()))? {
-        return Ok(msg);
+    if wire::decode_frame(&frame).map_err(|e| BulkError::Protocol(e.to_string()))?.is_some() {
+        return Ok(frame);
     }
     let body = u32::from_be_bytes([frame[5], frame[6], frame[7], frame[8]]) as usize;
     frame.resize(FRAME_HEADER + body, 0);
     read_exact(s, &mut frame[FRAME_HEADER..])?;
-    match wire::decode_frame(&frame) {
-        Ok(Some((msg, _))) => Ok(msg),
-        Ok(None) => Err(BulkError::Protocol("a setup message shorter than its header says".into())),
-        Err(e) => Err(BulkError::Protocol(e.to_string())),
-    }
+    Ok(frame)
 }
 
 fn read_exact(s: &mut TcpStream, buf: &mut [u8]) -> Result<(), BulkError> {

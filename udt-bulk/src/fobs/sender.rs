@@ -34,6 +34,7 @@ use super::params::{AckScheme, Params, Transfer};
 use super::rate::{RateControl, RttEstimator};
 use super::stats::FobsStats;
 use super::wire::{self, Datagram, FrameReader, Message, Report, DIGEST_CHANNEL, NACK_CAP};
+use crate::pace::{CatchUp, Pacer};
 use crate::session::{Counters, Event, Session};
 use crate::storage::Source;
 
@@ -63,7 +64,7 @@ pub struct SenderSession<S: Source> {
     seq: u64,
     rate: RateControl,
     rtt: RttEstimator,
-    next_send: Instant,
+    pacer: Pacer,
     readers: [FrameReader; 2],
     outbox: Outbox,
     events: VecDeque<Event>,
@@ -99,7 +100,7 @@ impl<S: Source> SenderSession<S> {
             seq: 0,
             rate,
             rtt: RttEstimator::new(params.initial_rtt),
-            next_send: Instant::ZERO,
+            pacer: Pacer::new(Instant::ZERO, CatchUp::Gaps(BURST)),
             readers: [FrameReader::default(), FrameReader::default()],
             outbox: Outbox::default(),
             events: VecDeque::new(),
@@ -260,8 +261,8 @@ impl<S: Source> SenderSession<S> {
         let mut t = self.closing_deadline;
         if !self.ended && self.cursor < self.acked.len() {
             let send_at = match self.held_until() {
-                Some(h) => h.max(self.next_send),
-                None => self.next_send,
+                Some(h) => h.max(self.pacer.due()),
+                None => self.pacer.due(),
             };
             t = udt_proto::time::earliest(t, Some(send_at));
         }
@@ -450,7 +451,7 @@ impl<S: Source> Session for SenderSession<S> {
         }
         self.advance(now);
         let p = self.cursor;
-        if p >= self.acked.len() || now < self.next_send || self.held_until().is_some_and(|t| now < t) {
+        if p >= self.acked.len() || !self.pacer.is_due(now) || self.held_until().is_some_and(|t| now < t) {
             return None;
         }
         let len = self.g.packet_len(self.chunk, p);
@@ -477,7 +478,7 @@ impl<S: Source> Session for SenderSession<S> {
         self.sent_in_pass += 1;
         self.cursor = p + 1;
         let gap = self.rate.gap(header + len);
-        self.next_send = self.next_send.max(now - gap * BURST) + gap;
+        self.pacer.on_send(now, gap);
         self.advance(now);
         Some(header + len)
     }

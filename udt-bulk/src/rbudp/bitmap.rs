@@ -1,21 +1,25 @@
-//! The receiver's tally of the packets it holds, kept in its wire form (seed-protocols.md,
-//! RBUDP step 5): byte 0 is the done flag, then bit `seq % 8`, least significant first, of byte
-//! `1 + seq / 8` is 1 when packet `seq` arrived; the unused bits of the last byte are preset to
-//! 1, so the sender of the reference, which scans every bit, never asks for a packet past the
-//! end. The receiver sends it after every blast; the sender reads it to know what to re-blast.
+//! The receiver's tally of the packets it holds, and its wire form (seed-protocols.md, RBUDP
+//! step 5): byte 0 is the done flag, then bit `seq % 8`, least significant first, of byte
+//! `1 + seq / 8` is 1 when packet `seq` arrived ([`crate::received`]); the unused bits of the
+//! last byte are preset to 1, so the sender of the reference, which scans every bit, never asks
+//! for a packet past the end. The receiver sends it after every blast; the sender reads it to
+//! know what to re-blast.
 //!
-//! Invariants: the byte vector is exactly `packets / 8 + 2` long; `received` counts the set
-//! bits of real packets (below `packets`) only; nothing here indexes past the vector, whatever
-//! the bytes a peer sent.
+//! Invariants: the wire form is exactly `packets / 8 + 2` bytes long; the set holds real
+//! packets (below `packets`) only, whatever the bytes a peer sent.
+
+use udt_proto::range_set::RangeSet;
 
 use super::wire::WireError;
+use crate::received;
 
 /// Which of a transfer's packets the receiver holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bitmap {
     packets: u32,
-    received: u32,
-    bytes: Vec<u8>,
+    held: RangeSet<u32>,
+    /// The done flag as a peer sent it.
+    done_flag: bool,
 }
 
 impl Bitmap {
@@ -24,14 +28,9 @@ impl Bitmap {
         packets as usize / 8 + 2
     }
 
-    /// No packet yet; the unused bits preset.
+    /// No packet yet.
     pub fn new(packets: u32) -> Bitmap {
-        let mut bytes = vec![0u8; Bitmap::wire_len(packets)];
-        // The last byte holds the packets past the last multiple of 8, then unused bits.
-        if let Some(last) = bytes.last_mut() {
-            *last = 0xff << (packets % 8);
-        }
-        Bitmap { packets, received: 0, bytes }
+        Bitmap { packets, held: RangeSet::new(), done_flag: false }
     }
 
     /// A peer's bitmap for `packets` packets: exactly [`Bitmap::wire_len`] bytes. Whatever its
@@ -41,17 +40,13 @@ impl Bitmap {
         if wire.len() != expected {
             return Err(WireError::BitmapLength { len: wire.len(), expected });
         }
-        let mut map = Bitmap { packets, received: 0, bytes: wire.to_vec() };
-        let full = packets as usize / 8;
-        let mut received: u32 =
-            map.bytes.get(1..1 + full).map_or(0, |b| b.iter().map(|x| x.count_ones()).sum());
-        let tail_bits = packets % 8;
-        if let Some(&tail) = map.bytes.get(1 + full) {
-            let mask = ((1u16 << tail_bits) - 1) as u8;
-            received += (tail & mask).count_ones();
-        }
-        map.received = received;
-        Ok(map)
+        let mut held = RangeSet::new();
+        received::for_each_run(wire.get(1..).unwrap_or_default(), packets, |run| {
+            if let Some(last) = run.end.checked_sub(1) {
+                held.insert_range(run.start..=last);
+            }
+        });
+        Ok(Bitmap { packets, held, done_flag: wire.first() == Some(&1) })
     }
 
     /// The packet count.
@@ -61,66 +56,48 @@ impl Bitmap {
 
     /// Packets held.
     pub fn received(&self) -> u32 {
-        self.received
+        // Members are below `packets`, a u32.
+        self.held.len() as u32
     }
 
     /// True when every packet is held.
     pub fn is_complete(&self) -> bool {
-        self.received == self.packets
+        self.received() == self.packets
     }
 
     /// The done flag as the peer sent it (the reference sender stops when it is exactly 1).
     pub fn done_flag(&self) -> bool {
-        self.bytes.first() == Some(&1)
+        self.done_flag
     }
 
     /// True when packet `seq` is held (false past the end).
     pub fn has(&self, seq: u32) -> bool {
-        seq < self.packets && self.bit(seq)
+        seq < self.packets && self.held.contains(seq)
     }
 
     /// Mark packet `seq` held; true when it was not before (false past the end too).
     pub fn set(&mut self, seq: u32) -> bool {
-        if seq >= self.packets || self.bit(seq) {
-            return false;
-        }
-        if let Some(byte) = self.bytes.get_mut(1 + seq as usize / 8) {
-            *byte |= 1 << (seq % 8);
-            self.received += 1;
-            return true;
-        }
-        false
+        seq < self.packets && self.held.insert(seq)
     }
 
     /// The first packet at or after `from` that is not held, in ascending order as the
     /// reference re-blasts.
     pub fn next_missing(&self, from: u32) -> Option<u32> {
-        let mut seq = from;
-        while seq < self.packets {
-            let byte = *self.bytes.get(1 + seq as usize / 8)?;
-            if byte == 0xff && seq % 8 == 0 {
-                seq = seq.checked_add(8)?;
-                continue;
-            }
-            if byte & (1 << (seq % 8)) == 0 {
-                return Some(seq);
-            }
-            seq += 1;
-        }
-        None
+        let last = self.packets.checked_sub(1)?;
+        self.held.first_gap(from..=last)
     }
 
     /// The wire form, the done flag set when every packet is held.
     pub fn to_wire(&self) -> Vec<u8> {
-        let mut wire = self.bytes.clone();
-        if let Some(flag) = wire.first_mut() {
-            *flag = u8::from(self.is_complete());
+        let mut wire = Vec::with_capacity(Bitmap::wire_len(self.packets));
+        wire.push(u8::from(self.is_complete()));
+        wire.extend(received::to_bits(&self.held, 0..self.packets));
+        wire.resize(Bitmap::wire_len(self.packets), 0);
+        // The last byte holds the packets past the last multiple of 8, then unused bits.
+        if let Some(last) = wire.last_mut() {
+            *last |= 0xff << (self.packets % 8);
         }
         wire
-    }
-
-    fn bit(&self, seq: u32) -> bool {
-        self.bytes.get(1 + seq as usize / 8).is_some_and(|b| b & (1 << (seq % 8)) != 0)
     }
 }
 

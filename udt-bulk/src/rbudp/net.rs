@@ -1,29 +1,29 @@
-//! RBUDP over real sockets: the setup around the sessions (seed-protocols.md, QUANTA RBUDP 1.0;
-//! peers/README.md for the reference's ports). The sender is the TCP server: it accepts the
-//! receiver's connection, reads the request, opens the file (confined to what it serves) and
-//! blasts from its listener's port; the receiver binds its UDP port first, then connects and
-//! asks. One file per connection, as the reference `sendfile` and `recvfile` do.
+//! RBUDP over real sockets: the sockets around the sessions (seed-protocols.md, QUANTA RBUDP
+//! 1.0; peers/README.md for the reference's ports). The sender is the TCP server: it accepts
+//! the receiver's connection and blasts from its listener's port; its session reads the
+//! request and opens the file (confined to what it serves). The receiver binds its UDP port
+//! first, then connects, and its session asks. One file per connection, as the reference
+//! `sendfile` and `recvfile` do.
 //!
 //! Invariants: nothing is sent without an explicit rate; a refused request closes the
-//! connection without a byte (the reference's only way to refuse); the driver's idle limit is
-//! stretched by the first blast's duration on the sender, which hears nothing while it blasts;
+//! connection without a byte (the reference's only way to refuse); the sender's session tells
+//! the driver how long its first blast lasts ([`crate::Event::QuietFor`]), as it hears nothing
+//! while it blasts;
 //! the sender's digest message after the done flag ([`crate::digest`]) may meet a connection
 //! the reference `recvfile` has closed: the driver drops what it refuses and the transfer, ended
 //! already, stays done.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::Duration;
 
 use super::params::Params;
 use super::receiver::Receiver;
-use super::sender::Sender;
-use super::wire::{self, Layout, REQUEST_LEN};
+use super::sender::{Resolver, Sender};
 use crate::confine;
-use crate::driver::{self, Outcome, RunOptions, Sockets};
+use crate::driver::{self, DriverError, Outcome, RunOptions, Sockets};
 use crate::error::BulkError;
-use crate::storage::{FileSource, Sink, Source};
+use crate::storage::{Sink, Source};
 
 /// What [`serve_connection`] sent.
 #[derive(Debug, Clone)]
@@ -37,38 +37,32 @@ pub struct ServeReport {
 /// Longest wait for a TCP connection to the sender.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Serve one control connection accepted from `listener`: read its request for a file,
-/// resolved under `root` (refusing absolute paths, `..`, anything resolving outside root and
-/// non-regular files), and send it. RBUDP carries one file per connection (the reference
-/// `sendfile` serves one request). Datagrams go from the listener's port (the reference
-/// receiver takes them from there only) to the receiver's [`Params::udp_port`].
+/// Serve one control connection accepted from `listener`: the session reads its request for a
+/// file, resolved under `root` by [`confine::open`], and sends it. RBUDP carries one file per
+/// connection (the reference `sendfile` serves one request). Datagrams go from the listener's
+/// port (the reference receiver takes them from there only) to the receiver's
+/// [`Params::udp_port`].
 pub fn serve_connection(
     listener: &TcpListener,
     root: &std::path::Path,
     params: &Params,
-    mut run: RunOptions<'_>,
+    run: RunOptions<'_>,
 ) -> Result<ServeReport, BulkError> {
-    let rate = params.rate()?;
-    params.check()?;
+    let resolve: Resolver<'_> =
+        Box::new(move |name: &str| confine::open(root, name).map(|s| Box::new(s) as Box<dyn Source>));
+    let mut sender = Sender::new(params, resolve)?;
     let local = listener.local_addr()?;
     let udp = bind_data_socket(local)?;
-    let (mut stream, peer) = listener.accept()?;
-    let name = read_request(&mut stream, params.silence_limit.min(run.idle_limit))?;
-    let path = confine::resolve(root, &name).map_err(BulkError::Refused)?;
-    let file = File::open(&path).map_err(|e| BulkError::Refused(format!("{}: {e}", name.escape_debug())))?;
-    let source = FileSource::new(file)?;
-    let first_blast = Layout::new(source.len(), params.payload)
-        .map(|l| params.gap(rate).saturating_mul(l.packets()))
-        .unwrap_or_default();
-    let mut sender = Sender::for_request(params, &name, Box::new(source) as Box<dyn Source>)?;
-    if let Some(why) = sender.refusal() {
-        return Err(BulkError::Refused(why.to_owned()));
-    }
-    run.idle_limit = run.idle_limit.saturating_add(first_blast);
+    let (stream, peer) = listener.accept()?;
     let sockets =
         Sockets { controls: vec![stream], udp, data_peer: Some(SocketAddr::new(peer.ip(), params.udp_port)) };
-    let outcome = driver::run(&mut sender, sockets, run)?;
-    Ok(ServeReport { name, outcome })
+    let result = driver::run(&mut sender, sockets, run);
+    let name = sender.name().unwrap_or_default().to_owned();
+    match (result, sender.refusal()) {
+        (Ok(outcome), _) => Ok(ServeReport { name, outcome }),
+        (Err(DriverError::Failed(_)), Some(why)) => Err(BulkError::Refused(why.to_owned())),
+        (Err(e), _) => Err(e.into()),
+    }
 }
 
 /// Fetch `remote` (a name relative to the server's root) from `server` into `sink`; the
@@ -114,21 +108,4 @@ fn bind_data_socket(local: SocketAddr) -> Result<UdpSocket, BulkError> {
         }
         Err(e) => Err(io::Error::new(e.kind(), format!("binding the data port UDP {local}: {e}")).into()),
     }
-}
-
-/// Read the 256-byte request field within `limit`.
-fn read_request(stream: &mut TcpStream, limit: Duration) -> Result<String, BulkError> {
-    stream.set_read_timeout(Some(limit.max(Duration::from_millis(1))))?;
-    let mut field = [0u8; REQUEST_LEN];
-    stream.read_exact(&mut field).map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => {
-            BulkError::Protocol("the receiver closed the connection before its request".into())
-        }
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            BulkError::Protocol(format!("no request from the receiver within {limit:?}"))
-        }
-        _ => e.into(),
-    })?;
-    stream.set_read_timeout(None)?;
-    wire::decode_request(&field).map_err(|e| BulkError::Protocol(format!("bad request: {e}")))
 }

@@ -28,6 +28,7 @@ use super::bitmap::Bitmap;
 use super::params::Params;
 use super::wire::{self, Layout, HEADER_LEN, REQUEST_LEN};
 use crate::error::BulkError;
+use crate::pace::{CatchUp, Pacer};
 use crate::session::{Counters, Event, Session};
 use crate::storage::Source;
 
@@ -37,9 +38,9 @@ pub type Resolver<'a> = Box<dyn FnMut(&str) -> Result<Box<dyn Source + 'a>, Stri
 enum State {
     /// Waiting for the 256-byte request.
     Request,
-    /// Sending `next` (the next packet not known received) when `due`; `None` when the blast
-    /// is over and its marker is due at `due`.
-    Blast { next: Option<u32>, due: Instant },
+    /// Sending `next` (the next packet not known received) when the pacer says; `None` when
+    /// the blast is over and its marker is due at the pacer's time.
+    Blast { next: Option<u32> },
     /// Marker sent, waiting for the bitmap.
     Bitmap,
     /// Done or failed.
@@ -50,6 +51,7 @@ enum State {
 pub struct Sender<'a> {
     payload: usize,
     gap: Duration,
+    pacer: Pacer,
     silence_limit: Duration,
     max_stalled: u32,
     resolve: Option<Resolver<'a>>,
@@ -77,6 +79,7 @@ impl<'a> Sender<'a> {
         Ok(Sender {
             payload: params.payload,
             gap: params.gap(rate),
+            pacer: Pacer::new(Instant::ZERO, CatchUp::Unbounded),
             silence_limit: params.silence_limit,
             max_stalled: params.max_stalled_rounds,
             resolve: Some(resolve),
@@ -185,7 +188,13 @@ impl<'a> Sender<'a> {
 
     fn begin_blast(&mut self, now: Instant) {
         self.counters.rounds += 1;
-        self.state = State::Blast { next: self.have.next_missing(0), due: now };
+        if self.counters.rounds == 1 {
+            // The receiver says nothing until the first blast's marker.
+            let packets = self.layout.map_or(0, |l| l.packets());
+            self.events.push_back(Event::QuietFor(self.gap.saturating_mul(packets)));
+        }
+        self.pacer.restart(now);
+        self.state = State::Blast { next: self.have.next_missing(0) };
     }
 
     /// A whole bitmap arrived.
@@ -285,7 +294,7 @@ impl Session for Sender<'_> {
 
     fn handle_timeout(&mut self, now: Instant) {
         match self.state {
-            State::Blast { next: None, due } if now >= due => {
+            State::Blast { next: None } if self.pacer.is_due(now) => {
                 self.control_out.push_back(wire::encode_marker(self.round).to_vec());
                 self.state = State::Bitmap;
                 self.last_heard = now;
@@ -303,8 +312,8 @@ impl Session for Sender<'_> {
     }
 
     fn poll_datagram(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
-        let State::Blast { next: Some(seq), due } = self.state else { return None };
-        if now < due {
+        let State::Blast { next: Some(seq) } = self.state else { return None };
+        if !self.pacer.is_due(now) {
             return None;
         }
         let layout = self.layout?;
@@ -322,14 +331,17 @@ impl Session for Sender<'_> {
         self.counters.bytes_sent += total as u64;
         let next = seq.checked_add(1).and_then(|from| self.have.next_missing(from));
         // The next packet one gap later; the marker right after the last one.
-        let due = if next.is_some() { due + self.gap } else { now };
-        self.state = State::Blast { next, due };
+        match next {
+            Some(_) => self.pacer.on_send(now, self.gap),
+            None => self.pacer.restart(now),
+        }
+        self.state = State::Blast { next };
         Some(total)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
         match self.state {
-            State::Blast { due, .. } => Some(due),
+            State::Blast { .. } => Some(self.pacer.due()),
             State::Request | State::Bitmap => Some(self.last_heard + self.silence_limit),
             State::Ended => None,
         }
@@ -441,6 +453,8 @@ mod tests {
         assert_eq!((n.rounds, n.datagrams_sent, n.retransmitted, n.delivered), (2, 13, 3, 700));
         s.handle_control(t, 0, &[1, 0xff, 0xff]);
         assert_eq!(s.poll_event(), Some(Event::Size(1000)));
+        let first_blast = params().gap(8_000_000) * 10;
+        assert_eq!(s.poll_event(), Some(Event::QuietFor(first_blast)), "the first blast only");
         assert_eq!(s.poll_event(), Some(Event::Done));
         assert_eq!(s.counters().delivered, 1000);
     }
@@ -544,7 +558,8 @@ mod tests {
     fn bad_or_unsolicited_control_bytes_fail_the_sender() {
         let mut s = Sender::new(&params(), serving(vec![7; 1000])).unwrap();
         request(&mut s, "f");
-        s.poll_event();
+        assert_eq!(s.poll_event(), Some(Event::Size(1000)));
+        assert!(matches!(s.poll_event(), Some(Event::QuietFor(_))));
         s.handle_control(Instant::ZERO, 0, &[0]);
         assert!(matches!(s.poll_event(), Some(Event::Failed(why)) if why.contains("during a blast")));
     }

@@ -26,10 +26,10 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use udt_proto::range_set::RangeSet;
 use udt_proto::time::Instant;
 
 use super::auth::{check_secret, proof};
-use super::blocks::BlockSet;
 use super::failure::Failure;
 use super::inbox::Inbox;
 use super::rate::ErrorReport;
@@ -76,7 +76,7 @@ struct Receiving {
     size: u64,
     block_size: u32,
     count: u64,
-    held: BlockSet,
+    held: RangeSet<u64>,
     horizon: u64,
     restart: Option<PendingRestart>,
     next_update: Instant,
@@ -304,7 +304,7 @@ impl<'a> Client<'a> {
             size: info.size,
             block_size,
             count,
-            held: BlockSet::default(),
+            held: RangeSet::new(),
             horizon: 1,
             restart: None,
             next_update: now + self.update_period,
@@ -353,7 +353,8 @@ impl<'a> Client<'a> {
     /// Returns how many blocks the batch asked for (a restart counts as [`MAX_REQUESTS`]).
     fn request_missing(&mut self, now: Instant) -> u64 {
         let Some(x) = self.xfer.as_mut() else { return 0 };
-        let missing: Vec<u64> = x.held.missing(1, x.horizon).take(MAX_REQUESTS + 1).collect();
+        let below = 1..=x.horizon.saturating_sub(1);
+        let missing: Vec<u64> = x.held.gaps(below).flatten().take(MAX_REQUESTS + 1).collect();
         x.last_batch_at = Some(now);
         if missing.len() > MAX_REQUESTS {
             let first = missing[0];

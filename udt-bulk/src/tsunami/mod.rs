@@ -8,8 +8,8 @@
 //! block.
 //!
 //! - [`wire`]: every message's bytes; [`auth`]: the MD5 challenge-response; [`rate`]: the
-//!   error-rate report and the inter-packet delay; [`blocks`]: the receiver's set of held
-//!   blocks.
+//!   error-rate report and the inter-packet delay. The receiver's set of held blocks is a
+//!   [`udt_proto::range_set::RangeSet`]: memory grows with the gaps, not with the file.
 //! - [`Client`] and [`Server`]: the two sans-IO sessions; [`fetch`] and [`serve_connection`]
 //!   run them over sockets.
 //!
@@ -57,7 +57,6 @@
 use std::time::Duration;
 
 pub mod auth;
-pub mod blocks;
 mod client;
 mod failure;
 mod inbox;

@@ -6,7 +6,6 @@
 //! announces whichever port it got, the server sends from whichever it got (seed-protocols.md,
 //! Tsunami step 6).
 
-use std::fs::File;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
@@ -21,7 +20,7 @@ use super::{Client, Params};
 use crate::confine;
 use crate::driver::{self, DriverError, Outcome, RunOptions, Sockets};
 use crate::error::BulkError;
-use crate::storage::{FileSource, Sink, Source};
+use crate::storage::{Sink, Source};
 
 /// What [`serve_connection`] sent.
 #[derive(Debug, Clone)]
@@ -34,20 +33,14 @@ pub struct ServeReport {
     pub files: Vec<ServedFile>,
 }
 
-/// Files under one directory (or one file), by the rule of [`confine::resolve`].
+/// Files under one directory (or one file), by the rule of [`confine`].
 struct Confined<'p> {
     root: &'p Path,
 }
 
 impl Catalog for Confined<'_> {
     fn open(&mut self, name: &str) -> Result<Box<dyn Source>, String> {
-        let real = confine::resolve(self.root, name)?;
-        let file = File::open(&real).map_err(|e| format!("{}: cannot open: {e}", name.escape_debug()))?;
-        let meta = file.metadata().map_err(|e| format!("{}: {e}", name.escape_debug()))?;
-        if !meta.is_file() {
-            return Err(format!("{}: not a regular file", name.escape_debug()));
-        }
-        Ok(Box::new(FileSource::new(file).map_err(|e| format!("{}: {e}", name.escape_debug()))?))
+        Ok(Box::new(confine::open(self.root, name)?))
     }
 }
 

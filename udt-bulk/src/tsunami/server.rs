@@ -38,6 +38,7 @@ use super::wire::{
 };
 use super::Params;
 use crate::digest;
+use crate::pace::{CatchUp, Pacer};
 use crate::session::{Counters, Event, Session};
 use crate::storage::Source;
 
@@ -128,7 +129,7 @@ struct Sending {
     next_original: u64,
     queue: VecDeque<u32>,
     queued: HashSet<u32>,
-    next_send: Instant,
+    pacer: Pacer,
     next_x: Instant,
     last_feedback: Instant,
     last_silence_report: Instant,
@@ -142,9 +143,9 @@ impl Sending {
     /// When the next datagram is due, if there is one to send.
     fn send_due(&self) -> Instant {
         if !self.queue.is_empty() || self.next_original <= u64::from(self.count) {
-            self.next_send
+            self.pacer.due()
         } else {
-            self.next_send.max(self.next_x)
+            self.pacer.due().max(self.next_x)
         }
     }
 
@@ -385,7 +386,7 @@ impl<'a> Server<'a> {
             next_original: 1,
             queue: VecDeque::new(),
             queued: HashSet::new(),
-            next_send: now,
+            pacer: Pacer::new(now, CatchUp::Within(CATCH_UP)),
             next_x: now,
             last_feedback: now,
             last_silence_report: now,
@@ -548,7 +549,7 @@ impl Session for Server<'_> {
             (x.count, BlockKind::Terminate)
         };
         let gap = x.ipd.gap();
-        x.next_send = x.next_send.max(now - CATCH_UP) + gap;
+        x.pacer.on_send(now, gap);
         let len = self.build(block, kind, buf)?;
         self.counters.datagrams_sent += 1;
         self.counters.bytes_sent += len as u64;
