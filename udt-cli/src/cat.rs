@@ -61,10 +61,10 @@ pub struct Args {
     #[arg(short, long, value_name = "ADDR:PORT", value_parser = net::parse_listen)]
     pub listen: Option<SocketAddr>,
     /// After standard input ends and is acknowledged, close once the peer has been silent this
-    /// many seconds (0: at once). Default: two round trips (at least 20 ms) if we sent
+    /// long (0: at once; a bare number is seconds). Default: two round trips (at least 20 ms) if we sent
     /// anything, so a request's reply must start within that (give more for a slow server),
     /// else wait for the peer to close.
-    #[arg(short = 'i', long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(short = 'i', long, value_name = "SECS", value_parser = crate::units::parse_secs)]
     pub idle_timeout: Option<Duration>,
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
@@ -78,12 +78,6 @@ pub struct Args {
     pub peer_timeout: Option<std::time::Duration>,
     #[command(flatten)]
     pub security: SecurityArgs,
-}
-
-/// Parse non-negative seconds, fractions allowed.
-fn parse_secs(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}` is not a valid number of seconds"))
 }
 
 /// What the copying threads tell the main thread.

@@ -70,7 +70,7 @@ pub struct Args {
     /// One JSON object per line on standard output: one per file, then a total per transfer.
     #[arg(long)]
     pub json: bool,
-    /// Refuse any file larger than this (bytes, or 500M, 2G, 10GB), before any of it is
+    /// Refuse any file larger than this (bytes, or 500M = 500 x 10^6, 2GiB = 2 x 2^30), before any of it is
     /// written. Files that would not fit the free space of --out are refused anyway.
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub max_size: Option<u64>,

@@ -49,7 +49,8 @@ pub struct UnitError {
 }
 
 impl UnitError {
-    pub(crate) fn new(input: &str, reason: impl Into<String>) -> Self {
+    /// An error about `input`: `reason` says why and what a valid value looks like.
+    pub fn new(input: &str, reason: impl Into<String>) -> Self {
         Self { input: input.to_owned(), reason: reason.into() }
     }
 
