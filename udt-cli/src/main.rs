@@ -346,5 +346,9 @@ mod tests {
             }
         }
         assert!(Cli::try_parse_from(["udt", "sim", "fig4-3", "--loss", "5"]).is_err());
+        match Cli::try_parse_from(["udt", "cat", "h:1", "--rate", "1MB/s"]).unwrap().command {
+            Command::Cat(a) => assert_eq!(a.rate, Some(8_000_000)),
+            other => panic!("{other:?}"),
+        }
     }
 }
