@@ -163,7 +163,7 @@ pub fn check_usage(a: &Args) -> Result<(), String> {
     }
     if a.scenario == "sweep" {
         let unused = [
-            ("rate", a.bw.is_some()),
+            ("rate (--bw)", a.bw.is_some()),
             ("rtt", a.rtt.is_some()),
             ("loss", a.loss.is_some()),
             ("burst", a.burst.is_some()),
