@@ -80,19 +80,11 @@ impl fmt::Display for CcSpec {
     }
 }
 
-/// `500m` -> 500,000,000; `1.5g`, `100k`, `250000`, `100mbit`, `1gbps`, `10m/s`.
+/// A rate in bits per second in the grammar every `udt` command shares
+/// ([`udt_units::parse_rate`]): `500m` -> 500,000,000; `1.5g`, `100k`, `250000`, `100mbit`,
+/// `1gbps`, `10MB/s` (bytes per second); `None` for anything else.
 pub fn parse_rate(text: &str) -> Option<u64> {
-    let t = text.trim().to_ascii_lowercase();
-    let t = ["bit/s", "b/s", "bps", "bit"].iter().find_map(|s| t.strip_suffix(s)).unwrap_or(&t);
-    let (num, mult) = match t.chars().last()? {
-        'k' => (&t[..t.len() - 1], 1e3),
-        'm' => (&t[..t.len() - 1], 1e6),
-        'g' => (&t[..t.len() - 1], 1e9),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    let bits = v * mult;
-    (bits.is_finite() && (0.0..1e15).contains(&bits)).then_some(bits.round() as u64)
+    udt_units::parse_rate(text).ok()
 }
 
 #[cfg(test)]
@@ -123,6 +115,9 @@ mod tests {
         assert_eq!(parse_rate("2.5Gbps"), Some(2_500_000_000));
         assert_eq!(parse_rate("64k"), Some(64_000));
         assert_eq!(parse_rate("1200"), Some(1200));
+        assert_eq!(parse_rate("10mbps"), Some(10_000_000));
+        assert_eq!(parse_rate("10MB/s"), Some(80_000_000));
+        assert_eq!(parse_rate("100MB"), None);
         assert_eq!(parse_rate("fast"), None);
         assert_eq!(parse_rate("-1m"), None);
         assert_eq!(parse_rate(""), None);

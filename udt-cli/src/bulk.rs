@@ -61,11 +61,12 @@ impl Protocol {
 /// Flags both ends take.
 #[derive(clap::Args, Debug)]
 pub struct Tuning {
-    /// Sending rate in bits per second (10mbit, 500m, 1gbit). RBUDP has no congestion control:
+    /// Sending rate in bits per second (10mbit, 500m, 1gbit, 10mbps; a bare number is bits per
+    /// second). RBUDP has no congestion control:
     /// `udt serve --protocol rbudp` needs it, and it should not exceed the path's capacity.
     /// Tsunami: the target rate the fetching end asks for (default 650m, the reference's).
     /// FOBS: the most the serving end's rate control may reach.
-    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
     pub rate: Option<u64>,
     /// Payload bytes per datagram: Tsunami's block size (the fetching end's choice, default
     /// 1024), RBUDP's payload (both ends must give the same, default 1460), FOBS' packet payload
@@ -75,7 +76,7 @@ pub struct Tuning {
     /// Tsunami's shared secret: a file holding it (the first line); or set UDT_TSUNAMI_SECRET.
     #[arg(long, value_name = "FILE")]
     pub secret_file: Option<PathBuf>,
-    /// Fail when nothing arrives from the peer for this many seconds.
+    /// Fail when nothing arrives from the peer for this long (a bare number is seconds).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = crate::link::parse_peer_timeout)]
     pub idle_timeout: Duration,
     /// Required: these protocols do not encrypt (and RBUDP and FOBS do not authenticate), so
@@ -103,15 +104,6 @@ pub enum Params {
     Rbudp(udt_bulk::rbudp::Params),
     /// FOBS.
     Fobs(udt_bulk::fobs::Params),
-}
-
-/// A rate in bits per second (`udt netem`'s syntax), not zero.
-fn parse_rate(s: &str) -> Result<u64, String> {
-    match udt_netem::units::parse_rate(s) {
-        Ok(0) => Err("a rate must be above zero".into()),
-        Ok(bits) => Ok(bits),
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 /// The Tsunami secret: from `--secret-file` or UDT_TSUNAMI_SECRET.

@@ -61,10 +61,10 @@ pub struct Args {
     #[arg(short, long, value_name = "ADDR:PORT", value_parser = net::parse_listen)]
     pub listen: Option<SocketAddr>,
     /// After standard input ends and is acknowledged, close once the peer has been silent this
-    /// many seconds (0: at once). Default: two round trips (at least 20 ms) if we sent
-    /// anything, so a request's reply must start within that (give more for a slow server),
-    /// else wait for the peer to close.
-    #[arg(short = 'i', long, value_name = "SECS", value_parser = parse_secs)]
+    /// long (0: at once; a bare number is seconds). Default: two round trips (at least 20 ms)
+    /// if we sent anything, so a request's reply must start within that (give more for a slow
+    /// server), else wait for the peer to close.
+    #[arg(short = 'i', long, value_name = "SECS", value_parser = crate::units::parse_secs)]
     pub idle_timeout: Option<Duration>,
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
@@ -76,14 +76,12 @@ pub struct Args {
     /// Declare the peer gone after this many seconds without hearing from it (default 10).
     #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
     pub peer_timeout: Option<std::time::Duration>,
+    /// Cap the sending rate, in bits per second of UDT packets (UDT4 `UDT_MAXBW`): 10mbit,
+    /// 500m, 1gbit, 10mbps (a bare number is bits per second). Default: no cap.
+    #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
+    pub rate: Option<u64>,
     #[command(flatten)]
     pub security: SecurityArgs,
-}
-
-/// Parse non-negative seconds, fractions allowed.
-fn parse_secs(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}` is not a valid number of seconds"))
 }
 
 /// What the copying threads tell the main thread.
@@ -105,6 +103,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
     options.read_timeout = Some(POLL);
     options.write_timeout = Some(POLL);
+    options.config.max_bandwidth = args.rate.map(|bits| bits / 8);
     let side = if args.target.is_some() { Side::Connects } else { Side::Listens };
     let security = security::resolve(&args.security, side, "cat")?;
     security.apply(&mut options);

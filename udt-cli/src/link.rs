@@ -27,13 +27,10 @@ pub fn close_within(stream: UdtStream, limit: Duration) {
     }
 }
 
-/// Parse `--peer-timeout SECS`: positive seconds (fractions allowed), at most a day.
+/// Parse `--peer-timeout`: a time above zero, at most a day (`30`, `500ms`, `2m`; a bare number
+/// is seconds).
 pub fn parse_peer_timeout(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if !(secs > 0.0 && secs <= 86_400.0) {
-        return Err(format!("`{s}` is not between 0 and 86400 seconds"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    crate::units::parse_positive_secs(s)
 }
 
 /// `options` with the peer declared lost after `timeout` of silence, if given (otherwise the
@@ -52,6 +49,7 @@ mod tests {
     #[test]
     fn peer_timeouts() {
         assert_eq!(parse_peer_timeout("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_peer_timeout("500ms"), Ok(Duration::from_millis(500)));
         assert!(parse_peer_timeout("0").is_err());
         assert!(parse_peer_timeout("soon").is_err());
         let o = with_peer_timeout(udt::Options::default(), Some(Duration::from_secs(3)));

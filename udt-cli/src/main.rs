@@ -117,16 +117,34 @@ enum Command {
     Man(manual::ManArgs),
 }
 
+/// Exit 2 with `message` and the usage of the subcommand `name` (`"perf client"` for a nested
+/// one), as clap does for the errors it finds itself.
+fn usage_error(name: &str, kind: clap::error::ErrorKind, message: impl std::fmt::Display) -> ! {
+    let mut command = Cli::command();
+    command.build();
+    for word in name.split_whitespace() {
+        match command.find_subcommand(word) {
+            Some(sub) => command = sub.clone(),
+            None => break,
+        }
+    }
+    command.error(kind, message).exit()
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Send(a) = &cli.command {
         if a.rename.is_some() && a.files.len() != 1 {
-            Cli::command()
-                .error(
-                    clap::error::ErrorKind::ArgumentConflict,
-                    "--as NAME renames one file; give exactly one FILE with it",
-                )
-                .exit();
+            usage_error(
+                "send",
+                clap::error::ErrorKind::ArgumentConflict,
+                "--as NAME renames one file; give exactly one FILE with it",
+            );
+        }
+    }
+    if let Command::Sim(a) = &cli.command {
+        if let Err(why) = sim::check_usage(a) {
+            usage_error("sim", clap::error::ErrorKind::InvalidValue, why);
         }
     }
     // A transfer between `udt` ends is secured unless --insecure: the connecting end must be
@@ -143,36 +161,37 @@ fn main() -> ExitCode {
     if let Some(s) = security {
         let given = s.insecure || s.code.is_some() || s.key_file.is_some();
         if connects && !given {
-            Cli::command()
-                .error(
-                    clap::error::ErrorKind::MissingRequiredArgument,
-                    format!(
-                        "`udt {name}` needs the code phrase the other end showed: --code CODE (or \
-                         UDT_CODE=CODE), or a shared --key-file FILE, or --insecure for a plain UDT peer"
-                    ),
-                )
-                .exit();
+            usage_error(
+                name,
+                clap::error::ErrorKind::MissingRequiredArgument,
+                format!(
+                    "`udt {name}` needs the code phrase the other end showed: --code CODE (or \
+                     UDT_CODE=CODE), or a shared --key-file FILE, or --insecure for a plain UDT peer"
+                ),
+            );
+        }
+        if let Err(why) = security::check_code(s, connects, name) {
+            usage_error(name, clap::error::ErrorKind::InvalidValue, why);
         }
         if listens_for_many && !(s.insecure || s.key_file.is_some()) {
-            Cli::command()
-                .error(
-                    clap::error::ErrorKind::ArgumentConflict,
-                    "a code phrase serves one transfer; --keep-listening takes many: give both ends a \
-                     shared --key-file FILE (or --insecure on a trusted network)",
-                )
-                .exit();
+            usage_error(
+                name,
+                clap::error::ErrorKind::ArgumentConflict,
+                "a code phrase serves one transfer; --keep-listening takes many: give both ends a \
+                 shared --key-file FILE (or --insecure on a trusted network)",
+            );
         }
     }
     // The seed protocols: the acknowledgement that they run in clear, RBUDP's rate and
     // Tsunami's secret are usage errors when missing (exit 2), before any socket is opened.
     let seed = match &cli.command {
-        Command::Serve(a) => Some((a.protocol, &a.tuning, bulk::Side::Serves)),
-        Command::Fetch(a) => Some((a.protocol, &a.tuning, bulk::Side::Fetches)),
+        Command::Serve(a) => Some((a.protocol, &a.tuning, bulk::Side::Serves, "serve")),
+        Command::Fetch(a) => Some((a.protocol, &a.tuning, bulk::Side::Fetches, "fetch")),
         _ => None,
     };
-    if let Some((protocol, tuning, side)) = seed {
+    if let Some((protocol, tuning, side, name)) = seed {
         if let Err(why) = bulk::check_usage(protocol, tuning, side) {
-            Cli::command().error(clap::error::ErrorKind::MissingRequiredArgument, why).exit();
+            usage_error(name, clap::error::ErrorKind::MissingRequiredArgument, why);
         }
     }
     init_logging(cli.verbose);
@@ -296,5 +315,40 @@ mod tests {
         assert!(Cli::try_parse_from(["udt", "perf", "--self", "--time", "0"]).is_err());
         assert!(Cli::try_parse_from(["udt", "cat"]).is_err());
         assert!(Cli::try_parse_from(["udt", "cat", "--listen", ":9000"]).is_ok());
+    }
+
+    #[test]
+    fn quantities_follow_one_grammar() {
+        let max_size = |v: &str| match Cli::try_parse_from(["udt", "recv", "--max-size", v]).unwrap().command
+        {
+            Command::Recv(a) => a.max_size,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(max_size("1M"), Some(1_000_000));
+        assert_eq!(max_size("1MiB"), Some(1 << 20));
+        for flag in ["--rate", "-b", "--bandwidth"] {
+            let cli = Cli::try_parse_from(["udt", "perf", "--self", flag, "10mbps", "-t", "500ms"]).unwrap();
+            match cli.command {
+                Command::Perf(a) => {
+                    assert_eq!(a.test.bandwidth, Some(10_000_000), "{flag}");
+                    assert_eq!(a.test.time, std::time::Duration::from_millis(500));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        for flag in ["--rate", "--bw"] {
+            match Cli::try_parse_from(["udt", "sim", "fig4-3", flag, "1gbit", "--loss", "1%"])
+                .unwrap()
+                .command
+            {
+                Command::Sim(a) => assert_eq!((a.bw, a.loss), (Some(1000.0), Some(0.01)), "{flag}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(Cli::try_parse_from(["udt", "sim", "fig4-3", "--loss", "5"]).is_err());
+        match Cli::try_parse_from(["udt", "cat", "h:1", "--rate", "1MB/s"]).unwrap().command {
+            Command::Cat(a) => assert_eq!(a.rate, Some(8_000_000)),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -6,7 +6,7 @@
 //!   sends a 32-byte test header on each (see [`TestHeader`] and `PROTOCOL.md`), checks the
 //!   server's greeting (so that reaching another service fails at once), then writes
 //!   from a preallocated buffer as fast as it can for S seconds, printing one line per stream
-//!   (and a SUM line) every interval, and a summary. `--bandwidth RATE` caps each connection's
+//!   (and a SUM line) every interval, and a summary. `--rate RATE` (`-b`) caps each connection's
 //!   rate (UDT4's `UDT_MAXBW`).
 //! - `udt perf --self` runs a server on 127.0.0.1:0 inside this process and a client against
 //!   it: a real transfer over loopback that needs no second host.
@@ -72,8 +72,8 @@ pub struct ServerArgs {
     /// lines.
     #[arg(long)]
     pub json: bool,
-    /// Seconds between interval lines.
-    #[arg(short, long, value_name = "SECS", default_value = "1", value_parser = parse_positive_secs)]
+    /// Time between interval lines (a bare number is seconds).
+    #[arg(short, long, value_name = "SECS", default_value = "1", value_parser = crate::units::parse_positive_secs)]
     pub interval: Duration,
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
@@ -107,14 +107,14 @@ pub struct ClientArgs {
 /// Options of a test (client and --self).
 #[derive(clap::Args, Debug, Clone)]
 pub struct TestOpts {
-    /// Seconds to send.
-    #[arg(short, long, value_name = "SECS", default_value = "10", value_parser = parse_positive_secs)]
+    /// Time to send (`10`, `500ms`, `2m`; a bare number is seconds).
+    #[arg(short, long, value_name = "SECS", default_value = "10", value_parser = crate::units::parse_positive_secs)]
     pub time: Duration,
     /// Parallel connections (at most 4096; they share one UDP port and one I/O thread).
     #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_PARALLEL as i64))]
     pub parallel: u32,
-    /// Seconds between interval lines.
-    #[arg(short, long, value_name = "SECS", default_value = "1", value_parser = parse_positive_secs)]
+    /// Time between interval lines (a bare number is seconds).
+    #[arg(short, long, value_name = "SECS", default_value = "1", value_parser = crate::units::parse_positive_secs)]
     pub interval: Duration,
     /// Print one JSON object on one line at the end (parameters, intervals, summary) instead of
     /// lines; `perf server --json` prints the same schema.
@@ -131,31 +131,14 @@ pub struct TestOpts {
     #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
     pub peer_timeout: Option<std::time::Duration>,
     /// Cap each connection's sending rate, in bits per second of UDT packets (UDT4 `UDT_MAXBW`):
-    /// 10mbit, 500m, 1gbit. Default: no cap.
-    #[arg(short = 'b', long, value_name = "RATE", value_parser = parse_bandwidth)]
+    /// 10mbit, 500m, 1gbit, 10mbps (a bare number is bits per second). Default: no cap.
+    /// Aliases: -b, --bandwidth.
+    #[arg(short = 'b', long = "rate", alias = "bandwidth", value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
     pub bandwidth: Option<u64>,
     /// Encryption (a client needs the server's code phrase or key; `--self` encrypts with a
     /// key of its own unless `--insecure`).
     #[command(flatten)]
     pub security: SecurityArgs,
-}
-
-/// A rate cap in bits per second (`udt netem`'s syntax), not zero.
-fn parse_bandwidth(s: &str) -> Result<u64, String> {
-    match udt_netem::units::parse_rate(s) {
-        Ok(0) => Err("a rate cap must be above zero (leave --bandwidth out for no cap)".into()),
-        Ok(bits) => Ok(bits),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// Parse positive seconds (fractions allowed), at most a day.
-fn parse_positive_secs(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if !(secs > 0.0 && secs <= 86_400.0) {
-        return Err(format!("`{s}` is not between 0 and 86400 seconds"));
-    }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Run `udt perf`; `quiet` drops the interval lines (summaries still print).

@@ -70,7 +70,7 @@ pub struct Args {
     /// One JSON object per line on standard output: one per file, then a total per transfer.
     #[arg(long)]
     pub json: bool,
-    /// Refuse any file larger than this (bytes, or 500M, 2G, 10GB), before any of it is
+    /// Refuse any file larger than this (bytes, or 500M = 500 x 10^6, 2GiB = 2 x 2^30), before any of it is
     /// written. Files that would not fit the free space of --out are refused anyway.
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub max_size: Option<u64>,
@@ -173,30 +173,12 @@ fn serve(receiver: &Receiver, stream: UdtStream, json: bool, mode: progress::Mod
     Ok(())
 }
 
-/// Parse `--partial-ttl`: a number with a unit `s`, `m`, `h` or `d` (`90m`, `72h`, `3d`; a bare
+/// Parse `--partial-ttl`: a time in the shared grammar (`90m`, `72h`, `3d`, `1.5h`; a bare
 /// number is seconds), or `0` for never.
 pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
-    let s = s.trim();
-    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let n: u64 =
-        digits.parse().map_err(|_| format!("`{s}` is not a duration (such as 72h, 3d, 90m, or 0)"))?;
-    let unit_secs = match unit.trim() {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        other => {
-            return Err(format!("unknown unit `{other}` in `{s}`: use s, m, h or d (such as 72h or 3d)"))
-        }
-    };
-    if n == 0 {
-        return Ok(Ttl(None));
-    }
-    let secs = n.checked_mul(unit_secs).ok_or_else(|| format!("`{s}` is too long"))?;
-    Ok(Ttl(Some(Duration::from_secs(secs))))
+    let ttl = udt_units::parse_duration(s, Some(udt_units::TimeUnit::Secs))
+        .map_err(|e| format!("{e} (such as 72h, 3d, 90m, or 0)"))?;
+    Ok(Ttl((!ttl.is_zero()).then_some(ttl)))
 }
 
 #[cfg(test)]
@@ -211,7 +193,8 @@ mod tests {
         assert_eq!(parse_ttl("45"), Ok(Ttl(Some(Duration::from_secs(45)))));
         assert_eq!(parse_ttl("0"), Ok(Ttl(None)));
         assert_eq!(parse_ttl("0d"), Ok(Ttl(None)));
-        for bad in ["", "h", "3w", "-1d", "1.5h", "99999999999999999999d"] {
+        assert_eq!(parse_ttl("1.5h"), parse_ttl("90m"));
+        for bad in ["", "h", "3w", "-1d", "99999999999999999999d"] {
             assert!(parse_ttl(bad).is_err(), "{bad}");
         }
     }

@@ -220,6 +220,23 @@ pub fn show_code(security: &Security, command: &str, example: &str) {
     }
 }
 
+/// The usage error in a `--code` given to `command`, if any: a connecting end's phrase must
+/// have at least 6 characters, a listening end's must be hard to guess.
+pub fn check_code(args: &SecurityArgs, connects: bool, command: &str) -> Result<(), String> {
+    let Some(code) = &args.code else { return Ok(()) };
+    let normalized = udt::secure::handshake::normalize_code(code);
+    if !connects {
+        return udt::secure::check_code_strength(&normalized)
+            .map_err(|why| format!("{why} (or omit --code: `udt {command}` makes one up)"));
+    }
+    if normalized.len() < 6 {
+        return Err(format!(
+            "the code phrase `{code}` is too short to protect anything (at least 6 characters)"
+        ));
+    }
+    Ok(())
+}
+
 /// The security `args` ask for, for a command that is `side` (`command` names it in errors).
 pub fn resolve(args: &SecurityArgs, side: Side, command: &str) -> Result<Security> {
     if args.insecure {

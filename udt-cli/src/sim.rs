@@ -1,7 +1,8 @@
 //! `udt sim`: run the simulator's scenarios (thesis chapter 4 experiments) in virtual time.
 //!
 //! `udt sim list` names them; `udt sim fig4-3 [--json] [--svg FILE] [--seed N] [--full]` runs
-//! one, with free-form parameters (`--bw --rtt --loss --queue --flows --time --cc ...`).
+//! one, with free-form parameters (`--rate --rtt --loss --queue --flows --time --cc ...`, in
+//! the grammar of [`udt_units`]: `--rate 100mbit`, `--rtt 100ms`, `--loss 1%`).
 //! `udt sim sweep --count N --seed S [--json] [--time S] [--max-packets N] [--cc SPEC]` runs N
 //! random scenarios drawn from the seed and prints each one's figures and their distributions
 //! (`udt_sim::sweep`). `--cc` takes the catalog's specifications (`udt cc list`), default
@@ -15,6 +16,7 @@ use udt_sim::rng::seed_from_env;
 use udt_sim::scenario::{self, Params, SCENARIOS};
 use udt_sim::sweep::{self, SweepConfig};
 use udt_sim::CcChoice;
+use udt_units::{Amount, Bare, RateUnit, TimeUnit};
 
 /// Arguments of `udt sim`.
 #[derive(clap::Args, Debug)]
@@ -46,30 +48,31 @@ pub struct Args {
     /// RED instead of DropTail at the bottleneck.
     #[arg(long)]
     pub red: bool,
-    /// Bottleneck capacity, Mb/s.
-    #[arg(long, value_name = "MBPS")]
-    pub bw: Option<String>,
-    /// Round-trip propagation time, ms.
-    #[arg(long, value_name = "MS")]
-    pub rtt: Option<String>,
-    /// Random loss rate of the bottleneck (0.01 = 1%).
-    #[arg(long, value_name = "P")]
-    pub loss: Option<String>,
+    /// Bottleneck capacity: a rate (`100mbit`, `1gbit`, `500m`); a bare number is Mb/s.
+    #[arg(long = "rate", visible_alias = "bw", value_name = "RATE", value_parser = parse_mbps)]
+    pub bw: Option<f64>,
+    /// Round-trip propagation time (`100ms`, `0.3s`); a bare number is ms.
+    #[arg(long, value_name = "TIME", value_parser = parse_rtt_ms)]
+    pub rtt: Option<f64>,
+    /// Random loss rate of the bottleneck: `1%` or the fraction `0.01`.
+    #[arg(long, value_name = "LOSS", value_parser = parse_loss)]
+    pub loss: Option<f64>,
     /// Mean loss burst in packets (Gilbert-Elliott loss), for both directions.
-    #[arg(long, value_name = "PKTS")]
-    pub burst: Option<String>,
-    /// Random loss rate of the way back from the receiver: ACKs, NAKs (0.01 = 1%).
-    #[arg(long, value_name = "P")]
-    pub reverse_loss: Option<String>,
-    /// Bottleneck queue in packets (default max(BDP, 10)).
-    #[arg(long, value_name = "PKTS")]
-    pub queue: Option<String>,
+    #[arg(long, value_name = "PKTS", value_parser = parse_burst)]
+    pub burst: Option<f64>,
+    /// Random loss rate of the way back from the receiver (ACKs, NAKs): `1%` or `0.01`.
+    #[arg(long, value_name = "LOSS", value_parser = parse_loss)]
+    pub reverse_loss: Option<f64>,
+    /// Bottleneck queue in packets (`100` or `100p`; default max(BDP, 10)).
+    #[arg(long, value_name = "PKTS", value_parser = parse_queue)]
+    pub queue: Option<usize>,
     /// Number of flows.
     #[arg(long, value_name = "N")]
-    pub flows: Option<String>,
-    /// Virtual seconds per run (`sweep`: every scenario's, instead of 100 RTTs, at least 10 s).
-    #[arg(long, value_name = "S")]
-    pub time: Option<String>,
+    pub flows: Option<usize>,
+    /// Virtual time per run (`30s`, `2m`; a bare number is seconds). `sweep`: every scenario's,
+    /// instead of 100 RTTs, at least 10 s.
+    #[arg(long, value_name = "TIME", value_parser = parse_secs)]
+    pub time: Option<f64>,
     /// Congestion control of the UDT flows, `NAME[:key=value,...]` from the catalog (`udt cc
     /// list`): `udt`, `daimd:noisy=true`, `newreno:ack=1`, `blast:rate=50m`, ... Default: the
     /// scenario's (`udt_cc::DEFAULT_CC` unless the scenario is about another algorithm).
@@ -77,7 +80,7 @@ pub struct Args {
     pub cc: Option<String>,
     /// Runs in parallel.
     #[arg(long, value_name = "N")]
-    pub jobs: Option<String>,
+    pub jobs: Option<usize>,
     /// Capture the bottleneck of the first run to this pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<String>,
@@ -102,33 +105,28 @@ pub fn run(a: &Args) -> Result<()> {
     if a.scenario == "sweep" {
         return run_sweep(a);
     }
-    if a.count.is_some() || a.max_packets.is_some() {
-        return Err(anyhow!("--count and --max-packets are for `udt sim sweep`"));
-    }
     let mut params = Params {
         seed: a.seed.unwrap_or_else(|| seed_from_env(1)),
         full: a.full,
         red: a.red,
         ..Params::default()
     };
-    let pairs = [
-        ("bw", &a.bw),
-        ("rtt", &a.rtt),
-        ("loss", &a.loss),
-        ("burst", &a.burst),
-        ("reverse-loss", &a.reverse_loss),
-        ("queue", &a.queue),
-        ("flows", &a.flows),
-        ("time", &a.time),
-        ("cc", &a.cc),
-        ("jobs", &a.jobs),
-        ("pcap", &a.pcap),
-    ];
-    for (key, value) in pairs {
-        if let Some(v) = value {
-            params.set(key, v).map_err(|e| anyhow!("--{key}: {e}"))?;
-        }
+    params.bw_mbps = a.bw;
+    params.rtt_ms = a.rtt;
+    params.loss = a.loss;
+    params.burst = a.burst;
+    params.reverse_loss = a.reverse_loss;
+    params.queue_pkts = a.queue;
+    params.flows = a.flows;
+    params.time_s = a.time;
+    if let Some(spec) = &a.cc {
+        params.cc = Some(CcChoice::parse(spec).map_err(|e| anyhow!("--cc: {e}"))?);
     }
+    if let Some(jobs) = a.jobs {
+        params.jobs = jobs.max(1);
+    }
+    params.pcap = a.pcap.as_ref().map(PathBuf::from);
+    params.validate().map_err(|e| anyhow!("{e}"))?;
     let seed = params.seed;
     let report = scenario::run(&a.scenario, &params).map_err(|e| {
         anyhow!("{e} (seed {seed}; replay with --seed {seed}); `udt sim list` names the scenarios")
@@ -150,41 +148,108 @@ pub fn run(a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The usage errors `udt sim` finds before running (exit 2): an unknown scenario, flags the
+/// scenario does not take, a `--cc` the catalog refuses.
+pub fn check_usage(a: &Args) -> Result<(), String> {
+    let known = a.scenario == "list"
+        || a.scenario == "sweep"
+        || SCENARIOS.iter().any(|sc| sc.name == a.scenario)
+        || crate::sim_seeds::is_experiment(&a.scenario);
+    if !known {
+        return Err(format!("no scenario {:?}: `udt sim list` names them", a.scenario));
+    }
+    if a.scenario != "sweep" && (a.count.is_some() || a.max_packets.is_some()) {
+        return Err("--count and --max-packets are for `udt sim sweep`".into());
+    }
+    if a.scenario == "sweep" {
+        let unused = [
+            ("rate (--bw)", a.bw.is_some()),
+            ("rtt", a.rtt.is_some()),
+            ("loss", a.loss.is_some()),
+            ("burst", a.burst.is_some()),
+            ("reverse-loss", a.reverse_loss.is_some()),
+            ("queue", a.queue.is_some()),
+            ("flows", a.flows.is_some()),
+            ("pcap", a.pcap.is_some()),
+            ("svg", a.svg.is_some()),
+            ("red", a.red),
+            ("full", a.full),
+            ("flows-table", a.flows_table),
+        ];
+        if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+            return Err(format!("--{flag} does not apply to the sweep, which draws its scenarios"));
+        }
+    }
+    if let Some(spec) = &a.cc {
+        CcChoice::parse(spec).map_err(|e| format!("--cc: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `--rate`: Mb/s, exactly as a bare number would give them (`100mbit` = `100`).
+fn parse_mbps(s: &str) -> Result<f64, String> {
+    let mbps = udt_units::parse_rate_in(s, RateUnit::MbitPerSec).map_err(|e| e.to_string())?;
+    if mbps <= 0.0 {
+        return Err("the bottleneck rate must be above zero".into());
+    }
+    Ok(mbps)
+}
+
+/// `--rtt`: milliseconds.
+fn parse_rtt_ms(s: &str) -> Result<f64, String> {
+    Ok(udt_units::parse_time(s, Some(TimeUnit::Millis)).map_err(|e| e.to_string())?.in_unit(TimeUnit::Millis))
+}
+
+/// `--time`: positive seconds.
+fn parse_secs(s: &str) -> Result<f64, String> {
+    let secs = udt_units::parse_time(s, Some(TimeUnit::Secs)).map_err(|e| e.to_string())?.secs();
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err("the time must be positive".into());
+    }
+    Ok(secs)
+}
+
+/// `--loss`, `--reverse-loss`: a fraction below 1.
+fn parse_loss(s: &str) -> Result<f64, String> {
+    let p = udt_units::parse_fraction(s).map_err(|e| e.to_string())?;
+    if p >= 1.0 {
+        return Err("the loss rate must be below 100%".into());
+    }
+    Ok(p)
+}
+
+/// `--burst`: a mean burst length in packets (`3` or `3p`), not negative.
+fn parse_burst(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let n = t.strip_suffix('p').unwrap_or(t);
+    match n.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err("a mean burst is a number of packets, like 3 or 3p".into()),
+    }
+}
+
+/// `--queue`: a packet count.
+fn parse_queue(s: &str) -> Result<usize, String> {
+    match udt_units::parse_amount(s, Bare::Packets).map_err(|e| e.to_string())? {
+        Amount::Packets(n) => usize::try_from(n).map_err(|_| "too many packets".into()),
+        Amount::Bytes(_) => Err("the simulator's queue counts packets: write e.g. 100 or 100p".into()),
+    }
+}
+
 /// Run `udt sim sweep`.
 fn run_sweep(a: &Args) -> Result<()> {
-    let unused = [
-        ("bw", a.bw.is_some()),
-        ("rtt", a.rtt.is_some()),
-        ("loss", a.loss.is_some()),
-        ("burst", a.burst.is_some()),
-        ("reverse-loss", a.reverse_loss.is_some()),
-        ("queue", a.queue.is_some()),
-        ("flows", a.flows.is_some()),
-        ("pcap", a.pcap.is_some()),
-        ("svg", a.svg.is_some()),
-        ("red", a.red),
-        ("full", a.full),
-        ("flows-table", a.flows_table),
-    ];
-    if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
-        return Err(anyhow!("--{flag} does not apply to the sweep, which draws its scenarios"));
-    }
     let mut config = SweepConfig::new(a.count.unwrap_or(20), a.seed.unwrap_or_else(|| seed_from_env(1)));
     if let Some(spec) = &a.cc {
         config.cc = CcChoice::parse(spec).map_err(|e| anyhow!("--cc: {e}"))?;
     }
-    if let Some(t) = &a.time {
-        let t: f64 = t.parse().map_err(|e| anyhow!("--time {t:?}: {e}"))?;
-        if !(t > 0.0 && t.is_finite()) {
-            return Err(anyhow!("--time must be positive"));
-        }
+    if let Some(t) = a.time {
         config.budget.time_s = Some(t);
     }
     if let Some(n) = a.max_packets {
         config.budget.max_packets = n.max(1);
     }
-    if let Some(j) = &a.jobs {
-        config.jobs = j.parse::<usize>().map_err(|e| anyhow!("--jobs {j:?}: {e}"))?.max(1);
+    if let Some(j) = a.jobs {
+        config.jobs = j.max(1);
     }
     let seed = config.seed;
     let report = sweep::run(&config).map_err(|e| anyhow!("{e} (seed {seed})"))?;

@@ -2,8 +2,8 @@
 //! comparisons in the simulator ([`udt_sim::seeds`]): a table (or JSON with `--json`) and,
 //! with `--svg FILE`, a plot of goodput against the varied value.
 //!
-//! Free-form parameters: `--bw` (Mb/s, default 1000), `--rtt` (ms, default 300), `--loss`
-//! (default 0.001) for what does not vary, `--time` (seconds before a transfer is given up,
+//! Free-form parameters: `--rate` (default 1000 Mb/s), `--rtt` (default 300 ms), `--loss`
+//! (default 0.1%) for what does not vary, `--time` (seconds before a transfer is given up,
 //! default 60), `--seed`, `--jobs`, `--full` (the papers' whole ranges, and 1 GB files instead
 //! of 200 MB where the size does not vary).
 
@@ -44,35 +44,23 @@ pub fn is_experiment(name: &str) -> bool {
     EXPERIMENTS.iter().any(|(n, _)| *n == name)
 }
 
-fn num(flag: &str, v: &Option<String>) -> Result<Option<f64>> {
-    v.as_ref().map(|s| s.parse::<f64>().map_err(|e| anyhow!("--{flag} {s:?}: {e}"))).transpose().and_then(
-        |x| match x {
-            Some(f) if !(f.is_finite() && f >= 0.0) => bail!("--{flag} must be a non-negative number"),
-            other => Ok(other),
-        },
-    )
-}
-
 /// Run the experiment `a.scenario`.
 pub fn run(a: &Args) -> Result<()> {
     let mut setup = Setup { seed: a.seed.unwrap_or_else(|| seed_from_env(1)), ..Setup::default() };
-    if let Some(bw) = num("bw", &a.bw)? {
+    if let Some(bw) = a.bw {
         setup.bw_bps = (bw * 1e6) as u64;
     }
-    if let Some(rtt) = num("rtt", &a.rtt)? {
+    if let Some(rtt) = a.rtt {
         setup.rtt = Duration::from_secs_f64(rtt / 1e3);
     }
-    if let Some(loss) = num("loss", &a.loss)? {
-        if loss >= 1.0 {
-            bail!("--loss is a probability below 1");
-        }
+    if let Some(loss) = a.loss {
         setup.loss = loss;
     }
-    if let Some(t) = num("time", &a.time)? {
+    if let Some(t) = a.time {
         setup.limit = Duration::from_secs_f64(t.max(0.1));
     }
-    if let Some(j) = &a.jobs {
-        setup.jobs = j.parse::<usize>().map_err(|e| anyhow!("--jobs {j:?}: {e}"))?.max(1);
+    if let Some(j) = a.jobs {
+        setup.jobs = j.max(1);
     }
     let name = a.scenario.as_str();
     let axis = match name {

@@ -1,5 +1,6 @@
 //! Human-readable sizes, rates and durations: bytes in binary units (MiB, GiB, as `ls -h`),
-//! rates in decimal bits per second (Mb/s, Gb/s, as network people and iperf3 quote them).
+//! rates in decimal bits per second (Mb/s, Gb/s, as network people and iperf3 quote them);
+//! and the flag parsers every subcommand shares, in the one grammar of [`udt_units`].
 
 use std::time::Duration;
 
@@ -22,30 +23,31 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// Parse a size: bytes, or a number with `K`, `M`, `G`, `T` (powers of 1024, also `KiB` ...)
-/// or `KB`, `MB`, `GB`, `TB` (powers of 1000); fractions allowed (`1.5G`).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (like 500M, 2G, 10GB)"))?;
-    let scale: f64 = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1.0,
-        "K" | "KIB" => 1024.0,
-        "M" | "MIB" => 1024f64.powi(2),
-        "G" | "GIB" => 1024f64.powi(3),
-        "T" | "TIB" => 1024f64.powi(4),
-        "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        other => return Err(format!("`{other}` is not a size unit (K, M, G, T; KB, MB, GB, TB)")),
-    };
-    let bytes = value * scale;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(format!("`{s}` is out of range"));
+/// A size in bytes in the shared grammar (`1M` = 10^6 bytes, `1MiB` = 2^20, `1.5G`).
+pub use udt_units::parse_size;
+
+/// A rate cap in bits per second in the shared grammar (`10mbit`, `500m`, `1gbit`, `10MB/s`;
+/// a bare number is bits per second), above zero.
+pub fn parse_rate_cap(s: &str) -> Result<u64, String> {
+    match udt_units::parse_rate(s) {
+        Ok(0) => Err("a rate cap must be above zero (leave the flag out for no cap)".into()),
+        Ok(bits) => Ok(bits),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(bytes.round() as u64)
+}
+
+/// A time above zero and at most a day: `500ms`, `2s`, `1m`; a bare number is seconds.
+pub fn parse_positive_secs(s: &str) -> Result<Duration, String> {
+    let d = parse_secs(s)?;
+    if d.is_zero() || d > Duration::from_secs(86_400) {
+        return Err("the time must be above 0 and at most a day (86400 s)".into());
+    }
+    Ok(d)
+}
+
+/// A time of zero or more: `0`, `500ms`, `2s`, `1m`; a bare number is seconds.
+pub fn parse_secs(s: &str) -> Result<Duration, String> {
+    udt_units::parse_duration(s, Some(udt_units::TimeUnit::Secs)).map_err(|e| e.to_string())
 }
 
 /// A rate in bytes per second as bits per second: `1.2 Gb/s`, `940 Mb/s`, `12.5 kb/s`.
@@ -81,13 +83,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_parse_with_binary_and_decimal_units() {
-        assert_eq!(parse_size("1000"), Ok(1000));
-        assert_eq!(parse_size("1K"), Ok(1024));
-        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
-        assert_eq!(parse_size("2GB"), Ok(2_000_000_000));
-        assert_eq!(parse_size("10 MiB"), Ok(10 << 20));
-        assert!(parse_size("ten").is_err() && parse_size("5X").is_err() && parse_size("").is_err());
+    fn flag_values() {
+        assert_eq!(parse_size("1M"), Ok(1_000_000));
+        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_rate_cap("10mbps"), Ok(10_000_000));
+        assert_eq!(parse_rate_cap("10mbit"), Ok(10_000_000));
+        assert!(parse_rate_cap("0").is_err() && parse_rate_cap("10MB").is_err());
+        assert_eq!(parse_positive_secs("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_positive_secs("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_positive_secs("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_positive_secs("0").is_err() && parse_positive_secs("2d").is_err());
+        assert_eq!(parse_secs("0"), Ok(Duration::ZERO));
+        assert!(parse_secs("-1").is_err() && parse_secs("soon").is_err());
     }
 
     #[test]

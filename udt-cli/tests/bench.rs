@@ -119,7 +119,7 @@ fn loss_applies_to_both_directions_by_default() {
         return;
     }
     let args =
-        ["--rate", "50mbit", "--rtt", "20", "--loss", "5", "--time", "2", "--systems", "udt", "--no-shared"];
+        ["--rate", "50mbit", "--rtt", "20", "--loss", "5%", "--time", "2", "--systems", "udt", "--no-shared"];
     let (doc, _) = bench(&args);
     let path = &doc["paths"][0];
     assert_eq!(path["path"]["loss_percent"], 5.0, "{doc}");

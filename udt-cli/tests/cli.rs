@@ -654,7 +654,7 @@ fn sim_lists_scenarios_and_runs_one_deterministically() {
     let mut cmd = udt();
     cmd.args(["sim", "no-such-scenario"]);
     let done = run("udt sim no-such-scenario", cmd);
-    assert_eq!(done.status.code(), Some(1));
+    assert_eq!(done.status.code(), Some(2), "a usage error");
     assert!(done.stderr.contains("udt sim list"), "{}", done.stderr);
 }
 
@@ -671,7 +671,7 @@ fn sim_takes_catalog_specifications_and_sweeps() {
     let json: serde_json::Value = serde_json::from_slice(&done.stdout).expect("one JSON object");
     assert_eq!(json["runs"][0]["params"]["cc"], "daimd:noisy=true", "the canonical name");
     let done = custom("udt+noisy");
-    assert_eq!(done.status.code(), Some(1));
+    assert_eq!(done.status.code(), Some(2), "a usage error");
     assert!(done.stderr.contains("udt cc list"), "{}", done.stderr);
     // A tiny sweep: one JSON object with every scenario, the table on standard error.
     let mut cmd = udt();
@@ -685,7 +685,7 @@ fn sim_takes_catalog_specifications_and_sweeps() {
     let mut cmd = udt();
     cmd.args(["sim", "sweep", "--count", "2", "--bw", "10"]);
     let done = run("udt sim sweep --bw", cmd);
-    assert_eq!(done.status.code(), Some(1));
+    assert_eq!(done.status.code(), Some(2), "a usage error");
     assert!(done.stderr.contains("--bw"), "{}", done.stderr);
 }
 

@@ -73,11 +73,13 @@ pub struct Args {
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Impairments (A to B, and B to A unless overridden)")]
 pub struct ForwardArgs {
-    /// Bottleneck rate, e.g. 100mbit, 1gbit (0: unlimited, the default).
+    /// Bottleneck rate in bits per second, e.g. 100mbit, 1gbit, 10mbps; bytes as 10MB/s (0:
+    /// unlimited, the default).
     #[arg(long, value_parser = units::parse_rate, value_name = "RATE")]
     pub rate: Option<u64>,
-    /// Bottleneck DropTail queue limit: 1000p (the default) or bytes like 1mb, counting the
-    /// packets waiting behind the one being serialized.
+    /// Bottleneck DropTail queue limit: 1000p or a bare 1000 (packets, the default 1000p), or
+    /// bytes like 1mb (10^6) or 1mib (2^20), counting what waits behind the packet being
+    /// serialized.
     #[arg(long, value_parser = units::parse_queue, value_name = "LIMIT")]
     pub queue: Option<QueueLimit>,
     /// One-way delay, e.g. 50ms.
@@ -89,7 +91,7 @@ pub struct ForwardArgs {
     /// Jitter distribution.
     #[arg(long, value_enum, value_name = "DIST")]
     pub jitter_dist: Option<JitterDist>,
-    /// Random (Bernoulli) loss, e.g. 0.1%.
+    /// Random (Bernoulli) loss: 0.1% or the fraction 0.001 (a bare number above 1 is refused).
     #[arg(long, value_parser = units::parse_probability, value_name = "P", conflicts_with = "ge")]
     pub loss: Option<f64>,
     /// Gilbert-Elliott burst loss `p,r[,loss_bad[,loss_good]]`, e.g. 1%,30% (mean burst 1/r).
@@ -352,11 +354,13 @@ mod tests {
 
     #[test]
     fn bad_values_are_clear_errors() {
-        let e = parse(&["--rate", "100mbps"]).unwrap_err().to_string();
-        assert!(e.contains("mbit"), "{e}");
+        assert_eq!(parse(&["--rate", "100mbps"]).unwrap().forward.rate, Some(100_000_000));
+        let e = parse(&["--rate", "100MB"]).unwrap_err().to_string();
+        assert!(e.contains("not a rate"), "{e}");
+        assert_eq!(parse(&["--loss", "0.5"]).unwrap().forward.loss, Some(0.5));
+        assert!(parse(&["--loss", "5"]).unwrap_err().to_string().contains("write 5%"));
         assert!(parse(&["--delay", "50"]).unwrap_err().to_string().contains("missing unit"));
         assert!(parse(&["--loss", "1%", "--ge", "1%,30%"]).is_err());
-        assert!(parse(&["--loss", "5"]).is_err());
         assert!(parse(&["--addr-a", "not-an-ip"]).is_err());
         let a = parse(&["--addr-b", "8.8.8.8"]).unwrap();
         assert!(a.config().unwrap_err().to_string().contains("private"));

@@ -1,9 +1,12 @@
 //! The command line of `udt bench` ([`Args`]) and the parsers of its values.
 //!
 //! Invariant: every value that parsed is one the benchmark can run: a rate limit above zero,
-//! an RTT of 0-10000 ms, loss percentages of 0-100, a sending time of up to an hour.
+//! an RTT of 0-10000 ms, losses of 0-100%, a sending time of up to an hour. Values follow the
+//! grammar of [`udt_units`] (`--loss 0.1%` or `0.001`; `--rtt 100ms` or `100`).
 
 use std::path::PathBuf;
+
+use udt_units::TimeUnit;
 
 use super::path::{parse_loss, ReverseLoss};
 use super::system::System;
@@ -16,18 +19,20 @@ pub struct Args {
     /// default one (27 paths, 6 systems, 10 s per run) takes about 35 minutes.
     #[arg(long, value_name = "RATE,...", default_value = "50mbit,100mbit,200mbit", value_delimiter = ',', value_parser = parse_rate)]
     pub rate: Vec<u64>,
-    /// Round-trip times to test, ms (comma-separated); half each way.
-    #[arg(long, value_name = "MS,...", default_value = "10,100,300", value_delimiter = ',', value_parser = parse_rtt)]
+    /// Round-trip times to test (comma-separated; `100ms`, `0.3s`, a bare number is ms); half
+    /// each way.
+    #[arg(long, value_name = "TIME,...", default_value = "10,100,300", value_delimiter = ',', value_parser = parse_rtt)]
     pub rtt: Vec<f64>,
-    /// Random loss rates A to B (the data direction) to test, percent (comma-separated).
-    #[arg(long, value_name = "PERCENT,...", default_value = "0,0.1,1", value_delimiter = ',', value_parser = parse_loss)]
+    /// Random loss rates A to B (the data direction) to test (comma-separated): `0.1%` or the
+    /// fraction `0.001`; a bare number above 1 is refused (write `5%`).
+    #[arg(long, value_name = "LOSS,...", default_value = "0,0.1%,1%", value_delimiter = ',', value_parser = parse_loss)]
     pub loss: Vec<f64>,
-    /// Random loss B to A (the return direction: ACKs, NAKs, ACK2, TCP's ACKs), percent:
-    /// `same` loses on each path what --loss loses A to B; a number is the loss on every path
+    /// Random loss B to A (the return direction: ACKs, NAKs, ACK2, TCP's ACKs): `same` loses on
+    /// each path what --loss loses A to B; a loss (`0.1%`, `0.001`) is the loss on every path
     /// (not a matrix dimension), and 0 loses data packets only.
-    #[arg(long, value_name = "PERCENT|same", default_value = "same", value_parser = ReverseLoss::parse)]
+    #[arg(long, value_name = "LOSS|same", default_value = "same", value_parser = ReverseLoss::parse)]
     pub reverse_loss: ReverseLoss,
-    /// Seconds each transfer sends for.
+    /// Time each transfer sends for (`10`, `30s`, `2m`; a bare number is seconds).
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_time)]
     pub time: f64,
     /// Runs per system and path, interleaved round by round; each cell reports the run with the
@@ -72,23 +77,22 @@ fn parse_rate(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Milliseconds: a bare number, or a duration with a unit (`100ms`, `0.3s`).
+/// Milliseconds: a bare number, or a time with a unit (`100ms`, `0.3s`).
 fn parse_rtt(s: &str) -> Result<f64, String> {
-    let s = s.trim();
-    let ms = match s.parse::<f64>() {
-        Ok(ms) => ms,
-        Err(_) => udt_netem::units::parse_duration(s).map_err(|e| e.to_string())?.as_secs_f64() * 1000.0,
-    };
+    let ms = udt_units::parse_time(s, Some(TimeUnit::Millis))
+        .map_err(|e| e.to_string())?
+        .in_unit(TimeUnit::Millis);
     if !(0.0..=10_000.0).contains(&ms) {
-        return Err(format!("RTT {s} is not between 0 and 10000 ms"));
+        return Err(format!("RTT {} is not between 0 and 10000 ms", s.trim()));
     }
     Ok(ms)
 }
 
+/// Seconds: a bare number, or a time with a unit (`500ms`, `2m`); at most an hour.
 fn parse_time(s: &str) -> Result<f64, String> {
-    let t: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    let t = udt_units::parse_time(s, Some(TimeUnit::Secs)).map_err(|e| e.to_string())?.secs();
     if !(t > 0.0 && t <= 3600.0) {
-        return Err(format!("`{s}` is not between 0 and 3600 seconds"));
+        return Err(format!("`{}` is not between 0 and 3600 seconds", s.trim()));
     }
     Ok(t)
 }
@@ -122,8 +126,10 @@ mod tests {
 
     #[test]
     fn lists_and_units() {
-        let a = parse(&["--rate", "100mbit", "--rtt", "50ms,0.2s", "--loss", "0.5%"]).unwrap();
-        assert_eq!((a.rate, a.rtt, a.loss), (vec![100_000_000], vec![50.0, 200.0], vec![0.5]));
+        let a = parse(&["--rate", "100mbit", "--rtt", "50ms,0.2s,30", "--loss", "0.5%,0.001"]).unwrap();
+        assert_eq!((a.rate, a.rtt, a.loss), (vec![100_000_000], vec![50.0, 200.0, 30.0], vec![0.5, 0.1]));
+        assert_eq!(parse(&["--rate", "100mbps"]).unwrap().rate, vec![100_000_000]);
+        assert_eq!(parse(&["--time", "2m"]).unwrap().time, 120.0);
         assert_eq!(parse(&["--rate", "1gbit, 10m"]).unwrap().rate, vec![1_000_000_000, 10_000_000]);
         assert_eq!(parse(&["--reverse-loss", "0"]).unwrap().reverse_loss, ReverseLoss::Percent(0.0));
         assert_eq!(parse(&["--reverse-loss", "0.1%"]).unwrap().reverse_loss, ReverseLoss::Percent(0.1));
@@ -135,9 +141,10 @@ mod tests {
         for argv in [
             &["--rate", "0"][..],
             &["--rate", "100mbit,0"],
-            &["--rate", "100mbps"],
+            &["--rate", "100MB"],
             &["--systems", "sctp"],
-            &["--loss", "101"],
+            &["--loss", "101%"],
+            &["--loss", "5"],
             &["--reverse-loss", "0,1"],
             &["--reverse-loss", "-1"],
             &["--rtt", "20000"],

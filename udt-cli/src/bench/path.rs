@@ -28,7 +28,7 @@ pub enum ReverseLoss {
 }
 
 impl ReverseLoss {
-    /// `same`, or a percentage as `--loss` takes it (`0.1`, `0.1%`).
+    /// `same`, or a loss as `--loss` takes it (`0.1%`, `0.001`), kept in per cent.
     pub fn parse(s: &str) -> Result<ReverseLoss, String> {
         if s.trim().eq_ignore_ascii_case("same") {
             return Ok(ReverseLoss::Same);
@@ -45,14 +45,9 @@ impl ReverseLoss {
     }
 }
 
-/// A loss percentage: `0.1` or `0.1%`, between 0 and 100.
+/// A loss in the grammar of [`udt_units`] (`0.1%` or the fraction `0.001`), in per cent.
 pub fn parse_loss(s: &str) -> Result<f64, String> {
-    let s = s.trim();
-    let p: f64 = s.trim_end_matches('%').parse().map_err(|_| format!("`{s}` is not a loss percentage"))?;
-    if !(0.0..=100.0).contains(&p) {
-        return Err(format!("loss {s}% is not between 0 and 100"));
-    }
-    Ok(p)
+    udt_units::Fraction::parse(s).map(|f| f.percent()).map_err(|e| e.to_string())
 }
 
 /// One path of the matrix.

@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(p.paths.len(), 27);
         assert!(p.paths.iter().all(|p| p.reverse_loss_percent == 0.0));
         assert!(p.paths.iter().any(|p| p.loss_percent == 1.0));
-        let p = plan(&["--loss", "0,1", "--reverse-loss", "0.5"]);
+        let p = plan(&["--loss", "0,1%", "--reverse-loss", "0.5%"]);
         let pairs: Vec<(f64, f64)> =
             p.paths[..2].iter().map(|p| (p.loss_percent, p.reverse_loss_percent)).collect();
         assert_eq!(pairs, vec![(0.0, 0.5), (1.0, 0.5)]);
@@ -136,7 +136,7 @@ mod tests {
             ]
         );
         // Without a 100 ms loss-free path: the least lossy path nearest 100 ms, per rate.
-        let p = plan(&["--rate", "100mbit", "--rtt", "10,300", "--loss", "1,0.1"]);
+        let p = plan(&["--rate", "100mbit", "--rtt", "10,300", "--loss", "1%,0.1%"]);
         assert_eq!(p.shared_on.len(), 1);
         assert_eq!((p.paths[p.shared_on[0]].rtt_ms, p.paths[p.shared_on[0]].loss_percent), (10.0, 0.1));
         assert_eq!(plan(&["--shared-all"]).shared_on.len(), 27);
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn quick_is_one_loss_free_path_whatever_else_is_given() {
-        let p = plan(&["--quick", "--rate", "1gbit,2gbit", "--loss", "1", "--reverse-loss", "5"]);
+        let p = plan(&["--quick", "--rate", "1gbit,2gbit", "--loss", "1%", "--reverse-loss", "5%"]);
         assert_eq!(p.paths.len(), 1);
         let q = &p.paths[0];
         assert_eq!(
