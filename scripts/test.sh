@@ -33,5 +33,7 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 echo "== cargo doc -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --locked --quiet
+echo "== cargo package (every crate packs for the registry; verification builds are the tests below)"
+cargo package --workspace --no-verify --locked --allow-dirty --quiet
 echo "== cargo test"
 cargo test --workspace --all-features --locked
