@@ -29,6 +29,8 @@ interop/seed-peers.sh >/dev/null
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+echo "== no import circle inside any crate"
+python3 scripts/module-circles.py
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 echo "== cargo doc -D warnings"

@@ -37,6 +37,7 @@ mod security;
 mod send;
 mod serve;
 mod sim;
+mod sim_args;
 mod sim_seeds;
 mod units;
 

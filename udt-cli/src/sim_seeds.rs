@@ -15,7 +15,7 @@ use udt_sim::rng::seed_from_env;
 use udt_sim::seeds::{self, Axis, Setup};
 use udt_sim::transfer::TransferResult;
 
-use crate::sim::Args;
+use crate::sim_args::Args;
 
 /// The experiments this module runs, with one line each for `udt sim list`.
 pub const EXPERIMENTS: &[(&str, &str)] = &[

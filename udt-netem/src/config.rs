@@ -38,9 +38,19 @@ pub struct GeParams {
 }
 
 impl GeParams {
+    /// The link model's Gilbert-Elliott chain of these netem-style parameters.
+    pub fn model(&self) -> udt_link::GilbertElliott {
+        udt_link::GilbertElliott {
+            good_to_bad: self.p,
+            bad_to_good: self.r,
+            loss_good: self.loss_good,
+            loss_bad: self.loss_bad,
+        }
+    }
+
     /// The long-run loss rate: the chain's stationary mix of the two states' loss rates.
     pub fn mean_loss(&self) -> f64 {
-        crate::link::gilbert_elliott(*self).mean_loss()
+        self.model().mean_loss()
     }
 }
 

@@ -15,13 +15,13 @@
 use std::time::Duration;
 
 use udt_link::{
-    Dropped, GilbertElliott, Impairments, Jitter, JitterDist as ModelJitterDist, LinkModel, LossModel,
-    Occupancy, QueueConfig, SimRng,
+    Dropped, Impairments, Jitter, JitterDist as ModelJitterDist, LinkModel, LossModel, Occupancy,
+    QueueConfig, SimRng,
 };
 
 pub use udt_link::Delivery;
 
-use crate::config::{GeParams, JitterDist, LinkConfig, Loss, QueueLimit};
+use crate::config::{JitterDist, LinkConfig, Loss, QueueLimit};
 
 /// What happens to one copy of a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +89,7 @@ pub fn model_config(cfg: &LinkConfig) -> udt_link::LinkConfig {
     let loss = match cfg.loss {
         Loss::None => LossModel::None,
         Loss::Bernoulli { p } => LossModel::Bernoulli(p),
-        Loss::GilbertElliott(ge) => LossModel::GilbertElliott(gilbert_elliott(ge)),
+        Loss::GilbertElliott(ge) => LossModel::GilbertElliott(ge.model()),
     };
     udt_link::LinkConfig {
         rate_bps: (cfg.rate_bps > 0).then_some(cfg.rate_bps),
@@ -107,11 +107,6 @@ pub fn model_config(cfg: &LinkConfig) -> udt_link::LinkConfig {
     }
 }
 
-/// The model's Gilbert-Elliott chain of netem-style parameters.
-pub fn gilbert_elliott(ge: GeParams) -> GilbertElliott {
-    GilbertElliott { good_to_bad: ge.p, bad_to_good: ge.r, loss_good: ge.loss_good, loss_bad: ge.loss_bad }
-}
-
 /// Flips the bit of the IP packet `packet` that the corrupted delivery's `word` picks, past its
 /// IP header (see [`udt_link::flip_bit_past_ip_header`]); returns its index, `None` for an
 /// empty packet.
@@ -122,6 +117,7 @@ pub fn corrupt_packet(packet: &mut [u8], word: u64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::GeParams;
 
     const MS: Duration = Duration::from_millis(1);
 

@@ -20,7 +20,7 @@ use udt_proto::cc::CcFactory;
 use udt_proto::connection::Config;
 
 use crate::bulk::BulkFlow;
-use crate::topology::Vertex;
+use crate::ids::Vertex;
 
 /// One interned catalog specification.
 ///

@@ -29,6 +29,7 @@ pub mod bulk;
 pub mod engine;
 pub mod flow;
 pub mod host;
+pub mod ids;
 pub mod link;
 pub mod metrics;
 pub mod network;

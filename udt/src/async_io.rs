@@ -15,12 +15,12 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use udt_proto::connection::{CloseReason, ConnError, Snapshot, State};
 
+use crate::acceptor;
 use crate::addr::resolve;
 use crate::clock;
 use crate::error;
 use crate::listener::UdtListener;
 use crate::options::Options;
-use crate::secure::acceptor;
 use crate::secure::handshake::Role;
 use crate::stream::UdtStream;
 
@@ -39,7 +39,7 @@ async fn secured(stream: UdtStream, options: &Options, role: Role) -> io::Result
     rx.await.map_err(|_| io::Error::other("the key agreement's thread stopped"))?
 }
 
-/// A secured listener's key agreements (`secure/acceptor.rs`): their outcomes, and whether a
+/// A secured listener's key agreements (`acceptor.rs`): their outcomes, and whether a
 /// wrong guess spent its code phrase.
 #[derive(Debug)]
 struct Agreed {
@@ -52,7 +52,7 @@ struct Agreed {
 pub struct AsyncUdtListener {
     inner: UdtListener,
     /// With `Options::security`: the key agreements' outcomes, once the first `accept` started
-    /// them (`secure/acceptor.rs`).
+    /// them (`acceptor.rs`).
     agreed: tokio::sync::Mutex<Option<Agreed>>,
 }
 

@@ -26,6 +26,7 @@
 //! `ConnectionReset` (peer lost), `BrokenPipe` (peer closed), `NotConnected`.
 
 mod accept_queue;
+mod acceptor;
 mod addr;
 #[cfg(feature = "tokio")]
 mod async_io;

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::accept_queue::{AcceptQueue, Accepted};
+use crate::acceptor::Acceptor;
 use crate::addr::resolve;
 use crate::mux::{Mux, Shard};
 use crate::options::Options;
-use crate::secure::acceptor::Acceptor;
 use crate::stream::UdtStream;
 
 /// A listening UDT socket.

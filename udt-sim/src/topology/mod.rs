@@ -30,13 +30,7 @@ use crate::packet::{Addr, IP_UDP_OVERHEAD};
 use crate::pcap::PcapWriter;
 use crate::rng;
 
-/// A host or router of a topology.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Vertex(pub u32);
-
-/// A one-way link of a topology.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LinkRef(pub u32);
+pub use crate::ids::{LinkRef, Vertex};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

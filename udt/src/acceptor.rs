@@ -33,11 +33,7 @@ use crate::secure::handshake::Role;
 use crate::secure::Credential;
 use crate::stream::UdtStream;
 
-/// Key agreements running at once, at most.
-pub const MAX_AGREEING: usize = 256;
-/// Key agreements running at once from one source, at most: a quarter of all, so one source
-/// cannot hold every place.
-pub const MAX_AGREEING_PER_SOURCE: usize = MAX_AGREEING / 4;
+pub use crate::secure::{MAX_AGREEING, MAX_AGREEING_PER_SOURCE};
 /// Outcomes waiting for `accept`, at most: beyond that (an application not accepting, a flood
 /// of failed agreements) new ones are dropped and their connections closed.
 pub const MAX_WAITING: usize = 1024;
