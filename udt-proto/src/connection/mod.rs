@@ -452,6 +452,7 @@ impl Connection {
                     return;
                 }
                 self.note_response(now);
+                self.note_peer_connected(now);
                 self.handle_data(now, &header, incoming);
             }
             Packet::Control(ctrl) => {
@@ -469,6 +470,7 @@ impl Connection {
                     return;
                 }
                 self.note_response(now);
+                self.note_peer_connected(now);
                 match ctrl.body {
                     Control::Handshake(_) => {}
                     Control::KeepAlive => {}

@@ -1,8 +1,10 @@
 //! The policy exchange: each end tells the other what its sender needs the other's receiver to
 //! report ([`Offer`], a user-defined control packet), and its receiver does what the peer asked.
 //!
-//! An end whose policy asks anything beyond UDT4's receiver behaviour offers at establishment,
-//! and again with its ACK2s while it has heard no offer from the peer, once per RTT + 4 RTTVar
+//! An end whose policy asks anything beyond UDT4's receiver behaviour offers once it knows the
+//! peer is connected: a caller at establishment (its listener answered, so it is connected), an
+//! accepted or rendezvous side at the first packet the peer sends after the handshake (a UDT4
+//! peer still connecting takes any other packet as a failed handshake); and again with its ACK2s while it has heard no offer from the peer, once per RTT + 4 RTTVar
 //! (the time an answer takes) and at most
 //! [`MAX_UNANSWERED_OFFERS`] times in all: a lost offer is repaired while its end sends data,
 //! and a UDT4 peer (which hands the packets to its congestion control, whose default ignores
@@ -13,7 +15,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::{Connection, PendingControl};
+use super::{Connection, PendingControl, Role};
 use crate::cc::CustomMessage;
 use crate::policy::{Offer, Policy, POLICY_SUBTYPE};
 use crate::time::Instant;
@@ -30,6 +32,8 @@ pub(super) struct Exchange {
     pub unanswered_sent: u8,
     /// When the last one left.
     pub last_sent: Option<Instant>,
+    /// The first offer was made (or there was nothing to ask when it was due).
+    pub started: bool,
 }
 
 impl Exchange {
@@ -63,9 +67,21 @@ fn queue_offer(own: &Policy, heard: bool, control: &mut VecDeque<PendingControl>
 }
 
 impl Connection {
-    /// The connection is established: offer, if there is anything to ask.
+    /// The connection is established: a caller offers now, the other roles at the peer's
+    /// first packet ([`Connection::note_peer_connected`]).
     pub(super) fn start_policy_exchange(&mut self, now: Instant) {
-        self.exchange.offer_unprompted(now, &self.own_policy, &mut self.control);
+        if self.role == Role::Caller {
+            self.note_peer_connected(now);
+        }
+    }
+
+    /// A packet from the connected peer arrived (or, for a caller, the listener answered): the
+    /// first offer goes out.
+    pub(super) fn note_peer_connected(&mut self, now: Instant) {
+        if !self.exchange.started {
+            self.exchange.started = true;
+            self.exchange.offer_unprompted(now, &self.own_policy, &mut self.control);
+        }
     }
 
     /// A user-defined control packet of the policy sub-type arrived: the receiving half follows
