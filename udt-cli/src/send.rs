@@ -55,6 +55,10 @@ pub struct Args {
     /// Declare the peer gone after this many seconds without hearing from it (default 10).
     #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
     pub peer_timeout: Option<std::time::Duration>,
+    /// Cap the sending rate, in bits per second of UDT packets (UDT4 `UDT_MAXBW`): 10mbit,
+    /// 500m, 1gbit, 10mbps (a bare number is bits per second). Default: no cap.
+    #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
+    pub rate: Option<u64>,
     #[command(flatten)]
     pub security: SecurityArgs,
 }
@@ -72,6 +76,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 
     let security = security::resolve(&args.security, Side::Connects, "send")?;
     let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
+    options.config.max_bandwidth = args.rate.map(|bits| bits / 8);
     security.apply(&mut options);
     let stream = net::connect(&args.target, options)?;
     tracing::info!(peer = %args.target, files = count, "connected");

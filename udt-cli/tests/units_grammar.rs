@@ -92,6 +92,9 @@ fn ambiguous_and_malformed_values_are_refused_with_exit_2() {
     assert_bad_value(&["perf", "client", "127.0.0.1:9", "--insecure", "-b", "10MB"], "size");
     assert_bad_value(&["perf", "--self", "-t", "0"], "above 0");
     assert_bad_value(&["recv", "--max-size", "1 parsec"], "unknown size unit");
+    for sub in ["send", "cat"] {
+        assert_bad_value(&[sub, "--rate", "10MB", "Cargo.toml", "127.0.0.1:9", "--insecure"], "size");
+    }
 }
 
 #[test]
