@@ -83,36 +83,8 @@ impl CongestionControl for Blast {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand_xoshiro::rand_core::SeedableRng;
-    use rand_xoshiro::Xoshiro256PlusPlus;
+    use crate::tcp::script::Script;
     use udt_proto::cc::fixed::UNLIMITED_PERIOD;
-    use udt_proto::connection::Stats;
-    use udt_proto::time::Instant;
-    use udt_proto::SeqNo;
-
-    fn init_with_mss(cc: &mut dyn CongestionControl, mss: u32) {
-        let stats = Stats::new(Instant::ZERO);
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let mut ctx = CcContext {
-            now: Instant::ZERO,
-            mss,
-            payload_size: mss - 44,
-            syn_interval: Duration::from_millis(10),
-            rtt: Duration::from_millis(100),
-            rtt_var: Duration::from_millis(50),
-            recv_rate: 0,
-            bandwidth: 0,
-            snd_curr_seq: SeqNo::new(0),
-            last_ack: SeqNo::new(1),
-            max_window: 25_600,
-            flight: 0,
-            measured_send_period: None,
-            stats: &stats,
-            ack: None,
-            rng: &mut rng,
-        };
-        cc.init(&mut ctx);
-    }
 
     #[test]
     fn blast_rate_changes_at_run_time() {
@@ -126,7 +98,10 @@ mod tests {
         assert_eq!(b.send_period(), Duration::from_micros(100));
         assert_eq!(handle.rate_bits_per_sec(), 120_000_000);
         // The negotiated MSS scales the period.
-        init_with_mss(a.as_mut(), 9000);
+        let mut script = Script::new();
+        let mut ctx = script.ctx();
+        (ctx.mss, ctx.payload_size) = (9000, 9000 - 44);
+        a.init(&mut ctx);
         assert_eq!(a.send_period(), Duration::from_micros(600));
         handle.set_rate_bits_per_sec(0);
         assert_eq!(a.send_period(), UNLIMITED_PERIOD);

@@ -2,30 +2,14 @@
 //! blocking waits poll in ([`POLL`], the transfer library's), and closing without hanging on a
 //! peer that no longer answers.
 
-use std::sync::mpsc;
 use std::time::Duration;
-
-use udt::UdtStream;
 
 /// How long one slice of a blocking wait lasts.
 pub const POLL: Duration = udt_transfer::POLL;
 
-/// Close `stream` in the background and wait for it at most `limit`: an error path must not
-/// hang on a peer that no longer answers.
-pub fn close_within(stream: UdtStream, limit: Duration) {
-    let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new().name("close".into()).spawn(move || {
-        let _ = tx.send(stream.close());
-    });
-    match spawned {
-        Ok(_) => match rx.recv_timeout(limit) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::debug!("close: {e}"),
-            Err(_) => tracing::debug!("close: still lingering after {limit:?}"),
-        },
-        Err(e) => tracing::debug!("cannot start the closing thread: {e}"),
-    }
-}
+/// Close `stream` in the background and wait for it at most `limit`
+/// ([`udt_transfer::close_within`]).
+pub use udt_transfer::close_within;
 
 /// Parse `--peer-timeout`: a time above zero, at most a day (`30`, `500ms`, `2m`; a bare number
 /// is seconds).

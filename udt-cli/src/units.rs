@@ -4,23 +4,9 @@
 
 use std::time::Duration;
 
-/// `1536` -> `1.5 KiB`, `0` -> `0 B`.
+/// `1536` -> `1.5 KiB`, `0` -> `0 B` ([`udt_units::format_bytes`]).
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if value >= 100.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
+    udt_units::format_bytes(n)
 }
 
 /// A size in bytes in the shared grammar (`1M` = 10^6 bytes, `1MiB` = 2^20, `1.5G`).

@@ -41,7 +41,7 @@ mod tree;
 pub use cancel::Cancel;
 pub use error::Error;
 pub use landing::{Swept, Ttl};
-pub use link::POLL;
+pub use link::{close_within, POLL};
 pub use observer::{Event, Ignore, Observer};
 pub use protocol::{display_name, Kind};
 pub use recv::{greet, ReceiveOptions, ReceiveReport, Receiver, Turn};

@@ -134,7 +134,7 @@ impl<'o> Link<'o> {
 
 /// Close `stream` in the background and wait for it at most `limit`: an error path must not
 /// hang on a peer that no longer answers.
-pub(crate) fn close_within(stream: UdtStream, limit: Duration) {
+pub fn close_within(stream: UdtStream, limit: Duration) {
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new().name("close".into()).spawn(move || {
         let _ = tx.send(stream.close());

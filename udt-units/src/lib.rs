@@ -36,7 +36,7 @@ mod time;
 
 pub use fraction::{parse_fraction, Fraction};
 pub use rate::{parse_rate, parse_rate_in, RateUnit};
-pub use size::{parse_amount, parse_size, Amount, Bare};
+pub use size::{format_bytes, parse_amount, parse_size, Amount, Bare};
 pub use time::{parse_duration, parse_time, Time, TimeUnit};
 
 use std::fmt;

@@ -27,6 +27,26 @@ pub enum Amount {
     Packets(u64),
 }
 
+/// `n` bytes as people read them, in binary units (as `ls -h`): `1536` -> `1.5 KiB`, `0` ->
+/// `0 B`; one decimal below 100 of a unit, none above.
+pub fn format_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value >= 100.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
 /// A size in bytes: `1500`, `64k`, `1M` (10^6), `1MiB` (2^20), `1.5G`. Packet counts are
 /// refused.
 pub fn parse_size(input: &str) -> Result<u64, UnitError> {
@@ -84,6 +104,13 @@ pub fn parse_amount(input: &str, bare: Bare) -> Result<Amount, UnitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_read_in_binary_units() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(150 << 20), "150 MiB");
+    }
 
     #[test]
     fn units_mean_what_they_say() {

@@ -59,9 +59,9 @@ pub fn prepare<'c>(
     if let Some(max) = ctx.max_size.filter(|&max| fh.size > max) {
         return Err(format!(
             "too large: {} ({} bytes), this receiver takes at most {} (--max-size)",
-            size_text(fh.size),
+            udt_units::format_bytes(fh.size),
             fh.size,
-            size_text(max)
+            udt_units::format_bytes(max)
         ));
     }
     let dir = walk(root.dir(), parents, Some(dirs.created_mut()))?;
@@ -89,8 +89,8 @@ pub fn prepare<'c>(
         if needed > free {
             return Err(format!(
                 "too large for the receiver's disk: {} needed, {} free",
-                size_text(needed),
-                size_text(free)
+                udt_units::format_bytes(needed),
+                udt_units::format_bytes(free)
             ));
         }
     }
@@ -106,35 +106,4 @@ pub fn prepare<'c>(
         }
     };
     Ok(Target { held, _claim: claim, dest: (*name).to_string(), temp })
-}
-
-/// `1536` -> `1.5 KiB`, `0` -> `0 B`: sizes in the refusals, in binary units.
-fn size_text(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if value >= 100.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_in_refusals() {
-        assert_eq!(size_text(0), "0 B");
-        assert_eq!(size_text(1536), "1.5 KiB");
-        assert_eq!(size_text(150 << 20), "150 MiB");
-    }
 }
