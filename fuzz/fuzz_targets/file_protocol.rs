@@ -1,7 +1,8 @@
 //! Hostile bytes into every parser of the file-transfer protocol (`udt-transfer/src/protocol.rs`,
-//! PROTOCOL.md): as the receiver reads a sender (header, tagged messages, entries, data
-//! records, paths) and as the sender reads a receiver (greeting, statuses). Nothing may panic
-//! or allocate beyond the protocol's bounds; an entry that parses re-encodes to the same value.
+//! `udt-transfer/PROTOCOL.md`): as the receiver reads a sender (header, tagged messages,
+//! entries, data records, paths) and as the sender reads a receiver (greeting, statuses).
+//! Nothing may panic or allocate beyond the protocol's bounds; an entry that parses re-encodes
+//! to the same value.
 #![no_main]
 
 #[path = "../../udt-transfer/src/protocol.rs"]

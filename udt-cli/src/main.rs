@@ -1,7 +1,7 @@
 //! `udt`: move data over UDT (UDP-based Data Transfer).
 //!
 //! - `udt send FILE... HOST:PORT` and `udt recv [--listen ADDR:PORT] [--out DIR]`: file
-//!   transfer, verified end to end with BLAKE3 (see `PROTOCOL.md`).
+//!   transfer, verified end to end with BLAKE3 (see `udt-transfer/PROTOCOL.md`).
 //! - `udt serve --protocol tsunami|rbudp|fobs PATH` and `udt fetch --protocol ... HOST NAME...`:
 //!   the seed papers' other protocols (Tsunami UDP, RBUDP, FOBS), which pull: the end with the
 //!   data listens (see docs/protocols.md).

@@ -3,7 +3,7 @@
 //! - `udt perf server [--listen ADDR:PORT]` (default `9001`, every address of both families: iperf3's 5201 is left alone
 //!   so the two can run side by side) receives tests and prints receive-side lines.
 //! - `udt perf client HOST:PORT [--time S] [--parallel N] [--json]` opens N UDT connections,
-//!   sends a 32-byte test header on each (see [`TestHeader`] and `PROTOCOL.md`), checks the
+//!   sends a 32-byte test header on each (see [`TestHeader`] and the Protocol section of `README.md`), checks the
 //!   server's greeting (so that reaching another service fails at once), then writes
 //!   from a preallocated buffer as fast as it can for S seconds, printing one line per stream
 //!   (and a SUM line) every interval, and a summary. `--rate RATE` (`-b`) caps each connection's

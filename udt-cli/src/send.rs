@@ -1,5 +1,5 @@
 //! `udt send FILE... HOST:PORT`: send files to a `udt recv`, each verified end to end with
-//! BLAKE3 (the protocol is the `udt-transfer` library's, described in `PROTOCOL.md`).
+//! BLAKE3 (the protocol is the `udt-transfer` library's, described in its `PROTOCOL.md`).
 //!
 //! Every argument is checked before connecting ([`Plan::collect`]): a file is sent under its name
 //! (`a/b/c.txt` arrives as `c.txt`; `--as NAME` renames a single argument), a directory as a

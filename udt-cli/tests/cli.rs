@@ -293,7 +293,7 @@ fn refuses_to_overwrite_without_force() {
     assert_eq!(std::fs::read_to_string(out.path().join("x.txt")).unwrap(), "new");
 }
 
-/// Headers go ahead of the answers (PROTOCOL.md): a refused first file, then an accepted one,
+/// Headers go ahead of the answers (udt-transfer/PROTOCOL.md): a refused first file, then an accepted one,
 /// then another; the stream stays in step and the two accepted files arrive intact.
 #[test]
 fn a_refused_file_between_accepted_ones_keeps_the_stream_in_step() {

@@ -1,5 +1,5 @@
 //! Files and directory trees over a UDT stream: the protocol of `udt send` and `udt recv`
-//! (described in `PROTOCOL.md` of the `udt-cli` crate), as a library.
+//! (described in this crate's `PROTOCOL.md`), as a library.
 //!
 //! - Sending: [`Plan::collect`] expands paths (files, directory trees) into entries, then
 //!   [`send`] sends them over a connected [`udt::UdtStream`]. Each file is verified end to end
@@ -47,3 +47,8 @@ pub use protocol::{display_name, Kind};
 pub use recv::{greet, ReceiveOptions, ReceiveReport, Receiver, Turn};
 pub use send::{send, SendOptions, SendReport, GREETING_TIMEOUT};
 pub use tree::{Entry, Plan};
+
+/// The README's example, compiled as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,5 +1,5 @@
 //! The file-transfer protocol of `udt send` and `udt recv`, version 4, over one UDT stream
-//! connection. The normative description is `PROTOCOL.md` of the `udt-cli` crate;
+//! connection. The normative description is this crate's `PROTOCOL.md`;
 //! in short (all integers little-endian):
 //!
 //! ```text
