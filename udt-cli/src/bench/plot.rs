@@ -135,7 +135,7 @@ fn draw(
     if !series.is_empty() {
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::LowerRight)
             .label_font(("sans-serif", FONT))
             .border_style(BLACK)
             .background_style(WHITE.mix(0.85))
