@@ -301,7 +301,7 @@ mod tests {
         let e = factory("daimd:noisy=true,speed=9").unwrap_err().0;
         assert!(e.contains("speed") && e.contains("noisy"), "{e}");
         assert!(factory("udt:noisy=true").is_err(), "the default has no DAIMD options");
-        assert!(factory("udt:loss=1").is_err() && factory("udt:beta=0").is_err());
+        assert!(factory("udt:standing=1").is_err() && factory("udt:beta=0").is_err());
         assert!(factory("udt:cruise=200,inc=0.1").is_ok());
         assert!(factory("udt:cruise=0").is_err() && factory("udt:inc=1").is_err());
         assert_eq!(factory("default").unwrap().build().name(), "udt");

@@ -73,11 +73,18 @@ pub(crate) static MODEL_PARAMS: [ParamInfo; 8] = [
         doc: "window on packets in flight",
     },
     ParamInfo {
-        key: "loss",
+        key: "standing",
         kind: Kind::Fraction,
-        unit: "",
-        default: || Value::Real(ModelConfig::default().loss_threshold),
-        doc: "lost fraction of a loss window that means congestion",
+        unit: "x peak queue",
+        default: || Value::Real(ModelConfig::default().standing_queue),
+        doc: "a loss is congestion when the last round's standing queue reaches this fraction of the recent deepest one",
+    },
+    ParamInfo {
+        key: "floor",
+        kind: Kind::Fraction,
+        unit: "x min RTT",
+        default: || Value::Real(ModelConfig::default().queue_floor),
+        doc: "a queue shorter than this never stands (jitter)",
     },
     ParamInfo {
         key: "beta",
@@ -85,13 +92,6 @@ pub(crate) static MODEL_PARAMS: [ParamInfo; 8] = [
         unit: "",
         default: || Value::Real(ModelConfig::default().loss_beta),
         doc: "rate kept per congested loss window while cruising",
-    },
-    ParamInfo {
-        key: "os_beta",
-        kind: Kind::Fraction,
-        unit: "",
-        default: || Value::Real(ModelConfig::default().oversubscribed_beta),
-        doc: "rate kept when losses while cruising stop in the probe's down phase (an over-subscribed queue)",
     },
     ParamInfo {
         key: "cruise",
@@ -120,9 +120,9 @@ pub(crate) fn build_model(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpec
     let config = ModelConfig {
         startup_gain: p.real("startup_gain")?,
         cwnd_gain: p.real("cwnd_gain")?,
-        loss_threshold: p.real("loss")?,
+        standing_queue: p.real("standing")?,
+        queue_floor: p.real("floor")?,
         loss_beta: p.real("beta")?,
-        oversubscribed_beta: p.real("os_beta")?,
         initial_window: p.real("iw")?,
         cruise_syn: {
             let lo = p.whole("cruise")? as u32;

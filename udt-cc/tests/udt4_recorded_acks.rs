@@ -131,6 +131,7 @@ fn replay(capture: &str) -> Replay {
                         rtt: Duration::from_micros(u64::from(info.rtt_us)),
                         recv_rate: info.rates.map_or(0, |r| r.recv_rate),
                         capacity: info.rates.map_or(0, |r| r.capacity),
+                        queue: None,
                     };
                     let mut c = ctx(now, largest, last_ack, flight, &stats, &mut rng);
                     c.ack = Some(report);

@@ -28,6 +28,7 @@ pub mod endpoint;
 pub mod loss_list;
 pub mod packet;
 pub mod policy;
+pub mod queue_delay;
 pub mod range_set;
 pub mod rng;
 pub mod seq;

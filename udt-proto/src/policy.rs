@@ -45,6 +45,10 @@ pub struct Policy {
     /// Receiving half: the ACK timer's period, clamped to [1 ms, SYN] (thesis §5.2 `setACKTimer`);
     /// `None` is SYN (10 ms).
     pub ack_period: Option<Duration>,
+    /// Receiving half: measure each data packet's one-way queueing delay from its header
+    /// timestamp ([`crate::queue_delay`]) and report the smallest and largest since the last
+    /// report in full ACKs that carry rates (32-byte bodies; docs/deviations.md W12).
+    pub queue_delay_reports: bool,
 }
 
 impl Policy {
@@ -57,6 +61,7 @@ impl Policy {
         counted_arrival_rate: false,
         ack_interval: None,
         ack_period: None,
+        queue_delay_reports: false,
     };
 
     /// What a rate-based controller that sees link errors needs: progress ACKs sent and learnt
@@ -76,6 +81,11 @@ impl Policy {
     /// This policy with progress ACKs sent and learnt from (`on`) or neither.
     pub const fn with_progress_acks(self, on: bool) -> Policy {
         Policy { progress_acks: on, learn_from_repeated_acks: on, ..self }
+    }
+
+    /// This policy with queueing-delay reports asked for (`on`) or not.
+    pub const fn with_queue_delay_reports(self, on: bool) -> Policy {
+        Policy { queue_delay_reports: on, ..self }
     }
 
     /// This policy with the counted arrival rate reported (`on`) or UDT4's median.
@@ -121,6 +131,7 @@ const PROGRESS_ACKS: u32 = 1 << 0;
 const COUNTED_RATE: u32 = 1 << 1;
 /// The sender of the offer has heard the receiver's: no answer is needed.
 const HEARD: u32 = 1 << 2;
+const QUEUE_DELAY: u32 = 1 << 3;
 /// Largest ACK interval an offer may ask for; more is the timer's business.
 const MAX_ACK_INTERVAL: u32 = 1 << 16;
 
@@ -148,6 +159,9 @@ impl Offer {
         if self.heard {
             info |= HEARD;
         }
+        if w.queue_delay_reports {
+            info |= QUEUE_DELAY;
+        }
         let interval = w.ack_interval.unwrap_or(0).min(MAX_ACK_INTERVAL);
         let period_us = w.ack_period.map_or(0, |p| p.as_micros().clamp(1, u128::from(u32::MAX)) as u32);
         let mut body = Vec::with_capacity(8);
@@ -167,6 +181,7 @@ impl Offer {
         let wants = Policy {
             progress_acks: info & PROGRESS_ACKS != 0,
             counted_arrival_rate: info & COUNTED_RATE != 0,
+            queue_delay_reports: info & QUEUE_DELAY != 0,
             ack_interval: (interval > 0).then_some(interval.min(MAX_ACK_INTERVAL)),
             ack_period: (period_us > 0).then(|| Duration::from_micros(u64::from(period_us))),
             ..Policy::UDT4
@@ -183,6 +198,7 @@ impl Policy {
             counted_arrival_rate: asked.counted_arrival_rate,
             ack_interval: asked.ack_interval,
             ack_period: asked.ack_period,
+            queue_delay_reports: asked.queue_delay_reports,
             ..self
         }
     }
@@ -197,6 +213,7 @@ mod tests {
         let policies = [
             Policy::UDT4,
             Policy::PROGRESS_REPORTS,
+            Policy::PROGRESS_REPORTS.with_queue_delay_reports(true),
             Policy::UDT4.with_ack_interval(Some(2)).with_ack_period(Some(Duration::from_millis(3))),
         ];
         for wants in policies {

@@ -488,7 +488,7 @@ fn hostile_input_is_dropped_and_counted_and_the_transfer_still_completes() {
     let ack = Ack {
         ack_no: AckNo::new(5),
         next_expected: SeqNo::new(rng.next_u32()),
-        info: Some(AckInfo { rtt_us: 1, rtt_var_us: 1, avail_buf_pkts: 1 << 30, rates: None }),
+        info: Some(AckInfo { rtt_us: 1, rtt_var_us: 1, avail_buf_pkts: 1 << 30, rates: None, queue: None }),
     };
     c.handle_datagram(now, &control(client_id, Control::Ack(ack)));
     // NAKs with an inverted range and with numbers never sent.

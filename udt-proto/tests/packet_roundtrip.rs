@@ -11,8 +11,8 @@
 
 use proptest::prelude::*;
 use udt_proto::packet::{
-    Ack, AckInfo, AckRates, Boundary, Control, ControlPacket, DataHeader, DropRequest, Handshake, LossEntry,
-    NakList, Packet, RequestType, SocketType,
+    Ack, AckInfo, AckQueue, AckRates, Boundary, Control, ControlPacket, DataHeader, DropRequest, Handshake,
+    LossEntry, NakList, Packet, RequestType, SocketType,
 };
 use udt_proto::{AckNo, MsgNo, SeqNo, SocketId};
 
@@ -146,8 +146,18 @@ fn ack() -> impl Strategy<Value = Ack> {
     let rates = prop::option::of(
         (any::<u32>(), any::<u32>()).prop_map(|(recv_rate, capacity)| AckRates { recv_rate, capacity }),
     );
-    let info = prop::option::of((any::<u32>(), any::<u32>(), any::<u32>(), rates).prop_map(
-        |(rtt_us, rtt_var_us, avail_buf_pkts, rates)| AckInfo { rtt_us, rtt_var_us, avail_buf_pkts, rates },
+    let queue = prop::option::of(
+        (any::<u32>(), any::<u32>()).prop_map(|(min_us, max_us)| AckQueue { min_us, max_us }),
+    );
+    // The queueing delay travels only with the rates (a 32-byte body).
+    let info = prop::option::of((any::<u32>(), any::<u32>(), any::<u32>(), rates, queue).prop_map(
+        |(rtt_us, rtt_var_us, avail_buf_pkts, rates, queue)| AckInfo {
+            rtt_us,
+            rtt_var_us,
+            avail_buf_pkts,
+            rates,
+            queue: rates.and(queue),
+        },
     ));
     (any::<u32>(), seq(), info).prop_map(|(n, next_expected, info)| Ack {
         ack_no: AckNo::new(n),

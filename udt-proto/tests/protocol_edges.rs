@@ -310,6 +310,7 @@ fn ack2_is_sent_at_most_once_per_syn() {
                 rtt_var_us: 100,
                 avail_buf_pkts: 8000,
                 rates: None,
+                queue: None,
             }),
         };
         let mut out = [0u8; 64];

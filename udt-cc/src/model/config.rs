@@ -3,7 +3,7 @@
 //! documentation show the whole controller's tuning surface.
 //!
 //! Invariants (checked by [`ModelConfig::validate`]): gains are positive and finite; the probe
-//! gains bracket 1; the loss threshold is a fraction strictly between 0 and 1; every count of
+//! gains bracket 1; the queue fractions are strictly between 0 and 1; every count of
 //! rounds is at least 1.
 
 /// Parameters of [`super::ModelCc`].
@@ -47,23 +47,18 @@ pub struct ModelConfig {
     pub min_rtt_window: u32,
     /// Pacing gain during ProbeRTT: drains half a BDP of standing queue per round.
     pub probe_rtt_gain: f64,
-    /// A loss window whose lost fraction is above this is congestion; below it, link errors.
-    /// Random loss on paths worth using stays under a few percent, while a queue overflowing
-    /// under a 1.25 probe loses about 20% of what it sends meanwhile.
-    pub loss_threshold: f64,
-    /// A loss window spans at least one round and at least `loss_sample / loss_threshold`
-    /// packets sent: at 2% random loss a 5% threshold is then crossed by chance in under 1% of
-    /// windows (Poisson tail), whatever the BDP.
-    pub loss_sample: f64,
+    /// A loss is congestion when the standing queue of the last round reaches this fraction of
+    /// the deepest standing queue of the last probe cycles (`queue.rs`): an overflow drops at
+    /// the buffer's depth, a faulty link at any depth. A half: a competitor that fills the
+    /// buffer keeps it between CUBIC's 0.7 and full after its decrease, while a paced flow
+    /// alone keeps it near empty.
+    pub standing_queue: f64,
+    /// Below this fraction of `min_rtt` a queue does not stand (jitter and the flow's own
+    /// packet pairs); a buffer shallower than that is not told from jitter either.
+    pub queue_floor: f64,
     /// Multiplicative decrease of the bandwidth cap per congested loss window that our own probe
     /// did not cause (someone else took more of the link): 0.7, CUBIC's and BBRv3's beta.
     pub loss_beta: f64,
-    /// Multiplicative decrease of the bandwidth cap when the over-subscription test (losses while
-    /// cruising that stop in ProbeBW Down, `oversubscribed.rs`) finds the queue kept over full:
-    /// what it detects is an excess small enough for one flow's Down (`1 - probe_down_gain`) to
-    /// end, so a smaller cut than `loss_beta`'s suffices (0.7 here cost 3% of multi-flow
-    /// utilization in the sweep for no better fairness).
-    pub oversubscribed_beta: f64,
     /// A probe cycle without congestion raises the loss bound by this fraction of the link's
     /// capacity (additive: the same step for every flow sharing the link, whatever its rate
     /// or RTT; a bound at 0.7 of a lone flow's rate is regained in 5 cycles).
@@ -95,10 +90,9 @@ impl Default for ModelConfig {
             bw_window_cycles: 2,
             min_rtt_window: 64,
             probe_rtt_gain: 0.5,
-            loss_threshold: 0.05,
-            loss_sample: 10.0,
+            standing_queue: 0.5,
+            queue_floor: 1.0 / 16.0,
             loss_beta: 0.7,
-            oversubscribed_beta: 0.85,
             cap_increase: 1.0 / 16.0,
             drain_target: 0.25,
             drain_max_rounds: 3,
@@ -117,7 +111,6 @@ impl ModelConfig {
             ("probe_down_gain", self.probe_down_gain),
             ("cwnd_gain", self.cwnd_gain),
             ("probe_rtt_gain", self.probe_rtt_gain),
-            ("loss_sample", self.loss_sample),
             ("initial_window", self.initial_window),
         ];
         for (name, v) in positive {
@@ -129,9 +122,9 @@ impl ModelConfig {
             return Err("probe_up_gain and startup_gain must be at least 1, probe_down_gain at most 1".into());
         }
         for (name, v) in [
-            ("loss_threshold", self.loss_threshold),
+            ("standing_queue", self.standing_queue),
+            ("queue_floor", self.queue_floor),
             ("loss_beta", self.loss_beta),
-            ("oversubscribed_beta", self.oversubscribed_beta),
             ("cap_increase", self.cap_increase),
             ("drain_target", self.drain_target),
         ] {

@@ -12,10 +12,16 @@
 //! receiver's ACK/ACK2 RTT, reported in every full ACK ([`filters::MinFilter`]); `BDP = bw x
 //! min_rtt`. A round is one `min_rtt`, or two ACK periods (SYN) if longer, since no rate report
 //! comes faster, or the time to deliver 50 packets if longer still (a rate counted over fewer is
-//! too coarse). A loss window spans two ACK periods (the same time scale for every flow, whatever
-//! its RTT) and enough packets to tell a loss rate; its loss-event rate (runs of consecutive
-//! NAKed packets sent after the last decrease, over packets sent) above `loss_threshold` is
-//! congestion, below it link errors, which change nothing.
+//! too coarse). Losses are the queue's or the link's ([`queue`]): a loss window spans two ACK
+//! periods (the same time scale for every flow, whatever its RTT), and its loss events (runs of
+//! consecutive NAKed packets sent after the last decrease) are congestion when the standing
+//! queue of the last round is at least `standing_queue` of the deepest one of the last probe
+//! cycles and above `queue_floor` of `min_rtt`: an overflow drops at the buffer's depth, a
+//! faulty link at any depth, so losses with an empty queue change nothing, at any loss rate.
+//! The standing queue is the receiver's one-way measure, the smallest queueing delay of an ACK
+//! period (`Policy::queue_delay_reports`, which this controller declares), or from a UDT4
+//! receiver the smoothed RTT over `min_rtt`. After a decrease, only reports on packets sent
+//! after it count: one queue is answered once, as TCP answers one window's losses once.
 //!
 //! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
 //! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
@@ -24,8 +30,8 @@
 //! longer occupy the path (UDT acknowledges cumulatively, so they count in flight). States:
 //! * **Startup** (gain `startup_gain`): until the bandwidth grew by less than `full_bw_growth`
 //!   over `full_bw_rounds` rounds, or a congested loss window; then
-//! * **Drain** (gain `1 / startup_gain`): until the RTT is within `drain_target` of `min_rtt`, the
-//!   packets in flight are at most one BDP, or `drain_max_rounds`; then
+//! * **Drain** (gain `1 / startup_gain`): until the standing queue is at most `drain_target` of
+//!   `min_rtt`, the packets in flight are at most one BDP, or `drain_max_rounds`; then
 //! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods) -> Up
 //!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, one round and on until drained as
 //!   Drain is, at most `drain_max_rounds`) -> Cruise. Congestion
@@ -37,9 +43,6 @@
 //!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
 //!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
 //!   its increase a function of the link, not of the flow, for the same reason).
-//!   Losses under the threshold that fall while cruising and stop in Down are a queue the
-//!   flows sharing it keep over full (`oversubscribed.rs`): the bound becomes
-//!   `oversubscribed_beta` times the rate and that cycle's probe is skipped.
 //! * **ProbeRTT** (from any state, when `min_rtt` was not refreshed for `min_rtt_window`
 //!   ProbeRTT durations): gain `probe_rtt_gain` for one round plus the RTT report's settling
 //!   time (8 ACK periods: the receiver's RTT is a 1/8 moving average); the minimum seen
@@ -53,7 +56,7 @@
 mod config;
 mod delivery;
 mod filters;
-mod oversubscribed;
+mod queue;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -61,7 +64,7 @@ use std::time::Duration;
 pub use config::ModelConfig;
 use delivery::{DeliverySampler, RateMean};
 pub use filters::{MaxFilter, MinFilter};
-use oversubscribed::{PhaseLosses, Tag, Verdict};
+use queue::QueueGauge;
 
 use super::{AckReport, CcContext, CcFactory, CongestionControl, Policy};
 use udt_proto::seq::SeqNo;
@@ -172,8 +175,14 @@ pub struct ModelCc {
     timed_out: bool,
     period: Duration,
     window: f64,
-    /// Loss events of packets sent while cruising and in Down ([`oversubscribed`]).
-    phase_losses: PhaseLosses,
+    /// The standing queue, which tells the queue's losses from the link's ([`queue`]).
+    queue: QueueGauge,
+    /// The receiver reports the one-way queueing delay (the RTT fallback is then unused).
+    queue_reports: bool,
+    /// The last standing-queue sample.
+    last_queue: Option<Duration>,
+    /// The deepest standing-queue sample since the current probe began, seconds.
+    cycle_queue: f64,
 }
 
 impl ModelCc {
@@ -219,7 +228,10 @@ impl ModelCc {
             timed_out: false,
             period: Duration::from_millis(1),
             window: config.initial_window.max(MIN_WINDOW),
-            phase_losses: PhaseLosses::default(),
+            queue: QueueGauge::new(config.bw_window_cycles),
+            queue_reports: false,
+            last_queue: None,
+            cycle_queue: 0.0,
         }
     }
 
@@ -279,7 +291,15 @@ impl ModelCc {
                     self.probe_end_round = Some(self.round);
                 }
                 if self.state == State::ProbeBw(Phase::Down) && !self.probe_congested {
-                    self.bw_cap += self.config.cap_increase * self.link_capacity(ctx);
+                    // A probe that built no queue found the link with room for its gain: the
+                    // bound rises to the probe's rate (no competitor holds the queue to share).
+                    let additive = self.bw_cap + self.config.cap_increase * self.link_capacity(ctx);
+                    let room = self
+                        .min_rtt
+                        .get()
+                        .is_some_and(|min| self.cycle_queue <= min.as_secs_f64() * self.config.queue_floor);
+                    self.bw_cap =
+                        if room { additive.max(self.bw_cap * self.config.probe_up_gain) } else { additive };
                     if self.bw_cap >= self.bw.get() {
                         self.bw_cap = f64::INFINITY;
                     }
@@ -292,8 +312,10 @@ impl ModelCc {
             }
             State::ProbeBw(Phase::Up) => {
                 self.probe_congested = false;
+                self.cycle_queue = 0.0;
                 self.cycle += 1;
                 self.bw.advance(self.cycle);
+                self.queue.advance(self.cycle);
                 1
             }
             State::ProbeBw(Phase::Down) => {
@@ -332,6 +354,22 @@ impl ModelCc {
         }
         self.last_rtt = Some(report.rtt);
         self.min_rtt.update(now, report.rtt);
+        // The standing queue: the receiver's one-way measure when it sends one (ours, asked for
+        // by the policy), else the smoothed RTT over its minimum (a UDT4 receiver's reports,
+        // which lag the queue by the 1/8 smoothing).
+        self.queue_reports |= report.queue.is_some();
+        let standing = match (report.queue, self.min_rtt.get()) {
+            (Some(q), _) => Some(q.min),
+            (None, Some(min)) if !self.queue_reports => Some(report.rtt.saturating_sub(min)),
+            _ => None,
+        };
+        if standing.is_some() {
+            self.last_queue = standing;
+        }
+        if let Some(q) = standing {
+            self.cycle_queue = self.cycle_queue.max(q.as_secs_f64());
+            self.queue.handle_sample(now, self.cycle, q, self.queue_bucket(syn));
+        }
         if self.state == State::ProbeRtt {
             self.probe_rtt_min = Some(self.probe_rtt_min.map_or(report.rtt, |m| m.min(report.rtt)));
         }
@@ -402,7 +440,7 @@ impl ModelCc {
         self.round += 1;
         self.round_start = ctx.now;
         self.bw.update(self.cycle, self.round_bw());
-        tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), reported = self.round_reported.mean(), acked = self.round_acked.mean(), n = self.round_samples(), rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, "udt model: round");
+        tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), reported = self.round_reported.mean(), acked = self.round_acked.mean(), n = self.round_samples(), rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, q_recent = self.queue.recent(), q_peak = self.queue.peak(), "udt model: round");
         let sampled = self.round_samples() > 0;
         if sampled {
             // A round without a rate report (reports come every other ACK on short paths)
@@ -427,10 +465,7 @@ impl ModelCc {
                     _ => self.rounds_left == 0 && !cruising,
                 };
                 if done {
-                    let oversubscribed =
-                        self.state == State::ProbeBw(Phase::Cruise) && self.oversubscribed(ctx);
                     let next = match self.state {
-                        State::ProbeBw(Phase::Cruise) if oversubscribed => Phase::Cruise,
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
                         _ => Phase::Cruise,
@@ -439,35 +474,6 @@ impl ModelCc {
                 }
             }
             State::ProbeRtt => {}
-        }
-    }
-
-    /// At the end of a cruise: whether the losses of the cycles since the last verdict show a
-    /// queue that the flows sharing it keep over-subscribed ([`oversubscribed`]): if so, the
-    /// loss bound becomes `oversubscribed_beta` of the rate (a congestion signal that the loss
-    /// threshold cannot see) and the flow cruises on instead of probing.
-    fn oversubscribed(&mut self, ctx: &CcContext<'_>) -> bool {
-        // This cruise belongs to the next unit; the units up to the current cycle are complete.
-        if self.phase_losses.verdict(self.cycle) != Verdict::Oversubscribed {
-            return false;
-        }
-        let bound = self.bandwidth() * self.config.oversubscribed_beta;
-        tracing::debug!(target: "udt::cc", bound, "udt model: over-subscribed");
-        self.bw_cap = bound.max(self.min_rate(ctx));
-        self.raise_count_from(ctx.snd_curr_seq.next());
-        self.phase_losses.reset();
-        true
-    }
-
-    /// The phase a packet sent now belongs to, for the over-subscription test: settled cruise
-    /// (more than two rounds after a probe, whose queue and losses are its own), Down, or other.
-    fn loss_tag(&self) -> Tag {
-        match self.state {
-            State::ProbeBw(Phase::Cruise) if self.probe_end_round.is_none_or(|r| self.round > r + 2) => {
-                Tag::Cruise
-            }
-            State::ProbeBw(Phase::Down) => Tag::Down,
-            _ => Tag::Other,
         }
     }
 
@@ -496,13 +502,11 @@ impl ModelCc {
         }
     }
 
-    /// The queue is gone: the RTT is within `drain_target` of the minimum, or the packets in
+    /// The queue is gone: the standing queue is within `drain_target` of `min_rtt`, or the packets in
     /// flight at an ACK are at most one BDP.
     fn drained(&self, ctx: &CcContext<'_>) -> bool {
-        let queue_gone = match (self.last_rtt, self.min_rtt.get()) {
-            (Some(rtt), Some(min)) => {
-                rtt.as_secs_f64() <= min.as_secs_f64() * (1.0 + self.config.drain_target)
-            }
+        let queue_gone = match (self.last_queue, self.min_rtt.get()) {
+            (Some(queue), Some(min)) => queue.as_secs_f64() <= min.as_secs_f64() * self.config.drain_target,
             _ => false,
         };
         queue_gone || f64::from(ctx.flight) <= self.bdp()
@@ -515,19 +519,33 @@ impl ModelCc {
     /// Losses of packets sent before the last decrease do not count (the decrease answered
     /// them), so a long RTT's late reports are not answered twice.
     fn check_loss_window(&mut self, ctx: &mut CcContext<'_>) {
-        let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
-        let enough = self.config.loss_sample / self.config.loss_threshold;
-        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS || (sent as f64) < enough {
+        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS {
             return;
         }
+        let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
         let lost = std::mem::take(&mut self.loss_counted);
         self.loss_sent = ctx.stats.total.pkts_sent;
         self.loss_start = ctx.now;
-        let rate = lost as f64 / sent as f64;
-        if rate > self.config.loss_threshold {
+        if lost > 0 && self.queue_stands() {
             self.raise_count_from(ctx.snd_curr_seq.next());
-            self.handle_congestion(ctx, rate);
+            self.handle_congestion(ctx, lost as f64 / sent.max(1) as f64);
         }
+    }
+
+    /// Whether the losses of now are the queue's: it stands at `standing_queue` of its recent
+    /// peak and above `queue_floor` of `min_rtt` ([`queue`]). Before any RTT report no queue
+    /// is known to stand: the first round's losses are the link's (a queue that Startup fills
+    /// shows in the reports before it overflows).
+    fn queue_stands(&self) -> bool {
+        self.min_rtt.get().is_some_and(|min| {
+            self.queue.stands(self.config.standing_queue, min.mul_f64(self.config.queue_floor))
+        })
+    }
+
+    /// A bucket of the gauge's recent maximum: one round trip, at least two ACK periods (a
+    /// loss is reported within a round trip of its drop).
+    fn queue_bucket(&self, syn: Duration) -> Duration {
+        self.rtt_estimate().max(syn * RATE_REPORT_ACKS)
     }
 
     /// Count the reported loss events of packets sent after the last decrease, each once (a
@@ -542,7 +560,6 @@ impl ModelCc {
                 _ => first,
             };
             if !from.is_after(last) {
-                self.phase_losses.handle_loss_event(from);
                 self.loss_counted += 1;
                 self.raise_count_from(last.next());
             }
@@ -557,6 +574,8 @@ impl ModelCc {
 
     fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
         let delivered = self.last_round_bw.max(self.round_bw());
+        let settled = ctx.now + self.rtt_estimate() + ctx.syn_interval * RATE_REPORT_ACKS;
+        self.queue.restart(ctx.now, settled);
         tracing::debug!(target: "udt::cc", loss_rate, state = ?self.state, delivered, "udt model: congestion");
         match self.state {
             State::Startup => {
@@ -622,10 +641,10 @@ impl ModelCc {
         }
     }
 
-    /// The queue the last RTT report shows, as a fraction of `min_rtt` (0 when unknown).
+    /// The last standing-queue sample, as a fraction of `min_rtt` (0 when unknown).
     fn queue_fraction(&self) -> f64 {
-        match (self.last_rtt, self.min_rtt.get()) {
-            (Some(rtt), Some(min)) if !min.is_zero() => rtt.as_secs_f64() / min.as_secs_f64() - 1.0,
+        match (self.last_queue, self.min_rtt.get()) {
+            (Some(queue), Some(min)) if !min.is_zero() => queue.as_secs_f64() / min.as_secs_f64(),
             _ => 0.0,
         }
     }
@@ -748,13 +767,6 @@ impl CongestionControl for ModelCc {
             // Nothing before it is unacknowledged: delivery counts from here.
             self.delivery.restart(seq, ctx.now);
         }
-        if !retransmission {
-            // A unit is a settled cruise and the Down after it: cruise packets count in the next
-            // cycle's unit, Down's in the current cycle's.
-            let tag = self.loss_tag();
-            let unit = if tag == Tag::Cruise { self.cycle + 1 } else { self.cycle };
-            self.phase_losses.handle_sent(seq, tag, unit);
-        }
         if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
             self.sent_at.push_back((seq, ctx.now));
         }
@@ -779,8 +791,9 @@ impl CcFactory for ModelFactory {
     }
 
     fn policy(&self) -> Policy {
-        // Rate-based on a path with errors: it learns from every report (module docs).
-        Policy::PROGRESS_REPORTS
+        // Rate-based on a path with errors: it learns from every report, and tells the queue's
+        // losses from the link's by the one-way queueing delay (module docs).
+        Policy::PROGRESS_REPORTS.with_queue_delay_reports(true)
     }
 }
 

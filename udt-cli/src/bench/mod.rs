@@ -173,7 +173,12 @@ pub fn run(args: &Args) -> Result<()> {
             let udt = System::Udt { cc: None };
             let mut pairs = vec![vec![udt.clone(), udt.clone()]];
             if on_path("iperf3") {
-                pairs.push(vec![udt, System::Tcp { cc: "cubic".into() }]);
+                // Beside kernel CUBIC: ours, and for reference CUBIC itself and kernel BBR, so
+                // CUBIC's share beside ours reads against its share beside its own kind.
+                let cubic = System::Tcp { cc: "cubic".into() };
+                pairs.push(vec![udt, cubic.clone()]);
+                pairs.push(vec![cubic.clone(), cubic.clone()]);
+                pairs.push(vec![System::Tcp { cc: "bbr".into() }, cubic]);
             }
             for pair in pairs {
                 let run = shared::run(&ctx, &pair);

@@ -80,6 +80,10 @@ pub struct AckReport {
     pub recv_rate: u32,
     /// Link capacity by packet pairs, packets/s (0 = unknown or absent).
     pub capacity: u32,
+    /// The receiver's one-way queueing delay since its last report (smallest: the standing
+    /// queue; largest), when this end's policy asked for it and the peer sends it
+    /// ([`Policy::queue_delay_reports`]); `None` from a UDT4 receiver.
+    pub queue: Option<crate::queue_delay::QueueReport>,
 }
 
 /// A user-defined control message (control type 0x7FFF) to send to the peer's algorithm.

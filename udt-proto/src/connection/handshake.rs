@@ -348,6 +348,7 @@ impl Connection {
             } else {
                 Default::default()
             },
+            queue_delay: Default::default(),
             pkts_since_ack: 0,
             light_acks: 1,
             window_update: false,

@@ -188,6 +188,8 @@ struct Receiver {
     last_rates_time: Option<Instant>,
     history: AckHistory,
     arrivals: ArrivalEstimator,
+    /// One-way queueing delay of arrivals, reported when the peer's policy asks for it.
+    queue_delay: crate::queue_delay::QueueDelay,
     pkts_since_ack: u32,
     light_acks: u32,
     /// Send an ACK even if nothing new arrived: the application freed buffer space.

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use super::{Connection, Incoming, PendingControl, Timer, LIGHT_ACK_EVERY, SYN};
 use crate::buffer::InsertOutcome;
-use crate::packet::{Ack, AckInfo, AckRates, DataHeader, DropRequest, DATA_HEADER_LEN};
+use crate::packet::{Ack, AckInfo, AckQueue, AckRates, DataHeader, DropRequest, DATA_HEADER_LEN};
 use crate::seq::{AckNo, SeqNo};
 use crate::time::Instant;
 
@@ -41,6 +41,9 @@ impl Connection {
         let rx = &mut link.rx;
         self.stats.total.pkts_recv += 1;
         rx.arrivals.on_arrival(header.seq, now);
+        if self.policy.queue_delay_reports {
+            rx.queue_delay.handle_arrival(now, now.wire_timestamp(self.start), header.timestamp);
+        }
         let seq = header.seq;
         let outcome = match incoming {
             Incoming::Bytes(bytes) => rx.buf.insert(header, &bytes[DATA_HEADER_LEN..]),
@@ -267,11 +270,21 @@ impl Connection {
         } else {
             None
         };
+        // The queueing delay travels with the rates: the period it covers is theirs.
+        let queue = if rates.is_some() && self.policy.queue_delay_reports {
+            rx.queue_delay.take_report().map(|q| AckQueue {
+                min_us: crate::time::duration_micros(q.min).min(u64::from(u32::MAX)) as u32,
+                max_us: crate::time::duration_micros(q.max).min(u64::from(u32::MAX)) as u32,
+            })
+        } else {
+            None
+        };
         let info = AckInfo {
             rtt_us: rtt_us.min(u32::MAX as u64) as u32,
             rtt_var_us: var_us.min(u32::MAX as u64) as u32,
             avail_buf_pkts: avail,
             rates,
+            queue,
         };
         rx.history.push(rx.last_ack_no, ack, now);
         rx.last_ack_time = Some(now);

@@ -93,6 +93,10 @@ impl Connection {
             rtt: Duration::from_micros(u64::from(info.rtt_us)),
             recv_rate: info.rates.map_or(0, |r| r.recv_rate),
             capacity: info.rates.map_or(0, |r| r.capacity),
+            queue: info.queue.map(|q| crate::queue_delay::QueueReport {
+                min: Duration::from_micros(u64::from(q.min_us)),
+                max: Duration::from_micros(u64::from(q.max_us)),
+            }),
         });
         self.with_cc(now, |cc, ctx| cc.on_ack(ctx, acked));
         self.restart_rate_sample(now);

@@ -2,9 +2,11 @@
 //!
 //! Body lengths: 4 bytes (light ACK: next expected sequence only), 16 bytes (plus RTT, RTT
 //! variance, free buffer in packets), 24 bytes (plus arrival rate and link capacity in
-//! packets/s). Bodies longer than 24 bytes are accepted as 24-byte ACKs with the extra bytes
-//! ignored (and not re-emitted), so a future peer that appends fields still interoperates. Any
-//! other length (0..=3, 5..=15, 17..=23) is a [`ParseError::BadLength`]:
+//! packets/s), 32 bytes (plus the smallest and largest queueing delay since the last report,
+//! microseconds: ours, sent only to a peer whose policy offer asked for it; docs/deviations.md
+//! W12). Bodies of 25..=31 and over 32 bytes are accepted as the shorter shape with the extra
+//! bytes ignored (and not re-emitted), so a future peer that appends fields still
+//! interoperates. Any other length (0..=3, 5..=15, 17..=23) is a [`ParseError::BadLength`]:
 //! 4.11 itself would read rate fields past the end of a 17..23-byte body.
 //! The ACK number lives in the control header's additional-info word (0 for light ACKs).
 
@@ -17,6 +19,8 @@ pub const LIGHT_ACK_BODY_LEN: usize = 4;
 pub const FULL_ACK_BODY_LEN: usize = 16;
 /// Body length of a full ACK with rate fields.
 pub const FULL_ACK_WITH_RATES_BODY_LEN: usize = 24;
+/// Body length of a full ACK with rate and queueing-delay fields.
+pub const FULL_ACK_WITH_QUEUE_BODY_LEN: usize = 32;
 
 // Word indices within the body (protocol notes §1, full ACK fields 1..6).
 const NEXT_EXPECTED: usize = 0;
@@ -25,6 +29,8 @@ const RTT_VAR: usize = 2;
 const AVAIL_BUF: usize = 3;
 const RECV_RATE: usize = 4;
 const CAPACITY: usize = 5;
+const QUEUE_MIN: usize = 6;
+const QUEUE_MAX: usize = 7;
 
 /// An acknowledgement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +52,20 @@ pub struct AckInfo {
     pub rtt_var_us: u32,
     /// Free receive buffer in packets.
     pub avail_buf_pkts: u32,
-    /// Present in 24-byte bodies.
+    /// Present in 24 and 32-byte bodies.
     pub rates: Option<AckRates>,
+    /// Present in 32-byte bodies (only with `rates`).
+    pub queue: Option<AckQueue>,
+}
+
+/// Queueing-delay fields of a 32-byte ACK: the receiver's one-way delay estimate
+/// ([`crate::queue_delay`]) over the packets since its last report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckQueue {
+    /// The smallest queueing delay, microseconds: the standing queue.
+    pub min_us: u32,
+    /// The largest, microseconds.
+    pub max_us: u32,
 }
 
 /// Rate fields of a 24-byte ACK.
@@ -72,25 +90,30 @@ impl Ack {
                 rtt_var_us: word(body, RTT_VAR),
                 avail_buf_pkts: word(body, AVAIL_BUF),
                 rates: None,
+                queue: None,
             }),
-            // protocol notes §1: rates are present in 24-byte bodies; longer: extra ignored.
+            // protocol notes §1: rates are present in 24-byte bodies; longer: extra ignored,
+            // but for our queueing-delay fields in 32 bytes.
             _ if len >= FULL_ACK_WITH_RATES_BODY_LEN => Some(AckInfo {
                 rtt_us: word(body, RTT),
                 rtt_var_us: word(body, RTT_VAR),
                 avail_buf_pkts: word(body, AVAIL_BUF),
                 rates: Some(AckRates { recv_rate: word(body, RECV_RATE), capacity: word(body, CAPACITY) }),
+                queue: (len >= FULL_ACK_WITH_QUEUE_BODY_LEN)
+                    .then(|| AckQueue { min_us: word(body, QUEUE_MIN), max_us: word(body, QUEUE_MAX) }),
             }),
             _ => return Err(ParseError::BadLength { what: "ACK", len }),
         };
         Ok(Ack { ack_no: AckNo::new(ack_no), next_expected: SeqNo::new(word(body, NEXT_EXPECTED)), info })
     }
 
-    /// Body length this value emits (4, 16 or 24).
+    /// Body length this value emits (4, 16, 24 or 32; queueing delay only with rates).
     pub fn body_len(&self) -> usize {
         match self.info {
             None => LIGHT_ACK_BODY_LEN,
             Some(AckInfo { rates: None, .. }) => FULL_ACK_BODY_LEN,
-            Some(AckInfo { rates: Some(_), .. }) => FULL_ACK_WITH_RATES_BODY_LEN,
+            Some(AckInfo { rates: Some(_), queue: None, .. }) => FULL_ACK_WITH_RATES_BODY_LEN,
+            Some(AckInfo { rates: Some(_), queue: Some(_), .. }) => FULL_ACK_WITH_QUEUE_BODY_LEN,
         }
     }
 
@@ -113,6 +136,10 @@ impl Ack {
             if let Some(rates) = info.rates {
                 put_word(buf, RECV_RATE, rates.recv_rate);
                 put_word(buf, CAPACITY, rates.capacity);
+                if let Some(queue) = info.queue {
+                    put_word(buf, QUEUE_MIN, queue.min_us);
+                    put_word(buf, QUEUE_MAX, queue.max_us);
+                }
             }
         }
         Ok(need)
@@ -139,6 +166,7 @@ mod tests {
                 rtt_var_us: 50_000,
                 avail_buf_pkts: 8190,
                 rates: Some(AckRates { recv_rate: 1, capacity: 1000 }),
+                queue: None,
             }),
         }
     }
@@ -171,11 +199,16 @@ mod tests {
                     rtt_var_us: u32::MAX - 1,
                     avail_buf_pkts: u32::MAX - 2,
                     rates: Some(AckRates { recv_rate: u32::MAX - 3, capacity: u32::MAX - 4 }),
+                    queue: Some(AckQueue { min_us: u32::MAX - 5, max_us: u32::MAX - 6 }),
                 }),
+            },
+            Ack {
+                info: Some(AckInfo { queue: Some(AckQueue { min_us: 0, max_us: 9 }), ..full.info.unwrap() }),
+                ..full
             },
         ];
         for ack in shapes {
-            let mut buf = [0xa5u8; 32];
+            let mut buf = [0xa5u8; 40];
             let n = ack.emit_body(&mut buf).unwrap();
             assert_eq!(n, ack.body_len());
             assert!(buf[n..].iter().all(|&b| b == 0xa5));
@@ -188,12 +221,20 @@ mod tests {
 
     #[test]
     fn bad_lengths_are_rejected() {
-        let body = bytes_of(&[F[0], F[1], F[2], F[3], F[4], F[5], 0xFFFF_FFFF, 7]);
+        let body = bytes_of(&[F[0], F[1], F[2], F[3], F[4], F[5], 0xFFFF_FFFF, 7, 0xdead_beef]);
+        let with_queue = |full: Ack| Ack {
+            info: Some(AckInfo {
+                queue: Some(AckQueue { min_us: 0xFFFF_FFFF, max_us: 7 }),
+                ..full.info.unwrap()
+            }),
+            ..full
+        };
         for len in 0..=body.len() {
             let r = Ack::parse(1, &body[..len]);
             match len {
                 4 | 16 => assert!(r.is_ok(), "len {len}"),
-                24.. => assert_eq!(r, Ok(full_with_rates()), "len {len}: extra bytes ignored"),
+                24..=31 => assert_eq!(r, Ok(full_with_rates()), "len {len}: extra bytes ignored"),
+                32.. => assert_eq!(r, Ok(with_queue(full_with_rates())), "len {len}: extra bytes ignored"),
                 _ => assert_eq!(r, Err(ParseError::BadLength { what: "ACK", len })),
             }
         }

@@ -22,7 +22,10 @@ pub mod drop_request;
 pub mod handshake;
 pub mod nak;
 
-pub use ack::{Ack, AckInfo, AckRates, FULL_ACK_BODY_LEN, FULL_ACK_WITH_RATES_BODY_LEN, LIGHT_ACK_BODY_LEN};
+pub use ack::{
+    Ack, AckInfo, AckQueue, AckRates, FULL_ACK_BODY_LEN, FULL_ACK_WITH_QUEUE_BODY_LEN,
+    FULL_ACK_WITH_RATES_BODY_LEN, LIGHT_ACK_BODY_LEN,
+};
 pub use control::{Control, ControlPacket, ControlType};
 pub use data::{Boundary, DataHeader, DataView, DATA_HEADER_LEN};
 pub use drop_request::{DropRequest, DROP_REQUEST_BODY_LEN};

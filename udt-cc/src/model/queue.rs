@@ -1,0 +1,178 @@
+//! The queue signal that tells congestion from link errors: a loss is the queue's when it comes
+//! with a standing queue, the link's when the queue is empty.
+//!
+//! A queue that overflows is full when it drops: whoever fills it (our flows, a competitor
+//! that fills buffers), the losses come while the queueing delay is at the buffer's depth. A
+//! faulty link drops at any queue, and under a paced flow the queue is empty. So the gauge
+//! keeps two things, both in seconds of queueing delay:
+//! - `peak`: the deepest standing queue seen over the last probe cycles (the buffer's depth as
+//!   far as the flow has filled it: Startup's overshoot and every probe measure it again);
+//! - `recent`: the deepest standing queue of the last round or two (a loss is reported about
+//!   half a round trip after the drop, and the queue a competitor keeps changes over rounds).
+//!
+//! A queue *stands* when `recent` reaches `standing` (a fraction) of `peak` and is above the
+//! floor, a fraction of the propagation RTT below which a queue cannot be told from the path's
+//! jitter and the flow's own pacing. A *standing* sample is the minimum queueing delay over an
+//! interval (the receiver's per-ACK-period minimum of one-way delay, or the smoothed RTT less
+//! the minimum): a transient burst does not stand.
+//!
+//! Invariants: samples are finite and non-negative (others are ignored); `recent` forgets a
+//! sample after two buckets; `peak` after its window of probe cycles.
+
+use std::time::Duration;
+
+use super::filters::MaxFilter;
+use udt_proto::time::Instant;
+
+/// Standing-queue samples, their recent and their peak maximum.
+#[derive(Clone, Debug)]
+pub struct QueueGauge {
+    peak: MaxFilter,
+    /// Two buckets of `recent` maximum: (start, max) of the current and the previous one.
+    current: (Instant, f64),
+    previous: f64,
+    /// Samples before this are ignored: they measure a queue from before the last decrease.
+    quiet_until: Instant,
+}
+
+impl QueueGauge {
+    /// A gauge whose peak spans `cycles` probe cycles.
+    pub fn new(cycles: u32) -> Self {
+        QueueGauge {
+            peak: MaxFilter::new(cycles),
+            current: (Instant::ZERO, 0.0),
+            previous: 0.0,
+            quiet_until: Instant::ZERO,
+        }
+    }
+
+    /// A standing-queue sample `queue` at `now`, in probe cycle `cycle`; a bucket of the recent
+    /// maximum spans `bucket` (a round).
+    pub fn handle_sample(&mut self, now: Instant, cycle: u64, queue: Duration, bucket: Duration) {
+        let q = queue.as_secs_f64();
+        if !q.is_finite() || now < self.quiet_until {
+            return;
+        }
+        self.roll(now, bucket);
+        self.current.1 = self.current.1.max(q);
+        self.peak.update(cycle, q);
+    }
+
+    /// Move to probe cycle `cycle` (the peak forgets cycles that fall out of its window).
+    pub fn advance(&mut self, cycle: u64) {
+        self.peak.advance(cycle);
+    }
+
+    fn roll(&mut self, now: Instant, bucket: Duration) {
+        let (start, max) = self.current;
+        if now >= start + bucket {
+            // A gap of more than one bucket leaves nothing recent but the current sample.
+            self.previous = if now >= start + bucket * 2 { 0.0 } else { max };
+            self.current = (now, 0.0);
+        }
+    }
+
+    /// The flow decreased its rate at `now`: the recent queue is forgotten, and samples until
+    /// `until` (when the first report on packets sent after the decrease can arrive) ignored,
+    /// so one queue is answered once, as TCP answers one window's losses once.
+    pub fn restart(&mut self, now: Instant, until: Instant) {
+        self.current = (now, 0.0);
+        self.previous = 0.0;
+        self.quiet_until = until;
+    }
+
+    /// The deepest standing queue of the last one to two buckets, seconds.
+    pub fn recent(&self) -> f64 {
+        self.current.1.max(self.previous)
+    }
+
+    /// The deepest standing queue over the peak's window, seconds.
+    pub fn peak(&self) -> f64 {
+        self.peak.get()
+    }
+
+    /// Whether the queue stands: its recent depth is at least `standing` of the peak and above
+    /// `floor`.
+    pub fn stands(&self, standing: f64, floor: Duration) -> bool {
+        let recent = self.recent();
+        recent > floor.as_secs_f64() && recent >= standing * self.peak()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn at(ms: u64) -> Instant {
+        Instant::ZERO + MS * ms as u32
+    }
+
+    #[test]
+    fn an_empty_queue_never_stands() {
+        let mut g = QueueGauge::new(2);
+        for t in 0..100 {
+            g.handle_sample(at(t * 10), 0, Duration::ZERO, 20 * MS);
+        }
+        assert!(!g.stands(0.5, MS));
+        assert_eq!(g.peak(), 0.0);
+    }
+
+    #[test]
+    fn a_full_queue_stands_and_a_drained_one_does_not() {
+        let mut g = QueueGauge::new(2);
+        g.handle_sample(at(0), 0, 40 * MS, 20 * MS);
+        assert!(g.stands(0.5, MS));
+        // Drained to a tenth of its peak: after two buckets the recent maximum is the drained one.
+        for t in 1..=5 {
+            g.handle_sample(at(t * 10), 0, 4 * MS, 20 * MS);
+        }
+        assert!((g.recent() - 0.004).abs() < 1e-9, "{}", g.recent());
+        assert!(!g.stands(0.5, MS));
+        // Filled again by a competitor: it stands.
+        g.handle_sample(at(60), 0, 30 * MS, 20 * MS);
+        assert!(g.stands(0.5, MS));
+    }
+
+    #[test]
+    fn a_queue_under_the_floor_never_stands() {
+        let mut g = QueueGauge::new(2);
+        for t in 0..10 {
+            g.handle_sample(at(t * 10), 0, Duration::from_micros(200), 20 * MS);
+        }
+        assert!(!g.stands(0.5, MS), "jitter-sized queue");
+        assert!(g.stands(0.5, Duration::from_micros(100)));
+    }
+
+    #[test]
+    fn the_peak_forgets_old_cycles() {
+        let mut g = QueueGauge::new(2);
+        g.handle_sample(at(0), 0, 100 * MS, 20 * MS);
+        g.handle_sample(at(10), 1, 10 * MS, 20 * MS);
+        assert_eq!(g.peak(), 0.1);
+        g.advance(2);
+        g.handle_sample(at(100), 2, 10 * MS, 20 * MS);
+        assert!((g.peak() - 0.01).abs() < 1e-9);
+        assert!(g.stands(0.5, MS), "the competitor's queue is the new peak");
+    }
+
+    #[test]
+    fn after_a_decrease_only_new_samples_count() {
+        let mut g = QueueGauge::new(2);
+        g.handle_sample(at(0), 0, 40 * MS, 20 * MS);
+        g.restart(at(5), at(30));
+        g.handle_sample(at(10), 0, 40 * MS, 20 * MS);
+        assert!(!g.stands(0.5, MS), "a report of the queue before the decrease");
+        g.handle_sample(at(30), 0, 30 * MS, 20 * MS);
+        assert!(g.stands(0.5, MS), "still standing after it");
+    }
+
+    #[test]
+    fn a_silence_longer_than_two_buckets_forgets_the_recent_queue() {
+        let mut g = QueueGauge::new(2);
+        g.handle_sample(at(0), 0, 40 * MS, 20 * MS);
+        g.handle_sample(at(100), 0, Duration::ZERO, 20 * MS);
+        assert_eq!(g.recent(), 0.0);
+    }
+}
