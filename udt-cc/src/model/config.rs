@@ -53,6 +53,10 @@ pub struct ModelConfig {
     /// buffer keeps it between CUBIC's 0.7 and full after its decrease, while a paced flow
     /// alone keeps it near empty.
     pub standing_queue: f64,
+    /// Probe cycles the deepest standing queue is remembered over: the buffer's depth as the
+    /// flow has seen it fill (Startup's overshoot, a competitor's overflows), longer than one
+    /// probe's own queue, which shows only how much the probe added.
+    pub queue_peak_cycles: u32,
     /// Below this fraction of `min_rtt` a queue does not stand (jitter and the flow's own
     /// packet pairs); a buffer shallower than that is not told from jitter either.
     pub queue_floor: f64,
@@ -91,6 +95,7 @@ impl Default for ModelConfig {
             min_rtt_window: 64,
             probe_rtt_gain: 0.5,
             standing_queue: 0.5,
+            queue_peak_cycles: 8,
             queue_floor: 1.0 / 16.0,
             loss_beta: 0.7,
             cap_increase: 1.0 / 16.0,
@@ -141,6 +146,7 @@ impl ModelConfig {
             || self.bw_window_cycles == 0
             || self.min_rtt_window == 0
             || self.drain_max_rounds == 0
+            || self.queue_peak_cycles == 0
         {
             return Err("round counts must be at least 1".into());
         }

@@ -228,7 +228,7 @@ impl ModelCc {
             timed_out: false,
             period: Duration::from_millis(1),
             window: config.initial_window.max(MIN_WINDOW),
-            queue: QueueGauge::new(config.bw_window_cycles),
+            queue: QueueGauge::new(config.queue_peak_cycles),
             queue_reports: false,
             last_queue: None,
             cycle_queue: 0.0,
@@ -363,10 +363,8 @@ impl ModelCc {
             (None, Some(min)) if !self.queue_reports => Some(report.rtt.saturating_sub(min)),
             _ => None,
         };
-        if standing.is_some() {
-            self.last_queue = standing;
-        }
         if let Some(q) = standing {
+            self.last_queue = Some(q);
             self.cycle_queue = self.cycle_queue.max(q.as_secs_f64());
             self.queue.handle_sample(now, self.cycle, q, self.queue_bucket(syn));
         }
