@@ -17,7 +17,7 @@
 //! * [`flow`], [`topology`], [`network`]: flows, topologies with routes, the built network.
 //! * [`run`], [`metrics`]: sampling and the measures (efficiency, fairness, stability,
 //!   friendliness, convergence, loss).
-//! * [`bulk`], [`transfer`]: RBUDP, Tsunami and FOBS sessions as flows; one
+//! * [`bulk`], [`transfer`]: RBUDP, Tsunami and FOBS sessions as flows, set-up included; one
 //!   file moved by any protocol and timed to its last byte.
 //!
 //! Determinism: a run is a function of its description and seed; the engine hashes every
