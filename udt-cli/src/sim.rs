@@ -1,18 +1,18 @@
-//! `udt sim`: run the simulator's scenarios (thesis chapter 4 experiments) in virtual time.
+//! `udt sim`: run `udt-lab`'s experiments (thesis chapter 4) in the simulator, in virtual time.
 //!
 //! `udt sim list` names them; `udt sim fig4-3 [--json] [--svg FILE] [--seed N] [--full]` runs
 //! one, with free-form parameters (`--rate --rtt --loss --queue --flows --time --cc ...`, in
 //! the grammar of [`udt_units`]: `--rate 100mbit`, `--rtt 100ms`, `--loss 1%`).
 //! `udt sim sweep --count N --seed S [--json] [--time S] [--max-packets N] [--cc SPEC]` runs N
 //! random scenarios drawn from the seed and prints each one's figures and their distributions
-//! (`udt_sim::sweep`). `--cc` takes the catalog's specifications (`udt cc list`), default
+//! (`udt_lab::sweep`). `--cc` takes the catalog's specifications (`udt cc list`), default
 //! `udt_cc::DEFAULT_CC`. The simulator is deterministic: the seed is printed with the
 //! results and the same seed gives the same numbers (`UDT_SIM_SEED` also sets it).
 
 use anyhow::{anyhow, Result};
+use udt_lab::scenario::{self, Params, SCENARIOS};
+use udt_lab::sweep::{self, SweepConfig};
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{self, Params, SCENARIOS};
-use udt_sim::sweep::{self, SweepConfig};
 use udt_sim::CcChoice;
 
 pub use crate::sim_args::Args;
@@ -73,7 +73,7 @@ pub fn run(a: &Args) -> Result<()> {
         print!("{table}");
     }
     if let Some(path) = &a.svg {
-        udt_sim::plot::svg(&report, path).map_err(|e| anyhow!("plot: {e}"))?;
+        udt_lab::plot::svg(&report, path).map_err(|e| anyhow!("plot: {e}"))?;
         eprintln!("plot written to {}", path.display());
     }
     Ok(())

@@ -1,5 +1,5 @@
 //! `udt sim ren-size|ren-loss|ren-rtt|rbudp-model|fobs-acks|beside-tcp`: the seed papers'
-//! comparisons in the simulator ([`udt_sim::seeds`]): a table (or JSON with `--json`) and,
+//! comparisons in the simulator ([`udt_lab::seeds`]): a table (or JSON with `--json`) and,
 //! with `--svg FILE`, a plot of goodput against the varied value.
 //!
 //! Free-form parameters: `--rate` (default 1000 Mb/s), `--rtt` (default 300 ms), `--loss`
@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
+use udt_lab::seeds::{self, Axis, Setup};
 use udt_sim::rng::seed_from_env;
-use udt_sim::seeds::{self, Axis, Setup};
 use udt_sim::transfer::TransferResult;
 
 use crate::sim_args::Args;
@@ -92,7 +92,7 @@ pub fn run(a: &Args) -> Result<()> {
         emit(a, name, &setup, &results, &transfer_table(&results))?;
         if let Some(path) = &a.svg {
             let title = format!("{name}: {} Mb/s (simulated)", setup.bw_bps as f64 / 1e6);
-            udt_sim::seeds_plot::lines(&results, x_of, x_label, &title, path).map_err(|e| anyhow!(e))?;
+            udt_lab::seeds_plot::lines(&results, x_of, x_label, &title, path).map_err(|e| anyhow!(e))?;
             eprintln!("plot written to {}", path.display());
         }
         return Ok(());
@@ -122,7 +122,7 @@ pub fn run(a: &Args) -> Result<()> {
             }
             emit(a, name, &setup, &rows, &t)?;
             if let Some(path) = &a.svg {
-                udt_sim::seeds_plot::rbudp_model(&rows, path).map_err(|e| anyhow!(e))?;
+                udt_lab::seeds_plot::rbudp_model(&rows, path).map_err(|e| anyhow!(e))?;
                 eprintln!("plot written to {}", path.display());
             }
         }
@@ -133,7 +133,7 @@ pub fn run(a: &Args) -> Result<()> {
             emit(a, name, &setup, &results, &transfer_table(&results))?;
             if let Some(path) = &a.svg {
                 let title = "FOBS acknowledgement schemes (simulated)";
-                udt_sim::seeds_plot::lines(
+                udt_lab::seeds_plot::lines(
                     &results,
                     |r| r.loss * 100.0,
                     "random loss both ways, %",
@@ -150,7 +150,7 @@ pub fn run(a: &Args) -> Result<()> {
             if let Some(path) = &a.svg {
                 let alone =
                     results.iter().find(|r| r.competitor_mbps.is_none()).map_or(0.0, |r| r.goodput_mbps);
-                udt_sim::seeds_plot::beside(&results, alone, path).map_err(|e| anyhow!(e))?;
+                udt_lab::seeds_plot::beside(&results, alone, path).map_err(|e| anyhow!(e))?;
                 eprintln!("plot written to {}", path.display());
             }
         }

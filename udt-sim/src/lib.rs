@@ -1,8 +1,9 @@
 //! # udt-sim: a deterministic discrete-event network simulator for UDT
 //!
-//! It drives the real `udt-proto` connections in virtual time over simulated networks, and runs
-//! the experiments of the thesis (Yunhong Gu 2005, chapter 4) reporting its measures
-//! ([`metrics`]; the crate's README lists the scenarios and our numbers next to the thesis').
+//! It drives the real `udt-proto` connections, and the seed papers' protocols of `udt-bulk`, in
+//! virtual time over simulated networks, and measures what the thesis (Yunhong Gu 2005,
+//! chapter 4) measures ([`metrics`]). The engine only: the experiments run on it (the thesis'
+//! figures, the sweep, the seed papers' comparisons, their reports and plots) are `udt-lab`'s.
 //!
 //! Layers, bottom up:
 //! * [`packet`], [`rng`]: datagrams with pooled buffers; seeds and per-node random streams.
@@ -16,12 +17,12 @@
 //! * [`flow`], [`topology`], [`network`]: flows, topologies with routes, the built network.
 //! * [`run`], [`metrics`]: sampling and the measures (efficiency, fairness, stability,
 //!   friendliness, convergence, loss).
-//! * [`scenario`], [`report`], [`plot`]: the named experiments, their tables and JSON, plots.
-//! * [`sweep`]: random scenarios drawn from a seed, and the distribution of each measure.
+//! * [`bulk`], [`transfer`]: RBUDP, Tsunami and FOBS sessions as flows, set-up included; one
+//!   file moved by any protocol and timed to its last byte.
 //!
 //! Determinism: a run is a function of its description and seed; the engine hashes every
-//! delivery ([`engine::Sim::trace_hash`]), and `UDT_SIM_SEED` overrides the seed of tests and of
-//! the example ([`rng::seed_from_env`]).
+//! delivery ([`engine::Sim::trace_hash`]), and `UDT_SIM_SEED` overrides the seed of tests
+//! ([`rng::seed_from_env`]).
 
 #![forbid(unsafe_code)]
 
@@ -36,14 +37,8 @@ pub mod network;
 pub mod node;
 pub mod packet;
 pub mod pcap;
-pub mod plot;
-pub mod report;
 pub mod rng;
 pub mod run;
-pub mod scenario;
-pub mod seeds;
-pub mod seeds_plot;
-pub mod sweep;
 pub mod topology;
 pub mod transfer;
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use udt_bulk::storage::{Pattern, PatternCheck};
-use udt_bulk::{fobs, rbudp, tsunami};
+use udt_bulk::{fobs, rbudp, tsunami, Instant};
 
 use crate::bulk::{BulkFlow, BulkPair};
 use crate::flow::{CcChoice, FlowSpec};
@@ -145,21 +145,19 @@ impl Contender {
                     ..d
                 };
                 let max = usize::from(params.payload) + fobs::wire::DATA_HEADER;
-                // The sessions start where the socket setup leaves them: the request, the session
-                // token and the second connection are set-up round trips the simulator skips.
-                let transfer = fobs::Transfer::new(
-                    size,
-                    params.payload,
-                    params.chunk_packets(),
-                    params.segment_packets,
-                    scheme,
-                );
+                // The whole set-up runs on the simulated links: the receiver's request on control
+                // channel 0, the sender's accept (the token is the flow's seed), the receiver's
+                // hello on channel 1, then the transfer. Ports are nominal: the simulator routes
+                // a flow's datagrams by its hosts.
                 let make = Arc::new(move |seed: u64| {
-                    let transfer =
-                        transfer.clone().unwrap_or_else(|e| panic!("FOBS parameters refused: {e}"));
-                    let sender = fobs::SenderSession::new(Pattern { seed, len: size }, transfer, &params);
-                    let receiver = fobs::ReceiverSession::new(PatternCheck { seed }, transfer);
-                    BulkPair { sender: Box::new(sender), receiver: Box::new(receiver) }
+                    let source: fobs::setup::Opener<'static, Pattern> =
+                        Box::new(move |_: &str| Ok(Pattern { seed, len: size }));
+                    let server = fobs::Server::new(Instant::ZERO, &params, seed, 1, source);
+                    let client = fobs::Client::new(Instant::ZERO, &params, "sim", 1, PatternCheck { seed });
+                    match (server, client) {
+                        (Ok(s), Ok(c)) => BulkPair { sender: Box::new(s), receiver: Box::new(c) },
+                        (s, c) => panic!("FOBS parameters refused: {:?} {:?}", s.err(), c.err()),
+                    }
                 });
                 ("fobs", make, max, fobs::wire::DATA_HEADER)
             }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use super::efficiency::{capture_first, job, mbps, num};
 use super::{execute, ms, report, DumbbellRun, FlowDef, Params, QueueChoice};
-use crate::flow::CcChoice;
-use crate::link::bdp_packets;
 use crate::report::Report;
+use udt_sim::flow::CcChoice;
+use udt_sim::link::bdp_packets;
 
 pub(super) const FIG4_4: &str =
     "10 UDT flows started 5 s apart on 100 Mb/s/1 ms and 1 Gb/s/100 ms: fairness after 50 s";

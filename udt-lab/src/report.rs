@@ -3,11 +3,11 @@
 //! JSON carries, per run, the parameters, each flow's mean throughput, utilization,
 //! efficiency, fairness, stability, loss rate, convergence time, friendliness when TCP flows
 //! take part, the thesis' figure for comparison when there is one, the wall time and the
-//! simulation speed. Throughputs are Mb/s of IP packets of new data (see [`crate::run`]).
+//! simulation speed. Throughputs are Mb/s of IP packets of new data (see [`udt_sim::run`]).
 
 use serde::Serialize;
 
-use crate::run::{Measures, RunTrace};
+use udt_sim::run::{Measures, RunTrace};
 
 /// Parameters of one run.
 #[derive(Clone, Debug, Default, Serialize)]

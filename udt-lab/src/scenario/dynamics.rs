@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use super::efficiency::{capture_first, job, mbps, num};
 use super::{execute, ms, report, run_result, DumbbellRun, Params};
-use crate::flow::FlowSpec;
-use crate::link::QueueConfig;
 use crate::report::{Report, RunParams};
-use crate::run::{run, Window};
-use crate::topology::shapes::{thesis_link, two_bottlenecks};
+use udt_sim::flow::FlowSpec;
+use udt_sim::link::QueueConfig;
+use udt_sim::run::{run, Window};
+use udt_sim::topology::shapes::{thesis_link, two_bottlenecks};
 
 pub(super) const FIG4_8: &str = "one UDT flow and a CBR UDP flow whose rate jumps, 100 Mb/s, 10 ms";
 pub(super) const FIG4_9: &str = "flows A-B and A-C share A's 200 Mb/s link; C sits behind x Mb/s (Table 4-1)";

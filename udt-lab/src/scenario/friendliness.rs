@@ -4,9 +4,9 @@
 
 use super::efficiency::{job, mbps, num};
 use super::{execute, ms, report, DumbbellRun, Job, Params, QueueChoice};
-use crate::flow::CcChoice;
-use crate::metrics;
 use crate::report::{Report, RunResult};
+use udt_sim::flow::CcChoice;
+use udt_sim::metrics;
 
 pub(super) const FIG4_11: &str =
     "10 UDT + 10 TCP flows against 20 TCP flows, capacity 0.1..1000 Mb/s x RTT 0.01..100 ms";

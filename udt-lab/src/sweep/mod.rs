@@ -22,8 +22,8 @@ pub mod text;
 use serde::Serialize;
 use udt_proto::connection::Config;
 
-use crate::flow::CcChoice;
 use crate::scenario::{execute_in_order, AnyJob};
+use udt_sim::flow::CcChoice;
 
 pub use budget::{Budget, Plan};
 pub use draw::{draw, Drawn, Loss};

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
+use udt_lab::scenario::{execute, ms, DumbbellRun, Job};
 use udt_sim::link::{GilbertElliott, LossModel};
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{execute, ms, DumbbellRun, Job};
 use udt_sim::CcChoice;
 
 /// Two UDT flows and a TCP-like one through a bursty-lossy bottleneck, for a few seconds.

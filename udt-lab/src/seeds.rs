@@ -14,8 +14,8 @@ use std::time::Duration;
 use serde::Serialize;
 use udt_bulk::fobs::AckScheme;
 
-use crate::flow::CcChoice;
-use crate::transfer::{self, Contender, Transfer, TransferResult};
+use udt_sim::flow::CcChoice;
+use udt_sim::transfer::{self, Contender, Transfer, TransferResult};
 
 /// A payload rate that fills `share` of a path of `bw_bps` with datagrams of `header` bytes
 /// of protocol header and 1400 bytes of payload (28 bytes of IP and UDP).

@@ -15,10 +15,10 @@
 
 use std::time::Duration;
 
+use udt_lab::report::RunResult;
+use udt_lab::scenario::{ms, DumbbellRun};
 use udt_sim::link::LossModel;
-use udt_sim::report::RunResult;
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{ms, DumbbellRun};
 use udt_sim::CcChoice;
 
 const GBPS: u64 = 1_000_000_000;

@@ -1,13 +1,13 @@
 //! Thesis Fig. 4-10 / Table 4-2 on the reconstructed parking lot (`udt sim fig4-10`; the
-//! topology and why it is the one: `udt-sim/src/scenario/parking.rs`, udt-sim/README.md).
+//! topology and why it is the one: `udt-lab/src/scenario/parking.rs`, udt-lab/README.md).
 //! CI-sized: 30 s of virtual time measured over [10, 30] s (the named scenario runs 40 s, 100 s
 //! with `--full`). Replay with `UDT_SIM_SEED=<seed>`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use udt_sim::report::Report;
+use udt_lab::report::Report;
+use udt_lab::scenario::{self, parking_lot_bottleneck, parking_lot_shares, Params, PARKING_LOT_MBPS};
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{self, parking_lot_bottleneck, parking_lot_shares, Params, PARKING_LOT_MBPS};
 use udt_sim::CcChoice;
 
 /// The default controller (the catalog's `udt`; the thesis' algorithm is `daimd`).
@@ -56,9 +56,9 @@ fn parking_lot_flows_reach_their_max_min_share() {
 /// seeds 2-5 L1 and L3 range over 89-95%. Flows 1 and 2, each alone with two 5 Mb/s flows on a
 /// 100 Mb/s link, get ~81 of their 90: the native controller's efficiency with one flow per
 /// link (alone on a 90 Mb/s link at 10 ms with the same queue one flow gets 80.4%), as in
-/// Fig. 4-2; see udt-sim/README.md.
+/// Fig. 4-2; see udt-lab/README.md.
 #[test]
-#[ignore = "measured L1 87.5% (seed 1; target 90%; the runtime's 262,144-packet buffers): flows 1 and 2 get ~81 of their 90 Mb/s, the native controller's single-flow efficiency; see udt-sim/README.md"]
+#[ignore = "measured L1 87.5% (seed 1; target 90%; the runtime's 262,144-packet buffers): flows 1 and 2 get ~81 of their 90 Mb/s, the native controller's single-flow efficiency; see udt-lab/README.md"]
 fn parking_lot_bottlenecks_above_90_percent() {
     let rep = run();
     for l in 0..PARKING_LOT_MBPS.len() {

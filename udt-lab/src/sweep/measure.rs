@@ -19,9 +19,9 @@ use serde::Serialize;
 
 use super::budget::Plan;
 use super::draw::Drawn;
-use crate::flow::CcChoice;
-use crate::metrics;
 use crate::scenario::{DumbbellRun, FlowDef, QueueChoice};
+use udt_sim::flow::CcChoice;
+use udt_sim::metrics;
 
 /// What one run of a scenario gave.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1,19 +1,19 @@
 //! CI-sized acceptance checks of the issue against the thesis' numbers (chapter 4), on the
 //! real `udt-proto` connections. The full set runs by command:
-//! `cargo run --release -p udt-sim --example sim -- <fig4-2|fig4-3|...> --full`.
+//! `cargo run --release -p udt-lab --example sim -- <fig4-2|fig4-3|...> --full`.
 //!
 //! Targets are the thesis' and are never loosened. Checks the current core fails are
-//! `#[ignore]`d with the measured value and the reason (see udt-sim/README.md); run them with
-//! `cargo test -p udt-sim --test acceptance -- --ignored`. Replay with `UDT_SIM_SEED=<seed>`.
+//! `#[ignore]`d with the measured value and the reason (see udt-lab/README.md); run them with
+//! `cargo test -p udt-lab --test acceptance -- --ignored`. Replay with `UDT_SIM_SEED=<seed>`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
+use udt_lab::report::RunResult;
+use udt_lab::scenario::{ms, DumbbellRun, FlowDef};
 use udt_sim::link::LossModel;
-use udt_sim::report::RunResult;
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{ms, DumbbellRun, FlowDef};
 use udt_sim::CcChoice;
 
 const MBPS: u64 = 1_000_000;
@@ -117,7 +117,7 @@ fn staggered_starts_are_fair_after_convergence() {
 /// window, the runtime's 262,144 packets). Over 200 s it is
 /// worse (F = 0.91, 1 s flow 4.0 Mb/s): not the window, queue or run length but `udt-proto`'s
 /// rate control, which increases only on an advancing ACK, and the receiver sends none while a
-/// loss is repaired (one RTT: a second for this flow). Evidence and proposal: udt-sim/README.md,
+/// loss is repaired (one RTT: a second for this flow). Evidence and proposal: udt-lab/README.md,
 /// "Why they differ", item 6.
 #[test]
 #[ignore = "measured F = 0.9774 on seed 1 but 0.9448-0.9627 on seeds 2-4 (target 0.97): the 1 s flow gets 5-7 of 13 Mb/s, no increase while a loss is repaired (one RTT); see README item 6"]
@@ -149,7 +149,7 @@ fn seven_rtts_fairness_over(cc: CcChoice, seed: u64, secs: u64, warmup: u64) -> 
     let rtts = [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0];
     r.flows =
         rtts.iter().map(|&rtt| FlowDef { cc, rtt: ms(rtt), start: Duration::ZERO, stop: None }).collect();
-    r.queue = udt_sim::scenario::QueueChoice::DropTail(83);
+    r.queue = udt_lab::scenario::QueueChoice::DropTail(83);
     run(&r).measures.fairness
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::seeds::ModelRow;
-use crate::transfer::TransferResult;
+use udt_sim::transfer::TransferResult;
 
 /// One line per protocol through (x, goodput Mb/s); `x_of` reads a result's x value,
 /// drawn to `path` with the axis label `x_label` and the `title`.

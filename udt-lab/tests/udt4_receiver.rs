@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
+use udt_lab::scenario::{ms, DumbbellRun};
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{ms, DumbbellRun};
 use udt_sim::CcChoice;
 
 const GBPS: u64 = 1_000_000_000;

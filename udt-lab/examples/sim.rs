@@ -1,11 +1,11 @@
 //! Run a named scenario of the simulator and print its table of measures.
 //!
 //! ```text
-//! cargo run --release -p udt-sim --example sim -- <scenario> [--json] [--svg out.svg] [--seed N]
+//! cargo run --release -p udt-lab --example sim -- <scenario> [--json] [--svg out.svg] [--seed N]
 //!     [--full] [--flows-table] [--jobs N] [--pcap out.pcap]
 //!     [--bw MBPS] [--rtt MS] [--loss P] [--burst PKTS] [--queue PKTS] [--red]
 //!     [--flows N] [--time S] [--warmup S] [--sample S] [--cc SPEC]
-//! cargo run --release -p udt-sim --example sim -- --list
+//! cargo run --release -p udt-lab --example sim -- --list
 //! ```
 //!
 //! `--cc SPEC` takes any specification of the `udt-proto` catalog (`udt cc list`), default
@@ -17,8 +17,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use udt_lab::scenario::{self, Params, SCENARIOS};
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{self, Params, SCENARIOS};
 
 struct Args {
     scenario: String,
@@ -103,7 +103,7 @@ fn main() -> ExitCode {
         print!("{table}");
     }
     if let Some(path) = &args.svg {
-        if let Err(e) = udt_sim::plot::svg(&report, path) {
+        if let Err(e) = udt_lab::plot::svg(&report, path) {
             eprintln!("sim: plot: {e}");
             return ExitCode::FAILURE;
         }

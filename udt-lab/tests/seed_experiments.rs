@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use udt_sim::seeds::{self, Axis, Setup};
+use udt_lab::seeds::{self, Axis, Setup};
 
 fn setup() -> Setup {
     Setup {

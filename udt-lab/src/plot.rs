@@ -1,7 +1,7 @@
 //! Throughput-over-time plots: one SVG with a panel per run and a line per flow.
 //!
 //! Uses `plotters` with only its SVG backend. Lines are the sampled throughputs (Mb/s of IP
-//! packets, see [`crate::run`]); the horizontal axis is virtual time in seconds.
+//! packets, see [`udt_sim::run`]); the horizontal axis is virtual time in seconds.
 
 use std::path::Path;
 

@@ -12,12 +12,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::flow::{CcChoice, FlowSpec};
-use crate::link::{bdp_packets, LinkConfig, LossModel, QueueConfig, RedConfig};
-use crate::network::Network;
 use crate::report::{FlowResult, RunParams, RunResult};
-use crate::run::{run, RunTrace, Window};
-use crate::topology::shapes::{dumbbell, BOTTLENECK};
+use udt_sim::flow::{CcChoice, FlowSpec};
+use udt_sim::link::{bdp_packets, LinkConfig, LossModel, QueueConfig, RedConfig};
+use udt_sim::network::Network;
+use udt_sim::run::{run, RunTrace, Window};
+use udt_sim::topology::shapes::{dumbbell, BOTTLENECK};
 
 /// The bottleneck queue.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,7 +120,7 @@ impl DumbbellRun {
             self.queue = QueueChoice::Red(self.queue.packets());
         }
         let model = |l: f64| match p.burst {
-            Some(b) => LossModel::GilbertElliott(crate::link::GilbertElliott::from_rate_and_burst(l, b)),
+            Some(b) => LossModel::GilbertElliott(udt_sim::link::GilbertElliott::from_rate_and_burst(l, b)),
             None if l > 0.0 => LossModel::Bernoulli(l),
             None => LossModel::None,
         };

@@ -8,8 +8,8 @@
 
 use super::efficiency::{capture_first, job, mbps, num};
 use super::{execute, ms, report, DumbbellRun, Params};
-use crate::flow::CcChoice;
 use crate::report::Report;
+use udt_sim::flow::CcChoice;
 
 pub(super) const TABLE5_2: &str =
     "N = 1..64 parallel NewReno (CTCP) flows on 1 Gb/s, 110 ms: throughput, fairness, stability";

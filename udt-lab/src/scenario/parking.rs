@@ -39,12 +39,12 @@ use std::time::Duration;
 
 use super::efficiency::{mbps, num};
 use super::{ms, report, run_result, Params};
-use crate::flow::FlowSpec;
-use crate::link::{bdp_packets, LinkConfig, QueueConfig};
-use crate::metrics::{jain_normalised, max_min_shares};
 use crate::report::{Report, RunParams, RunResult};
-use crate::run::{run, Window};
-use crate::topology::shapes::{parking_link_name, parking_lot};
+use udt_sim::flow::FlowSpec;
+use udt_sim::link::{bdp_packets, LinkConfig, QueueConfig};
+use udt_sim::metrics::{jain_normalised, max_min_shares};
+use udt_sim::run::{run, Window};
+use udt_sim::topology::shapes::{parking_link_name, parking_lot};
 
 pub(super) const FIG4_10: &str =
     "6 UDT flows on a 6-node parking lot (reconstructed: 100/10/100/100/100 Mb/s): Table 4-2";
@@ -196,7 +196,7 @@ pub(super) fn fig4_10(p: &Params) -> Result<Report, String> {
     rep.notes.push(
         "topology reconstructed from Table 4-2 (the figure is not in our copy of the thesis): L1..L5 = \
          100, 10, 100, 100, 100 Mb/s; flow 1 n1-n2, 2 n3-n4, 3 n1-n4, 4 n4-n6, 5 n4-n5, 6 n1-n5; \
-         the closest max-min allocation to the table (see udt-sim/README.md)"
+         the closest max-min allocation to the table (see udt-lab/README.md)"
             .into(),
     );
     rep.notes.push(format!(

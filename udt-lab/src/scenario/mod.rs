@@ -23,8 +23,8 @@ mod similarity;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::flow::CcChoice;
 use crate::report::Report;
+use udt_sim::flow::CcChoice;
 
 pub use dumbbell::{run_result, DumbbellRun, FlowDef, QueueChoice};
 pub use exec::{execute, execute_any, execute_in_order, AnyJob, Job};

@@ -3,8 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use udt_lab::scenario::{self, Params, SCENARIOS};
 use udt_sim::rng::seed_from_env;
-use udt_sim::scenario::{self, Params, SCENARIOS};
 
 #[test]
 fn every_scenario_runs_and_reports() {
@@ -61,8 +61,8 @@ fn unknown_names_and_parameters_are_refused() {
 fn plots_are_written() {
     let params = Params { time_s: Some(2.0), ..Params::default() };
     let report = scenario::run("custom", &params).unwrap();
-    let path = std::env::temp_dir().join(format!("udt-sim-plot-{}.svg", std::process::id()));
-    udt_sim::plot::svg(&report, &path).unwrap();
+    let path = std::env::temp_dir().join(format!("udt-lab-plot-{}.svg", std::process::id()));
+    udt_lab::plot::svg(&report, &path).unwrap();
     let svg = std::fs::read_to_string(&path).unwrap();
     let _ = std::fs::remove_file(&path);
     assert!(svg.starts_with("<svg") && svg.contains("polyline"), "not an SVG line plot");
@@ -70,9 +70,9 @@ fn plots_are_written() {
 
 #[test]
 fn reverse_loss_reaches_the_way_back_only() {
+    use udt_lab::scenario::DumbbellRun;
     use udt_sim::flow::CcChoice;
     use udt_sim::link::LossModel;
-    use udt_sim::scenario::DumbbellRun;
     let mut p = Params::default();
     assert!(p.set("reverse-loss", "1.5").is_err());
     p.set("reverse-loss", "0.05").unwrap();

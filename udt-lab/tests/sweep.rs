@@ -7,8 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use udt_lab::sweep::{self, Budget, SweepConfig, SweepReport};
 use udt_sim::rng::seed_from_env;
-use udt_sim::sweep::{self, Budget, SweepConfig, SweepReport};
 
 fn config(jobs: usize) -> SweepConfig {
     let mut c = SweepConfig::new(6, seed_from_env(1));

@@ -2,7 +2,7 @@
 //! RTT, losses) at a fixed interval of virtual time, on a dumbbell.
 //!
 //! ```text
-//! cargo run --release -p udt-sim --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
+//! cargo run --release -p udt-lab --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
 //!     [--time S] [--every S] [--from S] [--flow I] [--cc SPEC] [--seed N]
 //!     [--rtts MS,MS,...] [--queue PKTS] [--loss P]
 //! ```
@@ -23,7 +23,7 @@ use udt_sim::engine::AnyNode;
 use udt_sim::link::LossModel;
 use udt_sim::rng::seed_from_env;
 
-use udt_sim::scenario::{ms, secs, DumbbellRun, FlowDef, QueueChoice};
+use udt_lab::scenario::{ms, secs, DumbbellRun, FlowDef, QueueChoice};
 use udt_sim::CcChoice;
 
 struct Args {

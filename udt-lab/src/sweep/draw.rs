@@ -23,8 +23,8 @@ use std::time::Duration;
 use rand_core::RngCore;
 use serde::Serialize;
 
-use crate::link::{GilbertElliott, LossModel};
-use crate::rng::{self, uniform, SimRng};
+use udt_sim::link::{GilbertElliott, LossModel};
+use udt_sim::rng::{self, uniform, SimRng};
 
 /// First stream number of the sweep's scenarios (scenario `i` uses `STREAM + i`).
 pub const STREAM: u64 = 0x5357_4545_5000_0000;

@@ -4,9 +4,9 @@
 
 use super::efficiency::{capture_first, job, mbps, num};
 use super::{execute, ms, report, DumbbellRun, Params};
-use crate::flow::CcChoice;
-use crate::link::{GilbertElliott, LossModel};
 use crate::report::Report;
+use udt_sim::flow::CcChoice;
+use udt_sim::link::{GilbertElliott, LossModel};
 
 pub(super) const FIG4_15: &str = "one UDT and one TCP flow, 100 Mb/s, RTT 1/10/100 ms, random link loss";
 /// The thesis' algorithm with its noisy-link option: what Fig. 4-16 is about, so the scenario's
