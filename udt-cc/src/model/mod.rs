@@ -83,6 +83,12 @@ const ROUND_MIN_PACKETS: f64 = 50.0;
 /// Spacing of the send-time checkpoints the window's hole allowance reads (an eighth of UDT's
 /// ACK period: finer than any feedback).
 const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
+/// Weight of one loss window in the link's loss rate: a moving average over 16 windows (a
+/// third of a second), long enough to count a few percent on slow flows.
+const LINK_LOSS_GAIN: f64 = 1.0 / 16.0;
+/// Largest link loss rate the bandwidth sample is corrected for: past a half, the delivered
+/// fraction is too small a divisor to trust.
+const MAX_LINK_LOSS: f64 = 0.5;
 /// The smallest window, packets: a packet pair and its ACK clock.
 const MIN_WINDOW: f64 = 4.0;
 /// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
@@ -157,6 +163,13 @@ pub struct ModelCc {
     full_bw_count: u32,
     filled_pipe: bool,
     loss_sent: u64,
+    /// Packets the sender had counted lost when the current loss window opened.
+    loss_reported: u64,
+    /// The link's own loss rate: the lost fraction of windows without a standing queue, a
+    /// moving average over [`LINK_LOSS_GAIN`]'s inverse of them.
+    link_loss: f64,
+    /// The receiver's packet-pair capacity, packets/s, once reported.
+    pair_capacity: Option<f64>,
     /// When the current loss window opened.
     loss_start: Instant,
     /// Loss events (runs of consecutive lost packets) of the current loss window, reported for
@@ -217,6 +230,9 @@ impl ModelCc {
             full_bw_count: 0,
             filled_pipe: false,
             loss_sent: 0,
+            loss_reported: 0,
+            link_loss: 0.0,
+            pair_capacity: None,
             loss_start: Instant::ZERO,
             loss_counted: 0,
             count_from: None,
@@ -406,7 +422,26 @@ impl ModelCc {
         if self.state == State::Startup {
             // Startup paces on the running round (it must not lag a doubling rate); elsewhere
             // a round counts once complete.
-            self.bw.update(self.cycle, self.round_bw());
+            self.bw.update(self.cycle, self.bw_sample());
+        }
+    }
+
+    /// The round's delivery rate as the bottleneck's rate: packets the link lost with an empty
+    /// queue went through the bottleneck too (or could have), so the delivery rate is divided
+    /// by the link's own delivered fraction; never above the packet-pair capacity, so losses
+    /// the queue cannot show (a buffer under the floor) never inflate it, and not at all
+    /// without one.
+    fn bw_sample(&self) -> f64 {
+        self.through_bottleneck(self.round_bw())
+    }
+
+    /// `delivered` (packets/s) as the rate through the bottleneck ([`Self::bw_sample`]).
+    fn through_bottleneck(&self, delivered: f64) -> f64 {
+        match self.pair_capacity {
+            Some(capacity) if capacity > delivered => {
+                (delivered / (1.0 - self.link_loss.clamp(0.0, MAX_LINK_LOSS))).min(capacity)
+            }
+            _ => delivered,
         }
     }
 
@@ -437,7 +472,7 @@ impl ModelCc {
         }
         self.round += 1;
         self.round_start = ctx.now;
-        self.bw.update(self.cycle, self.round_bw());
+        self.bw.update(self.cycle, self.bw_sample());
         tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), reported = self.round_reported.mean(), acked = self.round_acked.mean(), n = self.round_samples(), rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, q_recent = self.queue.recent(), q_peak = self.queue.peak(), "udt model: round");
         let sampled = self.round_samples() > 0;
         if sampled {
@@ -521,12 +556,18 @@ impl ModelCc {
             return;
         }
         let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
+        let lost_packets = ctx.stats.total.snd_loss.saturating_sub(self.loss_reported);
         let lost = std::mem::take(&mut self.loss_counted);
         self.loss_sent = ctx.stats.total.pkts_sent;
+        self.loss_reported = ctx.stats.total.snd_loss;
         self.loss_start = ctx.now;
         if lost > 0 && self.queue_stands() {
             self.raise_count_from(ctx.snd_curr_seq.next());
             self.handle_congestion(ctx, lost as f64 / sent.max(1) as f64);
+        } else if sent > 0 {
+            // The link's own loss: what a window without a standing queue lost.
+            let fraction = (lost_packets as f64 / sent as f64).min(1.0);
+            self.link_loss += (fraction - self.link_loss) * LINK_LOSS_GAIN;
         }
     }
 
@@ -571,7 +612,7 @@ impl ModelCc {
     }
 
     fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
-        let delivered = self.last_round_bw.max(self.round_bw());
+        let delivered = self.through_bottleneck(self.last_round_bw.max(self.round_bw()));
         let settled = ctx.now + self.rtt_estimate() + ctx.syn_interval * RATE_REPORT_ACKS;
         self.queue.restart(ctx.now, settled);
         tracing::debug!(target: "udt::cc", loss_rate, state = ?self.state, delivered, "udt model: congestion");
@@ -719,6 +760,7 @@ impl CongestionControl for ModelCc {
         self.loss_start = ctx.now;
         self.last_ack = ctx.last_ack;
         self.loss_sent = ctx.stats.total.pkts_sent;
+        self.loss_reported = ctx.stats.total.snd_loss;
         self.update_outputs(ctx);
     }
 
@@ -733,6 +775,9 @@ impl CongestionControl for ModelCc {
                 self.sent_at.pop_front();
             }
             self.timed_out = false;
+        }
+        if ctx.bandwidth > 0 && ctx.bandwidth < u32::MAX {
+            self.pair_capacity = Some(f64::from(ctx.bandwidth));
         }
         if let Some(report) = ctx.ack {
             self.handle_rtt(ctx.now, ctx.syn_interval, &report);

@@ -11,7 +11,7 @@
 //!   thesis' max(BDP, 10));
 //! * random loss drawn independently for the data direction and the way back (ACKs): none,
 //!   Bernoulli or bursty (Gilbert-Elliott, mean burst 2-10 packets, uniform), each with
-//!   probability 1/3, at a rate log-uniform in [0.01%, 2%];
+//!   probability 1/3, at a rate log-uniform in [0.01%, 10%];
 //! * a seed of its own for the simulation.
 //!
 //! All flows start at time zero. Invariant: scenario `i` of seed `s` is the same whatever the
@@ -44,7 +44,7 @@ pub const QUEUE_BDP: (f64, f64) = (0.1, 2.0);
 /// Smallest queue, packets.
 pub const MIN_QUEUE: usize = 10;
 /// Random loss rate range when there is loss (log-uniform).
-pub const LOSS_RATE: (f64, f64) = (1e-4, 0.02);
+pub const LOSS_RATE: (f64, f64) = (1e-4, 0.1);
 /// Mean loss burst range of bursty loss, packets (uniform).
 pub const BURST: (f64, f64) = (2.0, 10.0);
 
