@@ -196,6 +196,10 @@ pub struct ModelCc {
     last_queue: Option<Duration>,
     /// The deepest standing-queue sample since the current probe began, seconds.
     cycle_queue: f64,
+    /// When the last cruise began (the probe cycle's start).
+    cruise_started: Instant,
+    /// The probe cycle of the last decrease while cruising: a competitor filled the queue.
+    competed_cycle: Option<u64>,
 }
 
 impl ModelCc {
@@ -248,6 +252,8 @@ impl ModelCc {
             queue_reports: false,
             last_queue: None,
             cycle_queue: 0.0,
+            cruise_started: Instant::ZERO,
+            competed_cycle: None,
         }
     }
 
@@ -258,7 +264,28 @@ impl ModelCc {
 
     /// The bandwidth estimate the pacing uses, packets/s (0 before the first sample).
     pub fn bandwidth(&self) -> f64 {
-        self.bw.get().min(self.bw_cap)
+        if self.competing() && self.bw_cap.is_finite() {
+            // Competing with a flow that fills the queue: the rate is the loss bound's AIMD.
+            self.bw_cap
+        } else {
+            self.bw.get().min(self.bw_cap)
+        }
+    }
+
+    /// A flow that fills the queue shares the bottleneck: a decrease while cruising, or a
+    /// queue standing at the end of a cruise, within the last `queue_peak_cycles` cycles.
+    fn competing(&self) -> bool {
+        self.competed_cycle.is_some_and(|c| self.cycle <= c + u64::from(self.config.queue_peak_cycles))
+    }
+
+    /// At the end of a cruise the queue stands though the flow paced at its estimate: another
+    /// flow keeps it, the link is full, and a probe would only overflow it. The flow competes
+    /// as TCP does: no probe, and the bound grows by the additive step of one cycle.
+    fn handle_held_queue(&mut self, ctx: &CcContext<'_>) {
+        self.competed_cycle = Some(self.cycle);
+        let from = if self.bw_cap.is_finite() { self.bw_cap } else { self.bw.get() };
+        self.bw_cap = from + self.increase_step(ctx);
+        tracing::debug!(target: "udt::cc", bound = self.bw_cap, "udt model: queue held by another flow");
     }
 
     /// The propagation RTT estimate.
@@ -309,7 +336,7 @@ impl ModelCc {
                 if self.state == State::ProbeBw(Phase::Down) && !self.probe_congested {
                     // A probe that built no queue found the link with room for its gain: the
                     // bound rises to the probe's rate (no competitor holds the queue to share).
-                    let additive = self.bw_cap + self.config.cap_increase * self.link_capacity(ctx);
+                    let additive = self.bw_cap + self.increase_step(ctx);
                     let room = self
                         .min_rtt
                         .get()
@@ -320,6 +347,7 @@ impl ModelCc {
                         self.bw_cap = f64::INFINITY;
                     }
                 }
+                self.cruise_started = ctx.now;
                 let (lo, hi) = self.config.cruise_rounds;
                 let (slo, shi) = self.config.cruise_syn;
                 let syns = slo + ctx.rng.next_u32() % (shi - slo + 1);
@@ -499,6 +527,10 @@ impl ModelCc {
                 };
                 if done {
                     let next = match self.state {
+                        State::ProbeBw(Phase::Cruise) if self.queue_stands() => {
+                            self.handle_held_queue(ctx);
+                            Phase::Cruise
+                        }
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
                         _ => Phase::Cruise,
@@ -632,6 +664,10 @@ impl ModelCc {
                 // round's delivery can be low for reasons other than the link, a stall).
                 let beta = base * self.config.loss_beta;
                 let bound = if probe_caused { delivered.max(beta).min(base) } else { beta };
+                if !probe_caused {
+                    // Another flow took more: one that fills the queue is present.
+                    self.competed_cycle = Some(self.cycle);
+                }
                 // Never below the smallest window per round trip: a run of congested windows
                 // (or heavy random loss) must leave the flow its ACK clock, as TCP keeps one.
                 self.bw_cap = bound.max(self.min_rate(ctx));
@@ -641,6 +677,24 @@ impl ModelCc {
             }
             State::Drain | State::ProbeRtt => {}
         }
+    }
+
+    /// The loss bound's additive step at the end of a probe cycle, packets/s: `cap_increase` of
+    /// the link's capacity, the same for every flow on the link whatever its RTT. While a
+    /// competitor that fills the queue is present (a decrease while cruising within the last
+    /// `queue_peak_cycles` cycles), no more than TCP regrows in the same time at this RTT:
+    /// `3 (1 - beta) / (1 + beta)` packets per RTT per RTT, the increase that makes an AIMD
+    /// with decrease `beta` as aggressive as Reno (the TCP-friendly rule of RFC 8312 §4.2).
+    fn increase_step(&self, ctx: &CcContext<'_>) -> f64 {
+        let step = self.config.cap_increase * self.link_capacity(ctx);
+        if !self.competing() {
+            return step;
+        }
+        let beta = self.config.loss_beta;
+        let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
+        let rtt = self.rtt_estimate().as_secs_f64().max(1e-6);
+        let elapsed = (ctx.now - self.cruise_started).as_secs_f64();
+        step.min(alpha * elapsed / (rtt * rtt))
     }
 
     /// The smallest rate, packets/s: [`MIN_WINDOW`] per RTT and ACK period.

@@ -210,7 +210,14 @@ fn a_probe_that_builds_no_queue_lifts_the_bound_by_its_gain() {
 fn probe_down_lasts_until_the_probes_queue_is_gone() {
     let mut d = Driver::new();
     d.reach_cruise();
-    // The probe queued: more than a BDP (1000 packets) in flight and the RTT 30% up.
+    // The probe queued: more than a BDP (1000 packets) in flight and the RTT 30% up (from the
+    // probe on: a queue standing before it would be another flow's).
+    for _ in 0..300 {
+        if d.cc.state() == State::ProbeBw(Phase::Up) {
+            break;
+        }
+        d.ack(ms(10), ms(100), 10_000);
+    }
     d.flight = 1500;
     for _ in 0..300 {
         if d.cc.state() == State::ProbeBw(Phase::Down) {
