@@ -1,0 +1,186 @@
+//! The model controller's answer to loss: which losses are the queue's (congestion) and which
+//! the link's (`queue.rs`), the decrease, the loss bound's additive increase, and the mode in
+//! which the flow competes with another that fills the queue. The state machine and the
+//! estimators are in `mod.rs`.
+//!
+//! Invariants: a decrease answers the losses of packets sent before it once; the bound never
+//! falls below four packets per round trip; the bandwidth sample is corrected only for losses
+//! with an empty queue, and never above the packet-pair capacity.
+
+use super::{ModelCc, Phase, State, LINK_LOSS_GAIN, MAX_LINK_LOSS, MIN_WINDOW, RATE_REPORT_ACKS};
+use crate::CcContext;
+use std::time::Duration;
+use udt_proto::seq::SeqNo;
+
+impl ModelCc {
+    /// A flow that fills the queue shares the bottleneck: a decrease while cruising, or a
+    /// queue standing at the end of a cruise, within the last `queue_peak_cycles` cycles.
+    pub(super) fn competing(&self) -> bool {
+        self.competed_cycle.is_some_and(|c| self.cycle <= c + u64::from(self.config.queue_peak_cycles))
+    }
+
+    /// At the end of a cruise the queue stands though the flow paced at its estimate: another
+    /// flow keeps it, the link is full, and a probe would only overflow it. The flow competes
+    /// as TCP does: no probe, and the bound grows by the additive step of one cycle.
+    pub(super) fn handle_held_queue(&mut self, ctx: &CcContext<'_>) {
+        self.competed_cycle = Some(self.cycle);
+        let from = if self.bw_cap.is_finite() { self.bw_cap } else { self.bw.get() };
+        self.bw_cap = from + self.increase_step(ctx);
+        tracing::debug!(target: "udt::cc", bound = self.bw_cap, "udt model: queue held by another flow");
+    }
+
+    /// The round's delivery rate as the bottleneck's rate: packets the link lost with an empty
+    /// queue went through the bottleneck too (or could have), so the delivery rate is divided
+    /// by the link's own delivered fraction; never above the packet-pair capacity, so losses
+    /// the queue cannot show (a buffer under the floor) never inflate it, and not at all
+    /// without one.
+    pub(super) fn bw_sample(&self) -> f64 {
+        self.through_bottleneck(self.round_bw())
+    }
+
+    /// `delivered` (packets/s) as the rate through the bottleneck ([`Self::bw_sample`]).
+    pub(super) fn through_bottleneck(&self, delivered: f64) -> f64 {
+        match self.pair_capacity {
+            Some(capacity) if capacity > delivered => {
+                (delivered / (1.0 - self.link_loss.clamp(0.0, MAX_LINK_LOSS))).min(capacity)
+            }
+            _ => delivered,
+        }
+    }
+
+    /// Close the loss window when it is long enough, and judge it. A window spans
+    /// [`RATE_REPORT_ACKS`] ACK periods and enough packets to tell a loss rate, the same time
+    /// scale for every flow whatever its RTT: flows sharing a bottleneck see its overflows
+    /// alike and answer each one, as the thesis' DAIMD answers loss events on the SYN clock.
+    /// Losses of packets sent before the last decrease do not count (the decrease answered
+    /// them), so a long RTT's late reports are not answered twice.
+    pub(super) fn check_loss_window(&mut self, ctx: &mut CcContext<'_>) {
+        if ctx.now < self.loss_start + ctx.syn_interval * RATE_REPORT_ACKS {
+            return;
+        }
+        let sent = ctx.stats.total.pkts_sent.saturating_sub(self.loss_sent);
+        let lost_packets = ctx.stats.total.snd_loss.saturating_sub(self.loss_reported);
+        let lost = std::mem::take(&mut self.loss_counted);
+        self.loss_sent = ctx.stats.total.pkts_sent;
+        self.loss_reported = ctx.stats.total.snd_loss;
+        self.loss_start = ctx.now;
+        if lost > 0 && self.queue_stands() {
+            self.raise_count_from(ctx.snd_curr_seq.next());
+            self.handle_congestion(ctx, lost as f64 / sent.max(1) as f64);
+        } else if sent > 0 {
+            // The link's own loss: what a window without a standing queue lost.
+            let fraction = (lost_packets as f64 / sent as f64).min(1.0);
+            self.link_loss += (fraction - self.link_loss) * LINK_LOSS_GAIN;
+        }
+    }
+
+    /// Whether the losses of now are the queue's: it stands at `standing_queue` of its recent
+    /// peak and above `queue_floor` of `min_rtt` ([`queue`]). Before any RTT report no queue
+    /// is known to stand: the first round's losses are the link's (a queue that Startup fills
+    /// shows in the reports before it overflows).
+    pub(super) fn queue_stands(&self) -> bool {
+        self.min_rtt.get().is_some_and(|min| {
+            self.queue.stands(self.config.standing_queue, min.mul_f64(self.config.queue_floor))
+        })
+    }
+
+    /// A bucket of the gauge's recent maximum: one round trip, at least two ACK periods (a
+    /// loss is reported within a round trip of its drop).
+    pub(super) fn queue_bucket(&self, syn: Duration) -> Duration {
+        self.rtt_estimate().max(syn * RATE_REPORT_ACKS)
+    }
+
+    /// Count the reported loss events of packets sent after the last decrease, each once (a
+    /// receiver reports a loss again while it stays unrepaired). A run of consecutive lost
+    /// packets is one event: a queue that overflows under paced senders drops the excess, one
+    /// packet here and one there, while a faulty link loses runs (Gilbert-Elliott bursts), so
+    /// counting runs keeps a burst of link errors from passing for the congestion rate.
+    pub(super) fn count_losses(&mut self, lost: &[(SeqNo, SeqNo)]) {
+        for &(first, last) in lost {
+            let from = match self.count_from {
+                Some(c) if c.is_after(first) => c,
+                _ => first,
+            };
+            if !from.is_after(last) {
+                self.loss_counted += 1;
+                self.raise_count_from(last.next());
+            }
+        }
+    }
+
+    pub(super) fn raise_count_from(&mut self, seq: SeqNo) {
+        if self.count_from.is_none_or(|c| seq.is_after(c)) {
+            self.count_from = Some(seq);
+        }
+    }
+
+    pub(super) fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
+        let delivered = self.through_bottleneck(self.last_round_bw.max(self.round_bw()));
+        let settled = ctx.now + self.rtt_estimate() + ctx.syn_interval * RATE_REPORT_ACKS;
+        self.queue.restart(ctx.now, settled);
+        tracing::debug!(target: "udt::cc", loss_rate, state = ?self.state, delivered, "udt model: congestion");
+        match self.state {
+            State::Startup => {
+                self.filled_pipe = true;
+                self.enter(ctx, State::Drain);
+            }
+            State::ProbeBw(phase) => {
+                self.probe_congested = true;
+                // A probe's losses are reported up to a round after they happen and judged at
+                // the next round's end: two rounds after the probe they are still its own.
+                let probe_caused =
+                    phase != Phase::Cruise || self.probe_end_round.is_some_and(|r| self.round <= r + 2);
+                let base = self.bandwidth();
+                // BBRv3's bw_lo: what was delivered, but never less than beta of the estimate (a
+                // round's delivery can be low for reasons other than the link, a stall).
+                let beta = base * self.config.loss_beta;
+                let bound = if probe_caused { delivered.max(beta).min(base) } else { beta };
+                if !probe_caused {
+                    // Another flow took more: one that fills the queue is present.
+                    self.competed_cycle = Some(self.cycle);
+                }
+                // Never below the smallest window per round trip: a run of congested windows
+                // (or heavy random loss) must leave the flow its ACK clock, as TCP keeps one.
+                self.bw_cap = bound.max(self.min_rate(ctx));
+                if phase == Phase::Up {
+                    self.enter(ctx, State::ProbeBw(Phase::Down));
+                }
+            }
+            State::Drain | State::ProbeRtt => {}
+        }
+    }
+
+    /// The loss bound's additive step at the end of a probe cycle, packets/s: `cap_increase` of
+    /// the link's capacity, the same for every flow on the link whatever its RTT. While a
+    /// competitor that fills the queue is present (a decrease while cruising within the last
+    /// `queue_peak_cycles` cycles), no more than TCP regrows in the same time at this RTT:
+    /// `3 (1 - beta) / (1 + beta)` packets per RTT per RTT, the increase that makes an AIMD
+    /// with decrease `beta` as aggressive as Reno (the TCP-friendly rule of RFC 8312 §4.2).
+    pub(super) fn increase_step(&self, ctx: &CcContext<'_>) -> f64 {
+        let step = self.config.cap_increase * self.link_capacity(ctx);
+        if !self.competing() {
+            return step;
+        }
+        let beta = self.config.loss_beta;
+        let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
+        let rtt = self.rtt_estimate().as_secs_f64().max(1e-6);
+        let elapsed = (ctx.now - self.cruise_started).as_secs_f64();
+        step.min(alpha * elapsed / (rtt * rtt))
+    }
+
+    /// The smallest rate, packets/s: [`MIN_WINDOW`] per RTT and ACK period.
+    pub(super) fn min_rate(&self, ctx: &CcContext<'_>) -> f64 {
+        MIN_WINDOW / (self.rtt_estimate() + ctx.syn_interval).as_secs_f64()
+    }
+
+    /// The link's capacity, packets/s: the receiver's packet-pair estimate (thesis §3.4), or
+    /// without one (or one below the bandwidth estimate) the bandwidth estimate.
+    pub(super) fn link_capacity(&self, ctx: &CcContext<'_>) -> f64 {
+        let pairs = f64::from(ctx.bandwidth);
+        if ctx.bandwidth > 0 && ctx.bandwidth < u32::MAX && pairs >= self.bw.get() {
+            pairs
+        } else {
+            self.bw.get()
+        }
+    }
+}
