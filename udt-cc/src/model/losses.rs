@@ -8,6 +8,10 @@
 //! with an empty queue, and never above the packet-pair capacity.
 
 use super::{ModelCc, Phase, State, LINK_LOSS_GAIN, MAX_LINK_LOSS, MIN_WINDOW, RATE_REPORT_ACKS};
+
+/// Packets of queue that always stand out from jitter in a standing (per-period minimum)
+/// sample: the floor never asks for more.
+const FLOOR_PACKETS: f64 = 10.0;
 use crate::CcContext;
 use std::time::Duration;
 use udt_proto::seq::SeqNo;
@@ -79,9 +83,23 @@ impl ModelCc {
     /// is known to stand: the first round's losses are the link's (a queue that Startup fills
     /// shows in the reports before it overflows).
     pub(super) fn queue_stands(&self) -> bool {
-        self.min_rtt.get().is_some_and(|min| {
-            self.queue.stands(self.config.standing_queue, min.mul_f64(self.config.queue_floor))
-        })
+        self.queue_floor().is_some_and(|floor| self.queue.stands(self.config.standing_queue, floor))
+    }
+
+    /// The floor under which a queue does not stand: `queue_floor` of `min_rtt`, but no more
+    /// than [`FLOOR_PACKETS`] at the estimated rate. A standing sample is the smallest delay
+    /// of an ACK period, so jitter must hold every packet of the period to reach it; a queue
+    /// of a few packets already does, and a long path's flow must see a queue that is short
+    /// beside its RTT but shared with shorter ones.
+    pub(super) fn queue_floor(&self) -> Option<Duration> {
+        let min = self.min_rtt.get()?;
+        let floor = min.mul_f64(self.config.queue_floor);
+        let bw = self.bandwidth();
+        if bw > 0.0 {
+            Some(floor.min(Duration::from_secs_f64(FLOOR_PACKETS / bw)))
+        } else {
+            Some(floor)
+        }
     }
 
     /// A bucket of the gauge's recent maximum: one round trip, at least two ACK periods (a

@@ -322,10 +322,8 @@ impl ModelCc {
                     // A probe that built no queue found the link with room for its gain: the
                     // bound rises to the probe's rate (no competitor holds the queue to share).
                     let additive = self.bw_cap + self.increase_step(ctx);
-                    let room = self
-                        .min_rtt
-                        .get()
-                        .is_some_and(|min| self.cycle_queue <= min.as_secs_f64() * self.config.queue_floor);
+                    let room =
+                        self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
                     self.bw_cap =
                         if room { additive.max(self.bw_cap * self.config.probe_up_gain) } else { additive };
                     if self.bw_cap >= self.bw.get() {
