@@ -32,22 +32,28 @@ fn run(r: &DumbbellRun) -> RunResult {
 /// 10% Bernoulli loss each way, the queue empty under the paced flow: over 100 RTTs after
 /// start-up the sending rate (goodput over the delivered fraction) stays within 10% of the
 /// link's.
-fn assert_ten_percent_random_loss_keeps_the_rate(bw: u64, rtt: f64) {
+fn sending_rate_at_ten_percent_loss(bw: u64, rtt: f64) -> f64 {
     let warmup = (rtt * 20.0 / 1000.0).ceil().max(2.0) as u64;
     let r = lone_flow(bw, rtt, 0.10, warmup + (rtt * 100.0 / 1000.0).ceil() as u64, warmup);
-    let res = run(&r);
-    let sending = res.flows[0].mean_mbps / 0.9;
-    assert!(sending >= 0.9 * bw as f64, "seed {}, {bw} Mb/s {rtt} ms: sending {sending:.1} Mb/s", r.seed);
+    run(&r).flows[0].mean_mbps / 0.9
 }
 
-/// Measured (seed 1) 43.2 Mb/s sending on 50 Mb/s, 200 ms and 85.8 on 100 Mb/s, 20 ms: 86%
+/// Measured (seed 1) 42.2 Mb/s sending on 50 Mb/s, 200 ms and 85.8 on 100 Mb/s, 20 ms: 84-86%
 /// of the link, where 90% is the target. Decreases follow Startup while its queue still
 /// stands, and the additive regain of the bound takes several probe cycles.
 #[test]
-#[ignore = "measured 86% of the link's rate on both paths (target 90%, seed 1): decreases while Startup's queue drains, then a slow regain"]
+#[ignore = "measured 84% and 86% of the link's rate (target 90%, seed 1): decreases while Startup's queue drains, then a slow regain"]
 fn ten_percent_random_loss_keeps_the_rate() {
-    assert_ten_percent_random_loss_keeps_the_rate(50, 200.0);
-    assert_ten_percent_random_loss_keeps_the_rate(100, 20.0);
+    let paths = [(50u64, 200.0f64), (100, 20.0)];
+    let sending: Vec<f64> =
+        paths.iter().map(|&(bw, rtt)| sending_rate_at_ten_percent_loss(bw, rtt)).collect();
+    for (&(bw, rtt), &rate) in paths.iter().zip(&sending) {
+        assert!(
+            rate >= 0.9 * bw as f64,
+            "seed {}: {bw} Mb/s {rtt} ms: sending {rate:.1} Mb/s ({sending:?})",
+            seed_from_env(1)
+        );
+    }
 }
 
 /// Half the link is taken by unresponsive cross traffic from 10 s, under 5% random loss each
