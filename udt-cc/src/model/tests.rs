@@ -80,6 +80,20 @@ impl Driver {
         }
     }
 
+    /// A driver whose receiver reports an empty queue, cruising past the probe that follows
+    /// its first cruise (congestion during a probe bounds the rate to what was delivered, not
+    /// by `loss_beta`).
+    fn settled_with_queue_reports() -> Self {
+        let mut d = Driver::new();
+        d.queue = Some(Duration::ZERO);
+        d.reach_cruise();
+        d.steady(ms(1000), ms(100), 10_000);
+        while d.cc.state() != State::ProbeBw(Phase::Cruise) {
+            d.ack(ms(10), ms(100), 10_000);
+        }
+        d
+    }
+
     fn reach_cruise(&mut self) {
         self.steady(ms(1000), ms(100), 10_000);
         for _ in 0..100 {
@@ -175,13 +189,7 @@ fn probe_bw_cycles_cruise_up_down() {
 #[test]
 fn a_probe_that_builds_no_queue_lifts_the_bound_by_its_gain() {
     let run = |queue_in_probe: Duration| {
-        let mut d = Driver::new();
-        d.queue = Some(Duration::ZERO);
-        d.reach_cruise();
-        d.steady(ms(1000), ms(100), 10_000);
-        while d.cc.state() != State::ProbeBw(Phase::Cruise) {
-            d.ack(ms(10), ms(100), 10_000);
-        }
+        let mut d = Driver::settled_with_queue_reports();
         // One decrease: losses with a standing queue while cruising.
         d.queue = Some(ms(25));
         while d.cc.bandwidth() > 9_000.0 {
@@ -327,15 +335,7 @@ fn losses_with_an_empty_queue_change_nothing() {
 /// of reports after the last one.
 #[test]
 fn losses_with_a_standing_queue_are_congestion() {
-    let mut d = Driver::new();
-    d.queue = Some(Duration::ZERO);
-    d.reach_cruise();
-    // Past the probe that follows the first cruise (congestion during a probe bounds the rate
-    // to what was delivered).
-    d.steady(ms(1000), ms(100), 10_000);
-    while d.cc.state() != State::ProbeBw(Phase::Cruise) {
-        d.ack(ms(10), ms(100), 10_000);
-    }
+    let mut d = Driver::settled_with_queue_reports();
     let bw = d.cc.bandwidth();
     d.queue = Some(ms(25));
     let mut bounds = vec![];
