@@ -1,11 +1,14 @@
 //! Watch one UDT sender from the inside: its perfmon readings (sending period, windows, rates,
-//! RTT, losses) at a fixed interval of virtual time, on a dumbbell.
+//! RTT, losses) at a fixed interval of virtual time, on a dumbbell (`--loss`: random loss both
+//! ways).
 //!
 //! ```text
 //! cargo run --release -p udt-lab --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
 //!     [--time S] [--every S] [--from S] [--flow I] [--cc SPEC] [--seed N]
 //!     [--rtts MS,MS,...] [--queue PKTS] [--loss P]
 //! ```
+//!
+//! `RUST_LOG=udt::cc=debug` (or `trace`) prints the controller's events on standard error.
 //!
 //! `--cc SPEC` takes any specification of the `udt-proto` catalog (`udt cc list`), default
 //! `udt_cc::DEFAULT_CC`.
@@ -95,6 +98,12 @@ fn parse() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    // `RUST_LOG=udt::cc=debug` adds the controller's transitions and decisions, on stderr.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .without_time()
+        .init();
     let a = match parse() {
         Ok(a) => a,
         Err(e) => {
@@ -116,6 +125,7 @@ fn main() -> ExitCode {
     }
     if a.loss > 0.0 {
         run.loss = LossModel::Bernoulli(a.loss);
+        run.reverse_loss = LossModel::Bernoulli(a.loss);
     }
     let mut net = match run.build() {
         Ok(n) => n,

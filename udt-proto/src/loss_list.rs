@@ -316,6 +316,20 @@ struct Report {
     count: u32,
 }
 
+/// When a receiver reports an unrepaired loss again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rereport {
+    /// After `k` intervals, `k` the times it was reported (thesis §2.2.3): a sender that cannot
+    /// keep up with its retransmissions is not asked for the same packets faster than it
+    /// answers.
+    Growing,
+    /// After one interval every time: a NAK or its retransmission lost on a lossy link is
+    /// repaired one interval later, not `k` (asked for by a sender that resends a packet at
+    /// most once per round trip, so a repeated report never duplicates a retransmission in
+    /// flight: `Policy::steady_loss_reports`).
+    Steady,
+}
+
 /// The receiver's loss list: sequence numbers detected missing, with NAK report bookkeeping.
 ///
 /// Adjacent ranges are merged only when their bookkeeping is equal.
@@ -369,17 +383,18 @@ impl RecvLossList {
         self.set.ranges()
     }
     /// Ranges due for a repeated report: a range reported `k` times, last at `t`, is due when
-    /// `now >= t + k * interval`. Pushes due ranges (oldest first) into `out` until it holds
+    /// `now >= t + k * interval` ([`Rereport::Growing`]) or `now >= t + interval`
+    /// ([`Rereport::Steady`]). Pushes due ranges (oldest first) into `out` until it holds
     /// `max_ranges`, and marks each pushed range as reported at `now` (k + 1).
     ///
     /// A due range adjacent to a range with the same resulting bookkeeping is merged with it in
     /// the list; when that neighbour was pushed by this call, the entry in `out` is extended
     /// instead of using another one.
-    // thesis §2.2.3: a lost packet is reported again after k * (interval), k the times reported.
     pub fn collect_due(
         &mut self,
         now: Instant,
         interval: Duration,
+        schedule: Rereport,
         max_ranges: usize,
         out: &mut Vec<(SeqNo, SeqNo)>,
     ) {
@@ -388,7 +403,11 @@ impl RecvLossList {
         let mut prev_pushed = false;
         while i < nodes.len() {
             let n = nodes[i];
-            let wait = interval.checked_mul(n.tag.count).unwrap_or(Duration::MAX);
+            let times = match schedule {
+                Rereport::Growing => n.tag.count,
+                Rereport::Steady => 1,
+            };
+            let wait = interval.checked_mul(times).unwrap_or(Duration::MAX);
             if now < n.tag.last + wait {
                 prev_pushed = false;
                 i += 1;
@@ -524,7 +543,7 @@ mod tests {
         assert_eq!(l.len(), 16);
         let mut out = Vec::new();
         let interval = Duration::from_millis(10);
-        l.collect_due(T0 + interval, interval, 10, &mut out);
+        l.collect_due(T0 + interval, interval, Rereport::Growing, 10, &mut out);
         assert_eq!(out, vec![(s(10), s(19))]);
         // Filling a gap between differently tagged ranges makes three nodes.
         let mut l = RecvLossList::new();
@@ -534,7 +553,7 @@ mod tests {
         assert_eq!(rranges(&l), vec![(5, 9), (10, 12), (13, 19), (20, 22), (23, 30)]);
         assert_eq!(l.len(), 26);
         out.clear();
-        l.collect_due(T0 + interval, interval, 10, &mut out);
+        l.collect_due(T0 + interval, interval, Rereport::Growing, 10, &mut out);
         assert_eq!(out, vec![(s(10), s(12)), (s(20), s(22))]);
     }
 
@@ -548,9 +567,9 @@ mod tests {
         assert_eq!(rranges(&l), vec![(100, 104), (106, 110)]);
         let interval = Duration::from_millis(10);
         let mut out = Vec::new();
-        l.collect_due(T0 + interval - Duration::from_micros(1), interval, 10, &mut out);
+        l.collect_due(T0 + interval - Duration::from_micros(1), interval, Rereport::Growing, 10, &mut out);
         assert!(out.is_empty());
-        l.collect_due(T0 + interval, interval, 10, &mut out);
+        l.collect_due(T0 + interval, interval, Rereport::Growing, 10, &mut out);
         assert_eq!(out, vec![(s(100), s(104)), (s(106), s(110))]);
         assert_eq!(l.remove_range(s(103), s(107)), 4);
         assert_eq!(rranges(&l), vec![(100, 102), (108, 110)]);
@@ -570,12 +589,28 @@ mod tests {
         // Reported once at T0; due again at T0 + 1*iv, then +2*iv, then +3*iv.
         for k in 1..=4u32 {
             let due = t + iv * k;
-            l.collect_due(due - Duration::from_micros(1), iv, 8, &mut out);
+            l.collect_due(due - Duration::from_micros(1), iv, Rereport::Growing, 8, &mut out);
             assert!(out.is_empty(), "k = {k}");
-            l.collect_due(due, iv, 8, &mut out);
+            l.collect_due(due, iv, Rereport::Growing, 8, &mut out);
             assert_eq!(out, vec![(s(1), s(1))], "k = {k}");
             out.clear();
             t = due;
+        }
+    }
+
+    #[test]
+    fn steady_rereports_come_every_interval() {
+        let mut l = RecvLossList::new();
+        let iv = Duration::from_millis(10);
+        l.insert(s(1), s(1), T0);
+        let mut out = Vec::new();
+        for k in 1..=4u32 {
+            let due = T0 + iv * k;
+            l.collect_due(due - Duration::from_micros(1), iv, Rereport::Steady, 8, &mut out);
+            assert!(out.is_empty(), "k = {k}");
+            l.collect_due(due, iv, Rereport::Steady, 8, &mut out);
+            assert_eq!(out, vec![(s(1), s(1))], "k = {k}");
+            out.clear();
         }
     }
 
@@ -587,17 +622,17 @@ mod tests {
             l.insert(s(i * 10), s(i * 10 + 1), T0);
         }
         let mut out = vec![(s(999), s(999))];
-        l.collect_due(T0 + iv, iv, 3, &mut out);
+        l.collect_due(T0 + iv, iv, Rereport::Growing, 3, &mut out);
         assert_eq!(out, vec![(s(999), s(999)), (s(0), s(1)), (s(10), s(11))]);
         out.clear();
         // The first two are now at k = 2 (due at T0 + 3 iv); the rest still at k = 1.
-        l.collect_due(T0 + iv, iv, 10, &mut out);
+        l.collect_due(T0 + iv, iv, Rereport::Growing, 10, &mut out);
         assert_eq!(out, vec![(s(20), s(21)), (s(30), s(31)), (s(40), s(41))]);
         out.clear();
-        l.collect_due(T0 + iv * 2, iv, 10, &mut out);
+        l.collect_due(T0 + iv * 2, iv, Rereport::Growing, 10, &mut out);
         assert!(out.is_empty());
         // A huge interval never overflows.
-        l.collect_due(T0, Duration::MAX, 10, &mut out);
+        l.collect_due(T0, Duration::MAX, Rereport::Growing, 10, &mut out);
         assert!(out.is_empty());
     }
 
@@ -609,16 +644,16 @@ mod tests {
         l.insert(s(3), s(8), T0 + iv); // 6..=8 new, different bookkeeping
         assert_eq!(rranges(&l), vec![(1, 5), (6, 8)]);
         let mut out = Vec::new();
-        l.collect_due(T0 + iv, iv, 10, &mut out);
+        l.collect_due(T0 + iv, iv, Rereport::Growing, 10, &mut out);
         assert_eq!(out, vec![(s(1), s(5))]);
         // Now both are (T0 + iv, 2) vs (T0 + iv, 1): still separate.
         out.clear();
-        l.collect_due(T0 + iv * 2, iv, 10, &mut out);
+        l.collect_due(T0 + iv * 2, iv, Rereport::Growing, 10, &mut out);
         assert_eq!(out, vec![(s(6), s(8))]);
         assert_eq!(rranges(&l), vec![(1, 5), (6, 8)]);
         // Both at count 2 last T0+iv and T0+2iv: due at T0+3iv and T0+4iv.
         out.clear();
-        l.collect_due(T0 + iv * 4, iv, 1, &mut out);
+        l.collect_due(T0 + iv * 4, iv, Rereport::Growing, 1, &mut out);
         assert_eq!(out, vec![(s(1), s(8))]);
         assert_eq!(rranges(&l), vec![(1, 8)]);
         assert_eq!(l.len(), 8);

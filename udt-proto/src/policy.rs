@@ -27,6 +27,10 @@ pub struct Policy {
     /// again (twice the RTT and more, with the window filling meanwhile). For links with errors,
     /// where a lost retransmission is a common event rather than a sign of heavy congestion.
     pub head_probe: bool,
+    /// Sender: a NAK for a packet retransmitted less than one RTT ago was written before that
+    /// retransmission could arrive, so it does not send the packet again. With it, a receiver
+    /// may repeat its loss reports without backing off ([`Policy::steady_loss_reports`]).
+    pub one_resend_per_rtt: bool,
     /// Sender: a full ACK that repeats the last one's number still brings news: the receiver's
     /// RTT and rates are adopted and the controller's `on_ack` runs. Such ACKs are the peer's
     /// progress ACKs ([`Policy::progress_acks`]); UDT4's sender ignores them.
@@ -49,6 +53,11 @@ pub struct Policy {
     /// timestamp ([`crate::queue_delay`]) and report the smallest and largest since the last
     /// report in full ACKs that carry rates (32-byte bodies; docs/deviations.md W12).
     pub queue_delay_reports: bool,
+    /// Receiving half: report an unrepaired loss again every re-report interval, instead of
+    /// after `k` intervals the `k`-th time (thesis §2.2.3): on a link with errors a lost NAK or
+    /// retransmission is then repaired one interval later. Asked for by a sender with
+    /// [`Policy::one_resend_per_rtt`], which keeps repeats from duplicating retransmissions.
+    pub steady_loss_reports: bool,
 }
 
 impl Policy {
@@ -56,20 +65,25 @@ impl Policy {
     /// median-filtered arrival rate, ACKs on the SYN timer only.
     pub const UDT4: Policy = Policy {
         head_probe: false,
+        one_resend_per_rtt: false,
         learn_from_repeated_acks: false,
         progress_acks: false,
         counted_arrival_rate: false,
         ack_interval: None,
         ack_period: None,
         queue_delay_reports: false,
+        steady_loss_reports: false,
     };
 
     /// What a rate-based controller that sees link errors needs: progress ACKs sent and learnt
-    /// from, and the counted arrival rate (the default controller's declaration).
+    /// from, the counted arrival rate, and steady loss reports with one resend per round trip
+    /// (the default controller's declaration).
     pub const PROGRESS_REPORTS: Policy = Policy {
         learn_from_repeated_acks: true,
         progress_acks: true,
         counted_arrival_rate: true,
+        one_resend_per_rtt: true,
+        steady_loss_reports: true,
         ..Policy::UDT4
     };
 
@@ -81,6 +95,12 @@ impl Policy {
     /// This policy with progress ACKs sent and learnt from (`on`) or neither.
     pub const fn with_progress_acks(self, on: bool) -> Policy {
         Policy { progress_acks: on, learn_from_repeated_acks: on, ..self }
+    }
+
+    /// This policy with steady loss reports asked for and one resend per round trip (`on`), or
+    /// neither.
+    pub const fn with_steady_loss_reports(self, on: bool) -> Policy {
+        Policy { steady_loss_reports: on, one_resend_per_rtt: on, ..self }
     }
 
     /// This policy with queueing-delay reports asked for (`on`) or not.
@@ -132,6 +152,7 @@ const COUNTED_RATE: u32 = 1 << 1;
 /// The sender of the offer has heard the receiver's: no answer is needed.
 const HEARD: u32 = 1 << 2;
 const QUEUE_DELAY: u32 = 1 << 3;
+const STEADY_LOSS_REPORTS: u32 = 1 << 4;
 /// Largest ACK interval an offer may ask for; more is the timer's business.
 const MAX_ACK_INTERVAL: u32 = 1 << 16;
 
@@ -162,6 +183,9 @@ impl Offer {
         if w.queue_delay_reports {
             info |= QUEUE_DELAY;
         }
+        if w.steady_loss_reports {
+            info |= STEADY_LOSS_REPORTS;
+        }
         let interval = w.ack_interval.unwrap_or(0).min(MAX_ACK_INTERVAL);
         let period_us = w.ack_period.map_or(0, |p| p.as_micros().clamp(1, u128::from(u32::MAX)) as u32);
         let mut body = Vec::with_capacity(8);
@@ -182,6 +206,7 @@ impl Offer {
             progress_acks: info & PROGRESS_ACKS != 0,
             counted_arrival_rate: info & COUNTED_RATE != 0,
             queue_delay_reports: info & QUEUE_DELAY != 0,
+            steady_loss_reports: info & STEADY_LOSS_REPORTS != 0,
             ack_interval: (interval > 0).then_some(interval.min(MAX_ACK_INTERVAL)),
             ack_period: (period_us > 0).then(|| Duration::from_micros(u64::from(period_us))),
             ..Policy::UDT4
@@ -199,6 +224,7 @@ impl Policy {
             ack_interval: asked.ack_interval,
             ack_period: asked.ack_period,
             queue_delay_reports: asked.queue_delay_reports,
+            steady_loss_reports: asked.steady_loss_reports,
             ..self
         }
     }
@@ -214,6 +240,7 @@ mod tests {
             Policy::UDT4,
             Policy::PROGRESS_REPORTS,
             Policy::PROGRESS_REPORTS.with_queue_delay_reports(true),
+            Policy::UDT4.with_steady_loss_reports(true),
             Policy::UDT4.with_ack_interval(Some(2)).with_ack_period(Some(Duration::from_millis(3))),
         ];
         for wants in policies {

@@ -21,7 +21,7 @@ use std::time::Duration;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use udt_proto::buffer::{InsertOutcome, Lookup, RecvBuffer, RecvMsgError, RxDatagram, SendBuffer};
-use udt_proto::loss_list::{RecvLossList, SendLossList};
+use udt_proto::loss_list::{RecvLossList, Rereport, SendLossList};
 use udt_proto::packet::{Boundary, DataHeader, DATA_HEADER_LEN};
 use udt_proto::{Instant, MsgNo, SeqNo, SocketId};
 
@@ -348,7 +348,7 @@ impl Sim {
             self.transmit(pkt);
         }
         let mut out = Vec::new();
-        self.rloss.collect_due(now(self.now_ms), Duration::from_millis(20), 16, &mut out);
+        self.rloss.collect_due(now(self.now_ms), Duration::from_millis(20), Rereport::Growing, 16, &mut out);
         for (a, b) in out {
             self.transmit(Pkt::Nak(a, b));
         }

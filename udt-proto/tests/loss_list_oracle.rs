@@ -14,7 +14,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use udt_proto::loss_list::{RecvLossList, SendLossList};
+use udt_proto::loss_list::{RecvLossList, Rereport, SendLossList};
 use udt_proto::{Instant, SeqNo};
 
 /// Unwrapped base of the tested window: 256 below 2^31.
@@ -45,8 +45,9 @@ enum Op {
     RemoveBefore(u64),
     PopFirst,
     Clear,
-    /// Advance the clock by this many ms and collect due ranges (receiver), at most `max`.
-    CollectDue(u64, usize),
+    /// Advance the clock by this many ms and collect due ranges (receiver), at most `max`, on
+    /// the growing schedule (`false`) or the steady one (`true`).
+    CollectDue(u64, usize, bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -61,8 +62,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => pos.prop_map(Op::RemoveBefore),
         2 => Just(Op::PopFirst),
         1 => (0u32..50).prop_filter_map("rare", |x| (x == 0).then_some(Op::Clear)),
-        3 => (0u64..40, prop_oneof![Just(usize::MAX), 0usize..4])
-            .prop_map(|(dt, m)| Op::CollectDue(dt, m)),
+        3 => (0u64..40, prop_oneof![Just(usize::MAX), 0usize..4], any::<bool>())
+            .prop_map(|(dt, m, steady)| Op::CollectDue(dt, m, steady)),
     ]
 }
 
@@ -200,15 +201,17 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 send.clear();
                 ms.clear();
             }
-            Op::CollectDue(dt, max) => {
+            Op::CollectDue(dt, max, steady) => {
                 now_ms += dt;
                 let mut out = vec![(wrap(0), wrap(0)); usize::from(max == 1)];
                 let pre = out.len();
-                recv.collect_due(now_of(now_ms), interval, max, &mut out);
+                let schedule = if steady { Rereport::Steady } else { Rereport::Growing };
+                recv.collect_due(now_of(now_ms), interval, schedule, max, &mut out);
                 let reported = expand(out[pre..].iter().copied());
                 check_shape(&reported, false)?;
                 prop_assert!(out.len() <= max.max(pre), "{} ranges for max {}", out.len(), max);
-                let due = |&(last, k): &(u64, u32)| now_ms >= last + u64::from(k) * 10;
+                let due =
+                    |&(last, k): &(u64, u32)| now_ms >= last + u64::from(if steady { 1 } else { k }) * 10;
                 let got = numbers(&reported);
                 for x in &got {
                     prop_assert!(due(&mr[x]), "{} reported but not due: {:?}", x, mr[x]);
@@ -261,7 +264,8 @@ fn loss_lists_match_the_model_long_runs() {
                     19 => Op::RemoveBefore(below(LOW + HIGH) / 4),
                     20 => Op::PopFirst,
                     _ => {
-                        Op::CollectDue(below(40), if below(2) == 0 { usize::MAX } else { below(4) as usize })
+                        let max = if below(2) == 0 { usize::MAX } else { below(4) as usize };
+                        Op::CollectDue(below(40), max, below(2) == 0)
                     }
                 }
             })
@@ -361,7 +365,13 @@ fn loss_lists_survive_large_ranges_in_a_2_pow_29_window() {
                 }
                 _ => {
                     let mut out = Vec::new();
-                    recv.collect_due(now, Duration::from_micros(below(100_000)), 8, &mut out);
+                    recv.collect_due(
+                        now,
+                        Duration::from_micros(below(100_000)),
+                        Rereport::Growing,
+                        8,
+                        &mut out,
+                    );
                     assert!(out.len() <= 8);
                 }
             }

@@ -67,10 +67,6 @@ pub struct ModelConfig {
     /// capacity (additive: the same step for every flow sharing the link, whatever its rate
     /// or RTT; a bound at 0.7 of a lone flow's rate is regained in 5 cycles).
     pub cap_increase: f64,
-    /// Drain (and ProbeBW Down after its first round) ends once the RTT is within this fraction
-    /// of the minimum (the queue is gone), once a BDP or less is in flight, or after
-    /// [`ModelConfig::drain_max_rounds`].
-    pub drain_target: f64,
     /// Longest Drain and longest ProbeBW Down, rounds: `ln(startup queue) / ln(startup_gain)`
     /// for any queue Startup can build within its window; a queue that outlasts it is another
     /// flow's.
@@ -99,7 +95,6 @@ impl Default for ModelConfig {
             queue_floor: 1.0 / 16.0,
             loss_beta: 0.7,
             cap_increase: 1.0 / 16.0,
-            drain_target: 0.25,
             drain_max_rounds: 3,
             initial_window: 16.0,
         }
@@ -131,7 +126,6 @@ impl ModelConfig {
             ("queue_floor", self.queue_floor),
             ("loss_beta", self.loss_beta),
             ("cap_increase", self.cap_increase),
-            ("drain_target", self.drain_target),
         ] {
             if !(v > 0.0 && v < 1.0) {
                 return Err(format!("{name}={v} must be strictly between 0 and 1"));

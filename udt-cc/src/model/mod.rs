@@ -30,11 +30,13 @@
 //! longer occupy the path (UDT acknowledges cumulatively, so they count in flight). States:
 //! * **Startup** (gain `startup_gain`): until the bandwidth grew by less than `full_bw_growth`
 //!   over `full_bw_rounds` rounds, or a congested loss window; then
-//! * **Drain** (gain `1 / startup_gain`): until the standing queue is at most `drain_target` of
-//!   `min_rtt`, the packets in flight are at most one BDP, or `drain_max_rounds`; then
-//! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods) -> Up
-//!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, one round and on until drained as
-//!   Drain is, at most `drain_max_rounds`) -> Cruise. Congestion
+//! * **Drain** (gain `1 / startup_gain`): until the standing queue is at most the floor (below),
+//!   the packets in flight are at most one BDP, or `drain_max_rounds`; then
+//! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods; `probe_down_gain`
+//!   while a queue above the floor stands and no competitor holds it: the flow's own) -> Up
+//!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, until the model says the probe's
+//!   queue is gone, `(probe_up_gain - 1) / (1 - probe_down_gain)` times the probe's length, or
+//!   from one round on when the reports show it; at most `drain_max_rounds`) -> Cruise. Congestion
 //!   during Up or Down, or within two rounds after the probe, was caused by the probe: the probe
 //!   ends and the bound becomes the rate delivered (at least `loss_beta` of the estimate).
 //!   Congestion while cruising means another flow took more: the bound becomes `loss_beta`
@@ -201,6 +203,12 @@ pub struct ModelCc {
     cruise_started: Instant,
     /// The probe cycle of the last decrease while cruising: a competitor filled the queue.
     competed_cycle: Option<u64>,
+    /// When the current state began.
+    state_since: Instant,
+    /// When the current probe began pacing above the estimate.
+    probe_started: Instant,
+    /// When ProbeBW Down has drained what its probe queued, by the model ([`ModelCc::enter`]).
+    probe_drained_at: Instant,
 }
 
 impl ModelCc {
@@ -255,6 +263,9 @@ impl ModelCc {
             cycle_queue: 0.0,
             cruise_started: Instant::ZERO,
             competed_cycle: None,
+            state_since: Instant::ZERO,
+            probe_started: Instant::ZERO,
+            probe_drained_at: Instant::ZERO,
         }
     }
 
@@ -343,10 +354,19 @@ impl ModelCc {
                 self.cycle += 1;
                 self.bw.advance(self.cycle);
                 self.queue.advance(self.cycle);
+                self.probe_started = ctx.now;
                 1
             }
             State::ProbeBw(Phase::Down) => {
                 self.probe_end_round = Some(self.round);
+                // If the probe found nothing, it queued `probe_up_gain - 1` of the estimate for
+                // as long as it lasted, and Down drains `1 - probe_down_gain` of it per unit of
+                // time: the model says when that queue is gone, a round trip before the
+                // receiver's reports can show it.
+                let queued = (self.config.probe_up_gain - 1.0).max(0.0);
+                let drained = (1.0 - self.config.probe_down_gain).max(f64::EPSILON);
+                let probed = ctx.now.saturating_since(self.probe_started);
+                self.probe_drained_at = ctx.now + probed.mul_f64((queued / drained).min(f64::from(u16::MAX)));
                 self.config.drain_max_rounds
             }
             State::Startup | State::ProbeRtt => 0,
@@ -360,6 +380,7 @@ impl ModelCc {
             "udt model: state"
         );
         self.state = state;
+        self.state_since = ctx.now;
         self.rounds_left = rounds;
     }
 
@@ -525,17 +546,28 @@ impl ModelCc {
         }
     }
 
+    /// Drain ends once the reports (or the packets in flight) show the queue gone; ProbeBW
+    /// Down once the model says its probe's queue is gone, or at a round's end when the reports
+    /// show it ([`Self::handle_round`]).
     fn check_drained(&mut self, ctx: &mut CcContext<'_>) {
-        if self.state == State::Drain && self.drained(ctx) {
+        let done = match self.state {
+            State::Drain => self.drained(ctx),
+            State::ProbeBw(Phase::Down) => ctx.now >= self.probe_drained_at,
+            _ => false,
+        };
+        if done {
             self.enter(ctx, State::ProbeBw(Phase::Cruise));
         }
     }
 
-    /// The queue is gone: the standing queue is within `drain_target` of `min_rtt`, or the packets in
-    /// flight at an ACK are at most one BDP.
+    /// The queue is gone: the standing queue is at most the floor ([`Self::queue_floor`]) in
+    /// a report on packets sent since the state began (a round trip into it: earlier reports
+    /// tell the queue before the drain, smaller than the one Startup or a probe left), or the
+    /// packets in flight at an ACK are at most one BDP.
     fn drained(&self, ctx: &CcContext<'_>) -> bool {
-        let queue_gone = match (self.last_queue, self.min_rtt.get()) {
-            (Some(queue), Some(min)) => queue.as_secs_f64() <= min.as_secs_f64() * self.config.drain_target,
+        let reports_current = ctx.now >= self.state_since + self.rtt_estimate();
+        let queue_gone = match (self.last_queue, self.queue_floor()) {
+            (Some(queue), Some(floor)) => reports_current && queue <= floor,
             _ => false,
         };
         queue_gone || f64::from(ctx.flight) <= self.bdp()
@@ -578,11 +610,22 @@ impl ModelCc {
         match self.state {
             State::Startup => self.config.startup_gain,
             State::Drain => 1.0 / self.config.startup_gain,
+            // Cruising at the estimate keeps whatever queue there is: one above the floor, while
+            // no competitor holds it, is the flow's own (a probe's rest, an estimate above the
+            // link), and is drained as Down drains, so the link's losses meet an empty queue.
+            State::ProbeBw(Phase::Cruise) if !self.competing() && self.own_queue_stands() => {
+                self.config.probe_down_gain
+            }
             State::ProbeBw(Phase::Cruise) => 1.0,
             State::ProbeBw(Phase::Up) => self.config.probe_up_gain,
             State::ProbeBw(Phase::Down) => self.config.probe_down_gain,
             State::ProbeRtt => self.config.probe_rtt_gain,
         }
+    }
+
+    /// The last standing-queue sample is above the floor ([`Self::queue_floor`]).
+    fn own_queue_stands(&self) -> bool {
+        matches!((self.last_queue, self.queue_floor()), (Some(q), Some(floor)) if q > floor)
     }
 
     /// Unacknowledged packets sent more than one RTT and one ACK period ago: each has arrived and
@@ -615,9 +658,10 @@ impl ModelCc {
         let window = if bw > 0.0 {
             let gain =
                 if self.state == State::Startup { self.config.startup_gain } else { self.config.cwnd_gain };
-            // Not in Startup: there the holes are the overshoot's own losses, and the window is
-            // what bounds the overshoot (BBR).
-            let held = if self.timed_out || self.state == State::Startup {
+            // Not in Startup with a standing queue: there the holes are the overshoot's own
+            // losses, and the window is what bounds the overshoot (BBR). With an empty queue
+            // they are the link's, and a window that counted them would stall the doubling.
+            let held = if self.timed_out || (self.state == State::Startup && self.queue_stands()) {
                 0.0
             } else {
                 self.held_behind_holes(ctx)

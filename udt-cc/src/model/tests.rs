@@ -214,44 +214,47 @@ fn a_probe_that_builds_no_queue_lifts_the_bound_by_its_gain() {
     assert!(shared > cut && shared < cut * 1.1, "{cut} -> {shared}");
 }
 
+/// Steps of 10 ms ACKs reporting `rtt` until the controller is in `state`; the time then.
+fn until_state(d: &mut Driver, state: State, rtt: Duration) -> Instant {
+    for _ in 0..300 {
+        if d.cc.state() == state {
+            return d.sc.now;
+        }
+        d.ack(ms(10), rtt, 10_000);
+    }
+    panic!("never reached {state:?}: {:?}", d.cc.state());
+}
+
 #[test]
-fn probe_down_lasts_until_the_probes_queue_is_gone() {
+fn probe_down_drains_what_the_probe_queued_by_the_model() {
     let mut d = Driver::new();
     d.reach_cruise();
-    // The probe queued: more than a BDP (1000 packets) in flight and the RTT 30% up (from the
-    // probe on: a queue standing before it would be another flow's).
-    for _ in 0..300 {
-        if d.cc.state() == State::ProbeBw(Phase::Up) {
-            break;
-        }
-        d.ack(ms(10), ms(100), 10_000);
-    }
+    // The probe queues: more than a BDP (1000 packets) in flight and the RTT 30% up; the
+    // reports go on showing that queue for a round trip after Down began (they lag).
+    let up = until_state(&mut d, State::ProbeBw(Phase::Up), ms(100));
     d.flight = 1500;
-    for _ in 0..300 {
-        if d.cc.state() == State::ProbeBw(Phase::Down) {
-            break;
-        }
-        d.ack(ms(10), ms(130), 10_000);
-    }
-    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Down));
-    // Two rounds on, the queue is still there: still draining.
-    d.steady(ms(200), ms(130), 10_000);
-    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Down));
-    // Drained (a BDP in flight at an ACK): cruising from the next round's end.
-    d.flight = 900;
-    d.steady(ms(110), ms(130), 10_000);
-    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Cruise));
-    // A queue that never drains (someone else's) ends Down after `drain_max_rounds` anyway.
-    d.flight = 1500;
-    for _ in 0..300 {
-        if d.cc.state() == State::ProbeBw(Phase::Down) {
-            break;
-        }
-        d.ack(ms(10), ms(130), 10_000);
-    }
-    let rounds = ModelConfig::default().drain_max_rounds;
-    d.steady(ms(100) * (rounds + 1), ms(130), 10_000);
-    assert_ne!(d.cc.state(), State::ProbeBw(Phase::Down));
+    let down = until_state(&mut d, State::ProbeBw(Phase::Down), ms(130));
+    let cruise = until_state(&mut d, State::ProbeBw(Phase::Cruise), ms(130));
+    // At gains 1.25 and 0.8 Down drains the probe's queue in 1.25 times the probe's length.
+    let config = ModelConfig::default();
+    let ratio = (config.probe_up_gain - 1.0) / (1.0 - config.probe_down_gain);
+    let expected = (down - up).mul_f64(ratio);
+    let took = cruise - down;
+    assert!(took >= expected && took <= expected + ms(10), "Down took {took:?}, the model {expected:?}");
+}
+
+#[test]
+fn probe_down_ends_at_a_rounds_end_once_the_reports_show_the_queue_gone() {
+    let mut d = Driver::new();
+    d.queue = Some(Duration::ZERO);
+    d.reach_cruise();
+    // The probe lasts one round and the model would drain for 1.25 of it; the reports on
+    // packets sent in Down show no queue, so Down ends with its own first round.
+    let up = until_state(&mut d, State::ProbeBw(Phase::Up), ms(100));
+    let down = until_state(&mut d, State::ProbeBw(Phase::Down), ms(100));
+    let cruise = until_state(&mut d, State::ProbeBw(Phase::Cruise), ms(100));
+    let round = down - up;
+    assert!(cruise - down <= round + ms(10), "Down took {:?} after a probe of {round:?}", cruise - down);
 }
 
 #[test]

@@ -540,6 +540,11 @@ impl SendBuffer {
         }
     }
 
+    /// Whether the sent packet `seq` was last retransmitted at or after `since`.
+    pub fn resent_since(&self, seq: SeqNo, since: Instant) -> bool {
+        self.sent_slot(seq).and_then(|id| self.slots[id].resent).is_some_and(|at| at >= since)
+    }
+
     /// When the oldest unacknowledged packet was last retransmitted, if it was sent and
     /// retransmitted.
     pub fn head_resent_at(&self) -> Option<Instant> {

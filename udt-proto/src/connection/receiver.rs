@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use super::{Connection, Incoming, PendingControl, Timer, LIGHT_ACK_EVERY, SYN};
 use crate::buffer::InsertOutcome;
+use crate::loss_list::Rereport;
 use crate::packet::{Ack, AckInfo, AckQueue, AckRates, DataHeader, DropRequest, DATA_HEADER_LEN};
 use crate::seq::{AckNo, SeqNo};
 use crate::time::Instant;
@@ -195,9 +196,10 @@ impl Connection {
         }
     }
 
-    /// NAK timer: re-report missing packets after an increasing interval (thesis §2.2.3).
-    /// Checked every SYN; a range reported k times is due again k x the re-report interval
-    /// after its last report.
+    /// NAK timer: re-report missing packets after an increasing interval (thesis §2.2.3), or
+    /// after the same interval every time when the peer's sender asked for steady reports.
+    /// Checked every SYN; a range reported k times is due again k x (or 1 x) the re-report
+    /// interval after its last report.
     pub(super) fn on_nak_timer(&mut self, now: Instant) {
         let interval = self.rereport_interval();
         let Some(link) = self.link.as_mut() else { return };
@@ -206,7 +208,8 @@ impl Connection {
         }
         let mut due = std::mem::take(&mut self.ranges);
         due.clear();
-        link.rx.loss.collect_due(now, interval, MAX_REREPORT_RANGES, &mut due);
+        let schedule = if self.policy.steady_loss_reports { Rereport::Steady } else { Rereport::Growing };
+        link.rx.loss.collect_due(now, interval, schedule, MAX_REREPORT_RANGES, &mut due);
         if !due.is_empty() {
             self.queue_nak(&due);
         }

@@ -129,6 +129,10 @@ impl Connection {
             let start = start.max_wrapping(tx.last_ack);
             ranges.push((start, end));
         }
+        if self.policy.one_resend_per_rtt {
+            let since = now - Duration::from_micros(self.rtt.rtt_us());
+            ranges = without_recent_resends(&tx.buf, &ranges, since);
+        }
         if ranges.is_empty() {
             self.ranges = ranges;
             return;
@@ -420,4 +424,33 @@ fn write_data(
     }
     let start = packet.payload.as_ptr() as usize - base;
     Some((total, start..start + packet.payload.len()))
+}
+
+/// `ranges` without the packets retransmitted at or after `since` (one RTT ago): a NAK for
+/// them was written before their retransmission could arrive (`Policy::one_resend_per_rtt`).
+/// The ranges lie within the unacknowledged packets, so the walk is bounded by the send
+/// buffer.
+fn without_recent_resends(
+    buf: &crate::buffer::SendBuffer,
+    ranges: &[(SeqNo, SeqNo)],
+    since: Instant,
+) -> Vec<(SeqNo, SeqNo)> {
+    let mut kept = Vec::with_capacity(ranges.len());
+    for &(start, end) in ranges {
+        let mut run: Option<(SeqNo, SeqNo)> = None;
+        let mut seq = start;
+        loop {
+            if buf.resent_since(seq, since) {
+                kept.extend(run.take());
+            } else {
+                run = Some(run.map_or((seq, seq), |(first, _)| (first, seq)));
+            }
+            if seq == end {
+                break;
+            }
+            seq = seq.next();
+        }
+        kept.extend(run);
+    }
+    kept
 }
