@@ -74,10 +74,10 @@ fn run(steady: bool, drops: u32, echo: bool) -> Run {
                 }
                 seen_arrival.borrow_mut().get_or_insert(());
             }
-            (Side::Client, Ok(Packet::Control(c))) if matches!(c.body, Control::Nak(_)) => {
-                if echo && echoed.insert(bytes.to_vec()) {
-                    seen_naks.borrow_mut().push(bytes.to_vec());
-                }
+            (Side::Client, Ok(Packet::Control(c)))
+                if echo && matches!(c.body, Control::Nak(_)) && echoed.insert(bytes.to_vec()) =>
+            {
+                seen_naks.borrow_mut().push(bytes.to_vec());
             }
             _ => {}
         }
