@@ -6,7 +6,8 @@
 //! `udt sim sweep --count N --seed S [--json] [--time S] [--max-packets N] [--cc SPEC]` runs N
 //! random scenarios drawn from the seed and prints each one's figures and their distributions
 //! (`udt_lab::sweep`). `--cc` takes the catalog's specifications (`udt cc list`), default
-//! `udt_cc::DEFAULT_CC`. The simulator is deterministic: the seed is printed with the
+//! `udt_cc::DEFAULT_CC`; for the sweep, several comma-separated (`--cc udt,bbr`), which run the
+//! same scenarios and print side by side. The simulator is deterministic: the seed is printed with the
 //! results and the same seed gives the same numbers (`UDT_SIM_SEED` also sets it).
 
 use anyhow::{anyhow, Result};
@@ -112,17 +113,33 @@ pub fn check_usage(a: &Args) -> Result<(), String> {
         }
     }
     if let Some(spec) = &a.cc {
-        CcChoice::parse(spec).map_err(|e| format!("--cc: {e}"))?;
+        let specs = if a.scenario == "sweep" { split_specs(spec) } else { vec![spec.clone()] };
+        for spec in specs {
+            CcChoice::parse(&spec).map_err(|e| format!("--cc: {e}"))?;
+        }
     }
     Ok(())
+}
+
+/// A comma-separated list of catalog specifications: a piece with `=` and no `:` continues the
+/// previous one's parameters (`daimd:noisy=true,x=1,bbr` is `daimd:noisy=true,x=1` and `bbr`).
+fn split_specs(list: &str) -> Vec<String> {
+    let mut specs: Vec<String> = Vec::new();
+    for piece in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match specs.last_mut() {
+            Some(last) if piece.contains('=') && !piece.contains(':') => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => specs.push(piece.to_string()),
+        }
+    }
+    specs
 }
 
 /// Run `udt sim sweep`.
 fn run_sweep(a: &Args) -> Result<()> {
     let mut config = SweepConfig::new(a.count.unwrap_or(20), a.seed.unwrap_or_else(|| seed_from_env(1)));
-    if let Some(spec) = &a.cc {
-        config.cc = CcChoice::parse(spec).map_err(|e| anyhow!("--cc: {e}"))?;
-    }
     if let Some(t) = a.time {
         config.budget.time_s = Some(t);
     }
@@ -132,14 +149,55 @@ fn run_sweep(a: &Args) -> Result<()> {
     if let Some(j) = a.jobs {
         config.jobs = j.max(1);
     }
-    let seed = config.seed;
-    let report = sweep::run(&config).map_err(|e| anyhow!("{e} (seed {seed})"))?;
-    let text = sweep::text::render(&report);
-    if a.json {
-        eprint!("{text}");
-        println!("{}", report.to_json());
+    let specs = a.cc.as_deref().map_or_else(Vec::new, split_specs);
+    let ccs = if specs.is_empty() {
+        vec![config.cc]
     } else {
-        print!("{text}");
+        specs.iter().map(|s| CcChoice::parse(s).map_err(|e| anyhow!("--cc: {e}"))).collect::<Result<_>>()?
+    };
+    let seed = config.seed;
+    let mut reports = Vec::with_capacity(ccs.len());
+    for cc in ccs {
+        config.cc = cc;
+        let report = sweep::run(&config).map_err(|e| anyhow!("{e} (seed {seed})"))?;
+        let text = sweep::text::render(&report);
+        if a.json {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+        reports.push(report);
+    }
+    if reports.len() > 1 {
+        let peers = sweep::text::render_peers(&reports);
+        if a.json {
+            eprint!("\n{peers}");
+        } else {
+            print!("\n{peers}");
+        }
+    }
+    if a.json {
+        match reports.as_slice() {
+            [one] => println!("{}", one.to_json()),
+            many => {
+                let all: Vec<serde_json::Value> =
+                    many.iter().map(|r| serde_json::from_str(&r.to_json())).collect::<Result<_, _>>()?;
+                println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "peers": all }))?);
+            }
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_specs;
+
+    #[test]
+    fn a_list_of_specifications_keeps_each_ones_parameters() {
+        assert_eq!(split_specs("udt,bbr"), ["udt", "bbr"]);
+        assert_eq!(split_specs("daimd:noisy=true,x=1,bbr, cubic"), ["daimd:noisy=true,x=1", "bbr", "cubic"]);
+        assert_eq!(split_specs("newreno:ack=1"), ["newreno:ack=1"]);
+        assert!(split_specs(",").is_empty());
+    }
 }

@@ -63,6 +63,8 @@ pub struct Args {
     /// Congestion control of the UDT flows, `NAME[:key=value,...]` from the catalog (`udt cc
     /// list`): `udt`, `daimd:noisy=true`, `newreno:ack=1`, `blast:rate=50m`, ... Default: the
     /// scenario's (`udt_cc::DEFAULT_CC` unless the scenario is about another algorithm).
+    /// `sweep` takes several, comma-separated (`--cc udt,bbr,cubic,daimd`): each runs the same
+    /// scenarios, and their distributions print side by side.
     #[arg(long, value_name = "SPEC")]
     pub cc: Option<String>,
     /// Runs in parallel.

@@ -93,3 +93,24 @@ fn scenarios_depend_on_the_seed_and_their_index_only() {
     assert_ne!(sweep::draw(seed, 4), sweep::draw(seed + 1, 4));
     assert_ne!(sweep::draw(seed, 4), sweep::draw(seed, 5));
 }
+
+#[test]
+fn peers_run_the_same_scenarios_side_by_side() {
+    let mut reports = Vec::new();
+    for spec in ["udt", "bbr"] {
+        let mut c = config(2);
+        c.count = 3;
+        c.cc = udt_sim::CcChoice::parse(spec).unwrap();
+        reports.push(sweep::run(&c).unwrap_or_else(|e| panic!("seed {}: {e}", c.seed)));
+    }
+    let drawn = |r: &SweepReport| r.scenarios.iter().map(|s| s.scenario.clone()).collect::<Vec<_>>();
+    assert_eq!(drawn(&reports[0]), drawn(&reports[1]), "the same draws for every controller");
+    let text = sweep::text::render_peers(&reports);
+    let header = text.lines().nth(1).unwrap();
+    assert!(header.contains("udt") && header.contains("bbr"), "{text}");
+    let util = text.lines().find(|l| l.starts_with("utilization, multi-flow")).unwrap();
+    for r in &reports {
+        let d = r.summary.utilization_multi.unwrap();
+        assert!(util.contains(&format!("{:.3} ({:.3})", d.median, d.p5)), "{util}");
+    }
+}

@@ -1,5 +1,6 @@
 //! The sweep as text: one line per scenario, then each figure's distribution with the targets
-//! that apply to it marked pass or FAIL.
+//! that apply to it marked pass or FAIL; and several controllers' sweeps of the same draws side
+//! by side.
 
 use super::summary::Distribution;
 use super::{ScenarioResult, SweepReport};
@@ -71,6 +72,34 @@ pub fn render(r: &SweepReport) -> String {
         r.count,
         r.wall_s()
     ));
+    out
+}
+
+/// Several controllers' sweeps of the same scenarios (same seed and count), side by side: per
+/// figure, each controller's median and, in parentheses, its 5th percentile.
+pub fn render_peers(reports: &[SweepReport]) -> String {
+    let Some(first) = reports.first() else { return String::new() };
+    let width = reports.iter().map(|r| r.cc.len()).max().unwrap_or(0).max(15);
+    let mut out = format!(
+        "peers on the same {} scenarios of seed {}: median (p5)
+{:<28}",
+        first.count, first.seed, "figure"
+    );
+    for r in reports {
+        out.push_str(&format!(" {:>width$}", r.cc));
+    }
+    out.push('\n');
+    for (field, about) in FIGURES {
+        out.push_str(&format!("{about:<28}"));
+        for r in reports {
+            let cell = r
+                .summary
+                .figure(field)
+                .map_or_else(|| "-".to_string(), |d| format!("{:.3} ({:.3})", d.median, d.p5));
+            out.push_str(&format!(" {cell:>width$}"));
+        }
+        out.push('\n');
+    }
     out
 }
 
