@@ -81,22 +81,35 @@ fn ten_percent_random_loss_keeps_the_rate() {
     }
 }
 
-/// Half the link is taken by unresponsive cross traffic from 10 s, under 5% random loss each
-/// way: the queue that the flow's old rate builds stands, so the losses are congestion and the
-/// flow follows the link down, leaving the cross traffic its half; before, it kept the whole
-/// link through the same loss.
+/// Half the link is taken by unresponsive cross traffic from 10 s to 20 s, under 5% random
+/// loss each way: the queue that the flow's old rate builds stands, so the losses are
+/// congestion and the flow follows the link down within a few round trips, leaving the cross
+/// traffic its half; once the cross traffic stops it takes the whole link back. Alone, it keeps
+/// the whole link through the same loss.
 #[test]
-fn a_standing_queue_with_loss_backs_off() {
-    let mut r = lone_flow(100, 40.0, 0.05, 20, 12);
-    r.cbr = Some(vec![(Duration::ZERO, 0), (Duration::from_secs(10), 50 * MBPS)]);
-    let after = run(&r);
-    let ours = after.flows[0].mean_mbps;
-    assert!(ours <= 55.0, "seed {}: {ours:.1} Mb/s beside 50 Mb/s of cross traffic", r.seed);
-    assert!(ours >= 35.0, "seed {}: {ours:.1} Mb/s of the 47.5 left", r.seed);
-    let mut before = r.clone();
-    before.cbr = None;
-    before.time = Duration::from_secs(10);
-    before.warmup = Duration::from_secs(5);
-    let alone = run(&before).flows[0].mean_mbps;
-    assert!(alone >= 80.0, "seed {}: alone {alone:.1} Mb/s at 5% loss", r.seed);
+fn a_standing_queue_with_loss_backs_off_and_the_flow_recovers() {
+    let rtt = 0.040;
+    let mut r = lone_flow(100, rtt * 1000.0, 0.05, 30, 0);
+    r.cbr =
+        Some(vec![(Duration::ZERO, 0), (Duration::from_secs(10), 50 * MBPS), (Duration::from_secs(20), 0)]);
+    let result = run(&r);
+    let trace = result.trace.as_ref().expect("a dumbbell run keeps its trace");
+    let mean = |from: f64, to: f64| {
+        let span = trace.samples(Duration::from_secs_f64(from), Duration::from_secs_f64(to));
+        trace.mean_mbps(0, span)
+    };
+    let what = format!("seed {}", r.seed);
+    let alone = mean(5.0, 10.0);
+    assert!(alone >= 80.0, "{what}: alone {alone:.1} Mb/s at 5% loss");
+    // Ten round trips after the cross traffic starts, the flow is at its share.
+    let shared = mean(10.0 + 10.0 * rtt, 20.0);
+    assert!(shared <= 55.0, "{what}: {shared:.1} Mb/s beside 50 Mb/s of cross traffic");
+    assert!(shared >= 35.0, "{what}: {shared:.1} Mb/s of the 47.5 left");
+    // And back to the whole link within two seconds of it leaving.
+    let after = mean(22.0, 30.0);
+    eprintln!(
+        "{what}: alone {alone:.1} shared {shared:.1} after {after:.1} (20-22 s: {:.1})",
+        mean(20.0, 22.0)
+    );
+    assert!(after >= 80.0, "{what}: {after:.1} Mb/s once the cross traffic stopped");
 }
