@@ -24,6 +24,10 @@ fn without_wall(mut r: SweepReport) -> SweepReport {
         if let Some(b) = s.outcome.baseline.as_mut() {
             b.wall_s = 0.0;
         }
+        if let Some((beside, alone)) = s.outcome.cubic.as_mut() {
+            beside.wall_s = 0.0;
+            alone.wall_s = 0.0;
+        }
     }
     r
 }
@@ -58,15 +62,31 @@ fn a_small_sweep_completes_in_range_and_repeats() {
         if d.tcp_rtt_ms.is_some() && o.baseline.as_ref().is_some_and(|b| b.flows_mbps[n_udt] > 0.0) {
             assert!(o.friendliness.is_some(), "{ctx}");
         }
+        // The same with CUBIC as the TCP-like flow: its own pair of runs.
+        assert_eq!(o.cubic.is_some(), d.tcp_rtt_ms.is_some(), "{ctx}");
+        if let Some(t) = o.friendliness_cubic {
+            assert!(d.tcp_rtt_ms.is_some() && t.is_finite() && t >= 0.0, "{ctx}");
+        }
+        if let Some((beside, alone)) = &o.cubic {
+            assert_eq!((beside.flows_mbps.len(), alone.flows_mbps.len()), (d.flows(), d.flows()), "{ctx}");
+            if alone.flows_mbps[n_udt] > 0.0 {
+                assert!(o.friendliness_cubic.is_some(), "{ctx}");
+            }
+        }
         assert_eq!(o.retransmissions_per_loss.is_some(), o.run.data_drops > 0, "{ctx}");
         if let Some(x) = o.retransmissions_per_loss {
             assert!(x.is_finite() && x >= 0.0, "{ctx}");
         }
         assert!(o.run.data_packets > 0 && o.plan.warmup < o.plan.time, "{ctx}");
     }
-    for name in
-        ["utilization_single", "utilization_multi", "fairness", "friendliness", "retransmissions_per_loss"]
-    {
+    for name in [
+        "utilization_single",
+        "utilization_multi",
+        "fairness",
+        "friendliness",
+        "friendliness_cubic",
+        "retransmissions_per_loss",
+    ] {
         if let Some(d) = r.summary.figure(name) {
             assert!(d.n > 0 && d.p5 <= d.median && d.median <= d.p95 && d.p95.is_finite(), "{name}: {d:?}");
         }
@@ -77,7 +97,9 @@ fn a_small_sweep_completes_in_range_and_repeats() {
     }
     let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     assert_eq!(json["scenarios"].as_array().map(Vec::len), Some(6));
-    for key in ["utilization", "fairness", "friendliness", "retransmissions_per_loss", "plan", "scenario"] {
+    for key in
+        ["utilization", "fairness", "friendliness", "friendliness_cubic", "retransmissions_per_loss", "plan"]
+    {
         assert!(json["scenarios"][0].get(key).is_some(), "{key} missing from the JSON");
     }
     assert!(json["summary"]["targets"].is_array() && json["budget"]["max_packets"].is_u64());

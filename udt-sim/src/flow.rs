@@ -92,6 +92,11 @@ impl CcChoice {
         Self::known("newreno")
     }
 
+    /// The catalog's CUBIC (RFC 8312), the Internet's default TCP, with delayed ACKs.
+    pub fn cubic() -> Self {
+        Self::known("cubic")
+    }
+
     fn known(text: &str) -> Self {
         Self::parse(text).expect("a catalog name")
     }

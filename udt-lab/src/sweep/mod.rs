@@ -116,16 +116,21 @@ pub fn run(config: &SweepConfig) -> Result<SweepReport, String> {
     let plans: Vec<Plan> = drawn.iter().map(|d| config.budget.plan(d, window)).collect();
     let mut jobs: Vec<AnyJob<RunFigures>> = Vec::new();
     let mut cost: Vec<u64> = Vec::new();
-    // Per scenario: the index of its run and of its TCP-only run.
+    // Per scenario: the index of its run and, with a TCP-like flow, of the first of its three
+    // other runs (NewReno only; beside CUBIC; CUBIC only).
     let mut slots: Vec<(usize, Option<usize>)> = Vec::new();
     for (d, plan) in drawn.iter().zip(&plans) {
-        let run = measure::dumbbell(d, plan, config.cc);
-        let twin = d.tcp_rtt_ms.is_some().then(|| measure::baseline(&run));
-        slots.push((jobs.len(), twin.as_ref().map(|_| jobs.len() + 1)));
-        jobs.push(Box::new(move || measure::run_figures(&run)));
-        cost.push(plan.packet_bound);
-        if let Some(t) = twin {
-            jobs.push(Box::new(move || measure::run_figures(&t)));
+        let run = measure::dumbbell(d, plan, config.cc, CcChoice::newreno());
+        let mut runs = vec![run.clone()];
+        if d.tcp_rtt_ms.is_some() {
+            let beside_cubic = measure::dumbbell(d, plan, config.cc, CcChoice::cubic());
+            runs.push(measure::baseline(&run, CcChoice::newreno()));
+            runs.push(measure::baseline(&beside_cubic, CcChoice::cubic()));
+            runs.push(beside_cubic);
+        }
+        slots.push((jobs.len(), (runs.len() > 1).then_some(jobs.len() + 1)));
+        for r in runs {
+            jobs.push(Box::new(move || measure::run_figures(&r)));
             cost.push(plan.packet_bound);
         }
     }
@@ -138,7 +143,8 @@ pub fn run(config: &SweepConfig) -> Result<SweepReport, String> {
     for ((d, plan), (main, twin)) in drawn.into_iter().zip(plans).zip(slots) {
         let run = figures[main].take().ok_or("a run is missing")?;
         let baseline = twin.and_then(|t| figures[t].take());
-        let outcome = measure::outcome(&d, plan, run, baseline);
+        let cubic = twin.and_then(|t| Some((figures[t + 2].take()?, figures[t + 1].take()?)));
+        let outcome = measure::outcome(&d, plan, run, baseline, cubic);
         results.push((d, outcome));
     }
     let summary = Summary::of(&results);

@@ -76,12 +76,14 @@ pub struct Target {
 }
 
 /// The benchmark's acceptance thresholds: (figure, statistic, at least).
-pub const TARGETS: [(&str, &str, f64); 5] = [
+pub const TARGETS: [(&str, &str, f64); 7] = [
     ("utilization_single", "median", 0.95),
     ("utilization_single", "p5", 0.85),
     ("fairness", "p5", 0.95),
     ("friendliness", "median", 0.8),
     ("friendliness", "p5", 0.5),
+    ("friendliness_cubic", "median", 0.8),
+    ("friendliness_cubic", "p5", 0.5),
 ];
 
 /// The distributions of a sweep.
@@ -93,8 +95,10 @@ pub struct Summary {
     pub utilization_multi: Option<Distribution>,
     /// Jain's index among the UDT flows (two or more).
     pub fairness: Option<Distribution>,
-    /// TCP friendliness.
+    /// TCP friendliness (NewReno).
     pub friendliness: Option<Distribution>,
+    /// TCP friendliness (CUBIC).
+    pub friendliness_cubic: Option<Distribution>,
     /// Retransmissions per data packet dropped.
     pub retransmissions_per_loss: Option<Distribution>,
     /// Scenarios shortened to fit the packet cap.
@@ -115,6 +119,7 @@ impl Summary {
             utilization_multi: pick(&|d, o| (d.flows() > 1).then_some(o.utilization)),
             fairness: pick(&|_, o| o.fairness),
             friendliness: pick(&|_, o| o.friendliness),
+            friendliness_cubic: pick(&|_, o| o.friendliness_cubic),
             retransmissions_per_loss: pick(&|_, o| o.retransmissions_per_loss),
             capped: results.iter().filter(|(_, o)| o.plan.capped).count(),
             targets: Vec::new(),
@@ -136,6 +141,7 @@ impl Summary {
             "utilization_multi" => self.utilization_multi,
             "fairness" => self.fairness,
             "friendliness" => self.friendliness,
+            "friendliness_cubic" => self.friendliness_cubic,
             "retransmissions_per_loss" => self.retransmissions_per_loss,
             _ => None,
         }

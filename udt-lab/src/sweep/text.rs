@@ -6,11 +6,12 @@ use super::summary::Distribution;
 use super::{ScenarioResult, SweepReport};
 
 /// The figures in print order: (field, description).
-const FIGURES: [(&str, &str); 5] = [
+const FIGURES: [(&str, &str); 6] = [
     ("utilization_single", "utilization, single flow"),
     ("utilization_multi", "utilization, multi-flow"),
     ("fairness", "fairness (Jain, UDT flows)"),
-    ("friendliness", "TCP friendliness T"),
+    ("friendliness", "TCP friendliness T (NewReno)"),
+    ("friendliness_cubic", "TCP friendliness T (CUBIC)"),
     ("retransmissions_per_loss", "retransmissions per loss"),
 ];
 
@@ -27,7 +28,7 @@ pub fn render(r: &SweepReport) -> String {
         r.count, r.seed, r.cc, b.max_packets, r.window_pkts
     );
     out.push_str(&format!(
-        "{:>4} {:>8} {:>13} {:>6} {:>16} {:>13} {:>13} | {:>5} {:>6} {:>5} {:>8} {:>6}\n",
+        "{:>4} {:>8} {:>13} {:>6} {:>16} {:>13} {:>13} | {:>5} {:>6} {:>5} {:>5} {:>8} {:>6}\n",
         "#",
         "Mb/s",
         "RTT ms",
@@ -38,6 +39,7 @@ pub fn render(r: &SweepReport) -> String {
         "util%",
         "F",
         "T",
+        "Tc",
         "rtx/lost",
         "time s"
     ));
@@ -120,7 +122,7 @@ fn line(s: &ScenarioResult) -> String {
     let flows = format!("{}{}", d.udt_rtt_ms.len(), if d.tcp_rtt_ms.is_some() { "+tcp" } else { "" });
     let queue = format!("{:.2} BDP {}", d.queue_bdp, d.queue_pkts);
     format!(
-        "{:>4} {:>8.1} {:>13} {:>6} {:>16} {:>13} {:>13} | {:>5.1} {:>6} {:>5} {:>8} {:>6.1}{}\n",
+        "{:>4} {:>8.1} {:>13} {:>6} {:>16} {:>13} {:>13} | {:>5.1} {:>6} {:>5} {:>5} {:>8} {:>6.1}{}\n",
         d.index,
         d.bw_bps as f64 / 1e6,
         rtt,
@@ -131,6 +133,7 @@ fn line(s: &ScenarioResult) -> String {
         o.utilization * 100.0,
         opt(o.fairness, 4),
         opt(o.friendliness, 2),
+        opt(o.friendliness_cubic, 2),
         opt(o.retransmissions_per_loss, 2),
         o.plan.time.as_secs_f64(),
         if o.plan.capped { " capped" } else { "" },
