@@ -380,6 +380,86 @@ fn without_queue_reports_the_rtt_tells_the_queue() {
     );
 }
 
+/// The mode switch, one row per situation after a settled cruise with queue reports: the
+/// queue the receiver reports from then on, whether the link loses 1% meanwhile, and what the
+/// controller does within two seconds (ten cruises at most): compete (a queue it cannot drain
+/// is another flow's), and the bound it paces at, as a fraction of the estimate before.
+#[test]
+fn the_competitive_mode_is_entered_only_for_a_queue_that_stands() {
+    struct Row {
+        what: &'static str,
+        queue: Duration,
+        lossy: bool,
+        competing: bool,
+        rate: (f64, f64),
+    }
+    let beta = ModelConfig::default().loss_beta;
+    let rows = [
+        Row {
+            what: "empty queue, clean link",
+            queue: ms(0),
+            lossy: false,
+            competing: false,
+            rate: (0.99, 1.01),
+        },
+        Row {
+            what: "empty queue, lossy link",
+            queue: ms(0),
+            lossy: true,
+            competing: false,
+            rate: (0.99, 1.01),
+        },
+        Row {
+            what: "a queue below the floor (5 packets of jitter), lossy link",
+            queue: Duration::from_micros(500),
+            lossy: true,
+            competing: false,
+            rate: (0.99, 1.01),
+        },
+        Row {
+            what: "another flow's standing queue, clean link",
+            queue: ms(30),
+            lossy: false,
+            competing: true,
+            rate: (0.99, 1.2),
+        },
+        Row {
+            what: "another flow's standing queue, with losses",
+            queue: ms(30),
+            lossy: true,
+            competing: true,
+            rate: (0.0, beta + 0.01),
+        },
+    ];
+    for row in rows {
+        let mut d = Driver::settled_with_queue_reports();
+        let bw = d.cc.bandwidth();
+        d.queue = Some(row.queue);
+        for _ in 0..200 {
+            d.ack(ms(10), ms(100) + row.queue, 10_000);
+            if row.lossy {
+                d.lose(1);
+            }
+        }
+        assert_eq!(d.cc.competing(), row.competing, "{}", row.what);
+        let rate = d.cc.bandwidth() / bw;
+        assert!(rate >= row.rate.0 && rate <= row.rate.1, "{}: {rate:.3} of the estimate", row.what);
+        // The competitor leaves: the queue drains, probes resume, and after the cycles the
+        // mode remembers, the flow paces on its estimate again.
+        d.queue = Some(ms(0));
+        for _ in 0..1500 {
+            d.ack(ms(10), ms(100), 10_000);
+        }
+        assert!(!d.cc.competing(), "{}: still competing after the queue went", row.what);
+        assert!(
+            d.cc.bandwidth() >= bw * 0.99,
+            "{}: {} of {bw} after the queue went",
+            row.what,
+            d.cc.bandwidth()
+        );
+    }
+}
+
 #[test]
 fn congestion_in_startup_ends_it() {
     let mut d = Driver::new();
