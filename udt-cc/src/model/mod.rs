@@ -767,4 +767,6 @@ impl CcFactory for ModelFactory {
 }
 
 #[cfg(test)]
+mod closed_loop_tests;
+#[cfg(test)]
 mod tests;
