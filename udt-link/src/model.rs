@@ -198,6 +198,13 @@ impl LinkModel {
         &self.config
     }
 
+    /// Change the bottleneck's rate from now on (`None`: infinitely fast): a packet already
+    /// queued keeps the time its serialisation was given, the next ones serialise at `rate_bps`.
+    pub fn set_rate(&mut self, rate_bps: Option<u64>) {
+        self.config.rate_bps = rate_bps.filter(|&r| r > 0);
+        self.carry = 0;
+    }
+
     /// RED's average queue in packets (0 for DropTail).
     pub fn red_average(&self) -> f64 {
         self.queue.average()

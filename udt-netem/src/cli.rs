@@ -6,6 +6,7 @@
 //! defaults to the A to B value when not given; SIGINT, SIGTERM and SIGHUP only set a flag
 //! (a second one exits at once), so the namespaces are removed on the way out.
 
+use crate::schedule::RateSteps;
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -77,6 +78,11 @@ pub struct ForwardArgs {
     /// unlimited, the default).
     #[arg(long, value_parser = units::parse_rate, value_name = "RATE")]
     pub rate: Option<u64>,
+    /// Changes of the bottleneck rate while the emulator runs: `TIME:RATE,...` in increasing
+    /// time since it started (`10s:25mbit,20s:50mbit` halves a 50mbit link from 10 s to 20 s);
+    /// B to A too unless --rate-back is given.
+    #[arg(long, value_parser = units::parse_rate_steps, value_name = "STEPS")]
+    pub rate_steps: Option<RateSteps>,
     /// Bottleneck DropTail queue limit: 1000p or a bare 1000 (packets, the default 1000p), or
     /// bytes like 1mb (10^6) or 1mib (2^20), counting what waits behind the packet being
     /// serialized.
@@ -164,6 +170,7 @@ impl ForwardArgs {
             reorder_delay: self.reorder_delay.unwrap_or(d.reorder_delay),
             duplicate: self.duplicate.unwrap_or(d.duplicate),
             corrupt: self.corrupt.unwrap_or(d.corrupt),
+            rate_steps: self.rate_steps.clone().unwrap_or_default(),
         }
     }
 }
@@ -183,6 +190,7 @@ impl BackArgs {
             reorder_delay: self.reorder_delay_back.unwrap_or(f.reorder_delay),
             duplicate: self.duplicate_back.unwrap_or(f.duplicate),
             corrupt: self.corrupt_back.unwrap_or(f.corrupt),
+            rate_steps: if self.rate_back.is_some() { Vec::new() } else { f.rate_steps.clone() },
         }
     }
 }
@@ -331,6 +339,26 @@ mod tests {
     fn cli_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn rate_steps_apply_to_both_directions_unless_the_back_rate_is_given() {
+        use crate::schedule::RateStep;
+        let a = parse(&["--rate", "50mbit", "--rate-steps", "10s:25mbit,20:50mbit"]).unwrap();
+        let c = a.config().unwrap();
+        let steps = vec![
+            RateStep { at: Duration::from_secs(10), rate_bps: 25_000_000 },
+            RateStep { at: Duration::from_secs(20), rate_bps: 50_000_000 },
+        ];
+        assert_eq!(c.a_to_b.rate_steps, steps);
+        assert_eq!(c.b_to_a.rate_steps, steps);
+        let a = parse(&["--rate", "50mbit", "--rate-steps", "10s:25mbit", "--rate-back", "1gbit"]).unwrap();
+        assert!(a.config().unwrap().b_to_a.rate_steps.is_empty());
+        for bad in ["10s", "10s:0", "20s:1mbit,10s:2mbit", "x:1mbit"] {
+            assert!(parse(&["--rate", "50mbit", "--rate-steps", bad]).is_err(), "{bad}");
+        }
+        let a = parse(&["--rate-steps", "10s:25mbit"]).unwrap();
+        assert!(a.config().is_err(), "steps need a rate to start from");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! [`crate::Emulator::start`] calls) has every probability in [0, 1], addresses in private
 //! ranges and namespace names that are safe to pass to `ip netns`.
 
+use crate::schedule::RateStep;
 use std::fmt;
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -115,6 +116,9 @@ pub struct LinkConfig {
     pub duplicate: f64,
     /// Probability that one bit of a delivered packet is flipped.
     pub corrupt: f64,
+    /// Changes of the bottleneck's rate during a run, by time since the schedule's origin
+    /// (the emulator's start, or its last [`crate::EmulatorHandle::restart_schedule`]), sorted.
+    pub rate_steps: Vec<RateStep>,
 }
 
 impl Default for LinkConfig {
@@ -132,6 +136,7 @@ impl Default for LinkConfig {
             reorder_delay: Duration::from_millis(1),
             duplicate: 0.0,
             corrupt: 0.0,
+            rate_steps: Vec::new(),
         }
     }
 }
@@ -163,6 +168,15 @@ impl LinkConfig {
                 bail!("a queue of {b} bytes cannot hold one {mtu}-byte packet")
             }
             _ => {}
+        }
+        if !self.rate_steps.is_empty() && self.rate_bps == 0 {
+            bail!("rate steps need a rate to start from");
+        }
+        if self.rate_steps.iter().any(|s| s.rate_bps == 0) {
+            bail!("a rate step must set a rate above 0");
+        }
+        if self.rate_steps.windows(2).any(|w| w[0].at >= w[1].at) {
+            bail!("rate steps must come in increasing time");
         }
         if self.delay + self.jitter * 3 + self.reorder_delay > Duration::from_secs(600) {
             bail!("delays above 10 minutes are not supported");

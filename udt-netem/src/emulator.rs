@@ -17,6 +17,7 @@ use anyhow::{bail, Context};
 use crate::config::EmulatorConfig;
 use crate::forward::{Forwarder, ForwarderParts};
 use crate::link::Link;
+use crate::schedule::Timeline;
 use crate::stats::{DirectionCounters, EmulatorStats};
 use crate::sys;
 use crate::topology::{self, Topology};
@@ -36,6 +37,7 @@ impl Emulator {
         let stop = Arc::new(AtomicBool::new(false));
         let epoch = Instant::now();
         let counters = [Arc::new(DirectionCounters::default()), Arc::new(DirectionCounters::default())];
+        let timelines = [Arc::new(Timeline::new()), Arc::new(Timeline::new())];
         let buf_size = (config.mtu as usize).max(2048);
         let devices = [
             (topology.tun_a.clone(), topology.tun_b.clone()),
@@ -46,6 +48,7 @@ impl Emulator {
             threads: Vec::new(),
             stop: stop.clone(),
             counters: counters.clone(),
+            timelines: timelines.clone(),
             epoch,
             topology: Some(topology),
             config,
@@ -60,6 +63,7 @@ impl Emulator {
                 src,
                 dst,
                 counters: counters[i].clone(),
+                timeline: timelines[i].clone(),
                 stop: stop.clone(),
                 epoch,
                 spin: handle.config.spin,
@@ -94,6 +98,7 @@ pub struct EmulatorHandle {
     threads: Vec<JoinHandle<std::io::Result<()>>>,
     stop: Arc<AtomicBool>,
     counters: [Arc<DirectionCounters>; 2],
+    timelines: [Arc<Timeline>; 2],
     epoch: Instant,
     topology: Option<Topology>,
     config: EmulatorConfig,
@@ -145,6 +150,21 @@ impl EmulatorHandle {
             stats.b_to_a.tun_drops = topology::tx_dropped(&c.ns_b, &c.dev_b);
         }
         stats
+    }
+
+    /// Start the rate schedule ([`crate::LinkConfig::rate_steps`]) again from now, and the
+    /// queueing-delay timelines with it: a benchmark calls it as each transfer starts.
+    pub fn restart_schedule(&self) {
+        let now = self.epoch.elapsed();
+        for t in &self.timelines {
+            t.restart(now);
+        }
+    }
+
+    /// The longest queueing delay at the bottleneck, milliseconds, per
+    /// [`Timeline::BUCKET`] since the schedule's origin: A to B, then B to A.
+    pub fn queue_delay_timelines(&self) -> [Vec<f64>; 2] {
+        [self.timelines[0].snapshot(), self.timelines[1].snapshot()]
     }
 
     /// An error if a forwarder thread has ended (it only ends early on a device error).

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::link::{Fate, Link, Verdict};
 use crate::pool::{Pool, Slot};
+use crate::schedule::Timeline;
 use crate::stats::DirectionCounters;
 use crate::sys;
 use crate::tun::Tun;
@@ -53,6 +54,7 @@ pub struct Forwarder {
     seq: u64,
     scratch: Vec<u8>,
     counters: Arc<DirectionCounters>,
+    timeline: Arc<Timeline>,
     stop: Arc<AtomicBool>,
     epoch: Instant,
     spin: Duration,
@@ -70,6 +72,8 @@ pub struct ForwarderParts {
     pub dst: Arc<Tun>,
     /// Counters to update.
     pub counters: Arc<DirectionCounters>,
+    /// The rate schedule's origin, and the queueing delay over time to record.
+    pub timeline: Arc<Timeline>,
     /// Set to end the loop.
     pub stop: Arc<AtomicBool>,
     /// Time zero of the model's clock.
@@ -96,6 +100,7 @@ impl Forwarder {
             seq: 0,
             scratch: vec![0; p.buf_size],
             counters: p.counters,
+            timeline: p.timeline,
             stop: p.stop,
             epoch: p.epoch,
             spin: p.spin,
@@ -181,7 +186,13 @@ impl Forwarder {
                 }
             };
             self.count_in(len);
-            let verdict = self.link.handle_packet(self.now(), len);
+            let now = self.now();
+            let since = self.timeline.since(now);
+            self.link.follow_schedule(since);
+            let verdict = self.link.handle_packet(now, len);
+            if let Some(waited) = verdict.waited {
+                self.timeline.record(since, waited);
+            }
             self.handle_verdict(verdict, slot, len);
         }
         Ok(())

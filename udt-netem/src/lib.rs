@@ -13,7 +13,8 @@
 //! - [`sys`] (the only `unsafe`), [`tun`], [`ns`], [`topology`]: TUN devices, namespaces and
 //!   their setup and cleanup.
 //! - [`pool`], [`forward`], [`stats`]: one forwarder thread per direction, holding packets in
-//!   preallocated buffers until their release time, and its counters.
+//!   preallocated buffers until their release time, and its counters; [`schedule`]: a
+//!   bottleneck rate that changes during a run and the queueing delay over time.
 //! - [`emulator`]: [`Emulator::start`] and the [`EmulatorHandle`] that stops it; [`cli`]: the
 //!   `udt netem` command; [`probe`]: RTT and TCP goodput measured from inside the namespaces.
 //!
@@ -38,6 +39,7 @@ pub mod link;
 pub mod ns;
 pub mod pool;
 pub mod probe;
+pub mod schedule;
 pub mod stats;
 pub mod sys;
 pub mod topology;
@@ -47,4 +49,5 @@ pub mod units;
 pub use config::{EmulatorConfig, GeParams, JitterDist, LinkConfig, Loss, QueueLimit};
 pub use emulator::{Emulator, EmulatorHandle};
 pub use link::{Fate, Link, Verdict};
+pub use schedule::{RateStep, Timeline};
 pub use stats::{DirectionStats, EmulatorStats};

@@ -22,6 +22,7 @@ use udt_link::{
 pub use udt_link::Delivery;
 
 use crate::config::{JitterDist, LinkConfig, Loss, QueueLimit};
+use crate::schedule::{rate_at, RateStep};
 
 /// What happens to one copy of a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,18 +42,38 @@ pub struct Verdict {
     pub original: Fate,
     /// The duplicate, when one was made (always delivered with the original).
     pub duplicate: Option<Fate>,
+    /// How long it waited at the bottleneck, its serialisation included, when it is delivered.
+    pub waited: Option<Duration>,
 }
 
 /// The impairment model of one direction.
 #[derive(Debug, Clone)]
 pub struct Link {
     model: LinkModel,
+    /// The configured rate and its changes ([`crate::schedule`]).
+    base_rate: u64,
+    steps: Vec<RateStep>,
+    rate: u64,
 }
 
 impl Link {
     /// The model of `cfg`, its random numbers seeded with `seed`.
     pub fn new(cfg: &LinkConfig, seed: u64) -> Self {
-        Self { model: LinkModel::new(model_config(cfg), SimRng::seed(seed)) }
+        Self {
+            model: LinkModel::new(model_config(cfg), SimRng::seed(seed)),
+            base_rate: cfg.rate_bps,
+            steps: cfg.rate_steps.clone(),
+            rate: cfg.rate_bps,
+        }
+    }
+
+    /// Follow the rate schedule to `since` its origin (any order: a restarted origin goes back).
+    pub fn follow_schedule(&mut self, since: Duration) {
+        let rate = rate_at(self.base_rate, &self.steps, since);
+        if rate != self.rate {
+            self.rate = rate;
+            self.model.set_rate((rate > 0).then_some(rate));
+        }
     }
 
     /// A packet of `len` bytes arrives at `now` (non-decreasing between calls).
@@ -61,10 +82,11 @@ impl Link {
             Ok(p) => Verdict {
                 original: Fate::Deliver(p.delivery),
                 duplicate: p.duplicated.then_some(Fate::Deliver(p.delivery)),
+                waited: Some(p.on_wire.at.saturating_sub(now)),
             },
-            Err(Dropped::Lost) => Verdict { original: Fate::Lost, duplicate: None },
+            Err(Dropped::Lost) => Verdict { original: Fate::Lost, duplicate: None, waited: None },
             Err(Dropped::Full | Dropped::Early | Dropped::Mtu) => {
-                Verdict { original: Fate::QueueDrop, duplicate: None }
+                Verdict { original: Fate::QueueDrop, duplicate: None, waited: None }
             }
         }
     }

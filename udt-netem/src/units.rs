@@ -11,6 +11,7 @@ use std::time::Duration;
 use udt_units::{Amount, Bare, TimeUnit};
 
 use crate::config::{GeParams, QueueLimit};
+use crate::schedule::RateStep;
 
 /// A value on the command line that could not be understood.
 pub type ParseError = udt_units::UnitError;
@@ -29,6 +30,28 @@ pub fn parse_rate(input: &str) -> Result<u64, ParseError> {
         return Err(ParseError::new(input, "rates below 1 kbit/s are not supported (0 means unlimited)"));
     }
     Ok(bits)
+}
+
+/// Changes of the bottleneck rate: `TIME:RATE` pairs, comma-separated, in increasing time
+/// (`10s:25mbit,20s:50mbit`: from 10 s on 25 Mbit/s, from 20 s 50 Mbit/s); a bare time is
+/// seconds. The times count from the start of the run.
+pub fn parse_rate_steps(input: &str) -> Result<Vec<RateStep>, ParseError> {
+    let mut steps: Vec<RateStep> = Vec::new();
+    for pair in input.split(',') {
+        let Some((at, rate)) = pair.split_once(':') else {
+            return Err(ParseError::new(pair, "a rate step is TIME:RATE, e.g. 10s:25mbit"));
+        };
+        let at = udt_units::parse_duration(at.trim(), Some(TimeUnit::Secs))?;
+        let rate_bps = parse_rate(rate.trim())?;
+        if rate_bps == 0 {
+            return Err(ParseError::new(pair, "a rate step sets a rate above 0"));
+        }
+        if steps.last().is_some_and(|s| s.at >= at) {
+            return Err(ParseError::new(input, "rate steps come in increasing time"));
+        }
+        steps.push(RateStep { at, rate_bps });
+    }
+    Ok(steps)
 }
 
 /// A delay such as `50ms`, `1s`, `250us` (or `250µs`), `1.5ms`, `100ns`: a unit is required

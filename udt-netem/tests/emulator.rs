@@ -116,6 +116,40 @@ fn delay_and_rate_hold_end_to_end() {
     sweeper.assert_gone();
 }
 
+/// A rate schedule restarted as the transfer starts: 50 Mbit/s for 1.5 s, then 10 Mbit/s. A
+/// TCP transfer of 3 s gets about the mean of the two (30 Mbit/s), and the queueing-delay
+/// timeline covers the transfer from the restart on.
+#[test]
+fn a_rate_schedule_runs_from_its_restart() {
+    require_privileges!();
+    let steps = vec![udt_netem::RateStep { at: MS * 1500, rate_bps: 10_000_000 }];
+    let link = LinkConfig {
+        rate_bps: 50_000_000,
+        delay: MS * 5,
+        queue: QueueLimit::Packets(100),
+        rate_steps: steps,
+        ..Default::default()
+    };
+    let (cfg, sweeper) = config("steps", link);
+    let emu = Emulator::start(cfg).expect("start the emulator");
+    let (a, b, addr) = (emu.ns_a().to_owned(), emu.ns_b().to_owned(), emu.addr_b());
+    // Long after the emulator's start: only the restart makes the first 1.5 s fast again.
+    std::thread::sleep(MS * 1600);
+    emu.restart_schedule();
+    let tcp = probe::tcp_transfer(&a, &b, addr, Duration::from_secs(3)).expect("TCP transfer");
+    let mbps = tcp.goodput_bps / 1e6;
+    println!("TCP goodput {mbps:.1} Mb/s over 50 then 10 Mbit/s");
+    assert!((18.0..=36.0).contains(&mbps), "goodput {mbps:.1} Mb/s");
+    let [forward, _] = emu.queue_delay_timelines();
+    println!("queueing delay per 100 ms, ms: {forward:?}");
+    assert!((25..=40).contains(&forward.len()), "{} buckets", forward.len());
+    // 100 packets queued at 10 Mbit/s wait 120 ms; at 50 Mbit/s 24 ms.
+    let slow = forward.iter().skip(16).cloned().fold(0.0, f64::max);
+    assert!(slow > 30.0, "the slow phase queues longer: {forward:?}");
+    emu.stop().expect("clean stop");
+    sweeper.assert_gone();
+}
+
 #[test]
 fn counters_account_for_every_packet() {
     require_privileges!();

@@ -34,6 +34,20 @@ fn serializes_back_to_back_at_the_rate() {
 }
 
 #[test]
+fn a_rate_change_applies_to_the_packets_after_it() {
+    // 1 ms per packet at 12 Mbit/s; the rate halves with two packets queued: they keep their
+    // times, the next ones take 2 ms each, after the queue ahead of them.
+    let mut b = droptail(12_000_000, QueueConfig::DropTailPackets(100));
+    let t0 = Duration::from_secs(1);
+    assert_eq!(arrive(&mut b, t0, 1500), Some(t0 + MS));
+    assert_eq!(arrive(&mut b, t0, 1500), Some(t0 + MS * 2));
+    b.set_rate(Some(6_000_000));
+    assert_eq!(arrive(&mut b, t0, 1500), Some(t0 + MS * 4));
+    b.set_rate(Some(12_000_000));
+    assert_eq!(arrive(&mut b, t0 + MS * 10, 1500), Some(t0 + MS * 11));
+}
+
+#[test]
 fn long_run_throughput_equals_rate() {
     let rate = 100_000_000;
     let mut b = droptail(rate, QueueConfig::DropTailPackets(10_000));
