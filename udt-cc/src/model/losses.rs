@@ -152,7 +152,13 @@ impl ModelCc {
                 // BBRv3's bw_lo: what was delivered, but never less than beta of the estimate (a
                 // round's delivery can be low for reasons other than the link, a stall).
                 let beta = base * self.config.loss_beta;
-                let bound = if probe_caused { delivered.max(beta).min(base) } else { beta };
+                // Cruising, the decrease applies to the rate the flow got, as TCP's applies to
+                // its window, not to an estimate above it: after the bottleneck slowed, or
+                // beside a flow that took more, the estimate is what the flow no longer gets,
+                // and `beta` of it would leave the queue standing.
+                let got = if delivered > 0.0 { delivered.min(base) } else { base };
+                let bound =
+                    if probe_caused { delivered.max(beta).min(base) } else { got * self.config.loss_beta };
                 if !probe_caused {
                     // Another flow took more: one that fills the queue is present.
                     self.competed_cycle = Some(self.cycle);

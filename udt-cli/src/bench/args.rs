@@ -4,6 +4,9 @@
 //! an RTT of 0-10000 ms, losses of 0-100%, a sending time of up to an hour. Values follow the
 //! grammar of [`udt_units`] (`--loss 0.1%` or `0.001`; `--rtt 100ms` or `100`).
 
+/// The changes of `--rate-steps`, as one value.
+pub type RateChanges = Vec<super::steps::RateChange>;
+
 use std::path::PathBuf;
 
 use udt_units::TimeUnit;
@@ -32,6 +35,12 @@ pub struct Args {
     /// (not a matrix dimension), and 0 loses data packets only.
     #[arg(long, value_name = "LOSS|same", default_value = "same", value_parser = ReverseLoss::parse)]
     pub reverse_loss: ReverseLoss,
+    /// Changes of the bottleneck's rate during each run, in both directions, as factors of the
+    /// path's rate from a time on (`5s:50%,10s:100%` halves it from 5 s to 10 s); each run
+    /// reports its goodput per phase and how long the queueing delay took to fall back under
+    /// a quarter of the RTT after each change.
+    #[arg(long, value_name = "TIME:FACTOR,...", value_parser = super::steps::parse)]
+    pub rate_steps: Option<RateChanges>,
     /// Time each transfer sends for (`10`, `30s`, `2m`; a bare number is seconds).
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_time)]
     pub time: f64,

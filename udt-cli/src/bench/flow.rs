@@ -88,6 +88,13 @@ pub struct Flow {
     pub cpu_recv_s_per_gb: Option<f64>,
     /// Receiver-side throughput per interval (empty when the system does not report it).
     pub intervals: Vec<Point>,
+    /// With `--rate-steps`: the longest queueing delay at the bottleneck (data direction) per
+    /// 100 ms since the run's start, ms.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queue_delay_ms: Vec<f64>,
+    /// With `--rate-steps`: the run's stretches at each rate ([`super::steps`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<super::steps::Phase>,
     /// Anything worth knowing about how it was measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -133,6 +140,8 @@ impl Flow {
             cpu_send_s_per_gb: per_gb(cpu_send_s),
             cpu_recv_s_per_gb: per_gb(cpu_recv_s),
             intervals: raw.intervals,
+            queue_delay_ms: Vec::new(),
+            phases: Vec::new(),
             note: raw.note,
         }
     }

@@ -29,6 +29,7 @@ mod plot;
 mod report;
 mod seed;
 mod shared;
+mod steps;
 mod system;
 mod udt4;
 mod udt_perf;
@@ -141,7 +142,14 @@ pub fn run(args: &Args) -> Result<()> {
             for (system, done) in plan.systems.iter().zip(runs.iter_mut()) {
                 let result = match missing(system, &ctx) {
                     Some(why) => Err(anyhow::anyhow!("skipped: {why}")),
-                    None => flow::run_alone(&ctx, system),
+                    None if spec.rate_steps.is_empty() => flow::run_alone(&ctx, system),
+                    None => {
+                        emu.restart_schedule();
+                        flow::run_alone(&ctx, system).map(|f| {
+                            let [queue, _] = emu.queue_delay_timelines();
+                            steps::annotate(f, &spec.rate_steps, spec.rate_bps, spec.rtt_ms, queue)
+                        })
+                    }
                 };
                 interrupt::check()?;
                 emu.check().context("the emulator failed")?;
@@ -181,6 +189,7 @@ pub fn run(args: &Args) -> Result<()> {
                 pairs.push(vec![System::Tcp { cc: "bbr".into() }, cubic]);
             }
             for pair in pairs {
+                emu.restart_schedule();
                 let run = shared::run(&ctx, &pair);
                 interrupt::check()?;
                 let shares: Vec<String> = run

@@ -13,6 +13,8 @@ use std::time::Duration;
 use serde::Serialize;
 use udt_netem::{EmulatorConfig, LinkConfig, Loss, QueueLimit};
 
+use super::steps::RateChange;
+
 /// The smallest bottleneck queue, packets.
 pub const MIN_QUEUE_PACKETS: u32 = 100;
 /// Size of a full packet on the emulated link (the TUN MTU).
@@ -63,6 +65,9 @@ pub struct PathSpec {
     pub reverse_loss_percent: f64,
     /// The bottleneck queue in each direction, packets.
     pub queue_packets: u32,
+    /// Changes of the bottleneck's rate (both directions) during each run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rate_steps: Vec<RateChange>,
 }
 
 /// `100`, `1.5`: a rate in Mb/s without trailing zeros.
@@ -75,7 +80,14 @@ impl PathSpec {
     pub fn new(rate_bps: u64, rtt_ms: f64, loss_percent: f64, reverse_loss_percent: f64) -> PathSpec {
         let bdp_packets = (Self::bdp_of(rate_bps, rtt_ms) / PACKET_BYTES as f64).ceil();
         let queue_packets = (bdp_packets as u32).max(MIN_QUEUE_PACKETS);
-        PathSpec { rate_bps, rtt_ms, loss_percent, reverse_loss_percent, queue_packets }
+        PathSpec {
+            rate_bps,
+            rtt_ms,
+            loss_percent,
+            reverse_loss_percent,
+            queue_packets,
+            rate_steps: Vec::new(),
+        }
     }
 
     fn bdp_of(rate_bps: u64, rtt_ms: f64) -> f64 {
@@ -95,8 +107,10 @@ impl PathSpec {
     /// `100 Mb/s, RTT 10 ms, loss 0.1% / 0.1% (A to B / B to A), queue 100 packets` (a table
     /// heading).
     pub fn label(&self) -> String {
+        let steps: String =
+            self.rate_steps.iter().map(|s| format!(", x{} from {} s", s.factor, s.at_s)).collect();
         format!(
-            "{} Mb/s, RTT {} ms, loss {}% / {}% (A to B / B to A), queue {} packets",
+            "{} Mb/s{steps}, RTT {} ms, loss {}% / {}% (A to B / B to A), queue {} packets",
             mbps(self.rate_bps),
             self.rtt_ms,
             self.loss_percent,
@@ -107,8 +121,9 @@ impl PathSpec {
 
     /// `100mbit-rtt100-loss0.1-rev0.1` (a file-name part, distinct for distinct paths).
     pub fn slug(&self) -> String {
+        let steps: String = self.rate_steps.iter().map(|s| format!("-x{}at{}", s.factor, s.at_s)).collect();
         format!(
-            "{}mbit-rtt{}-loss{}-rev{}",
+            "{}mbit{steps}-rtt{}-loss{}-rev{}",
             mbps(self.rate_bps),
             self.rtt_ms,
             self.loss_percent,
@@ -121,6 +136,7 @@ impl PathSpec {
         let link = |loss_percent: f64| LinkConfig {
             rate_bps: self.rate_bps,
             queue: QueueLimit::Packets(self.queue_packets),
+            rate_steps: super::steps::emulator_steps(&self.rate_steps, self.rate_bps),
             delay: self.rtt() / 2,
             loss: bernoulli(loss_percent),
             ..LinkConfig::default()

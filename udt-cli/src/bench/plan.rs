@@ -54,7 +54,9 @@ impl Plan {
         for &rate in &distinct(&rates) {
             for &rtt in &rtts {
                 for &loss in &losses {
-                    paths.push(PathSpec::new(rate, rtt, loss, reverse.of(loss)));
+                    let mut path = PathSpec::new(rate, rtt, loss, reverse.of(loss));
+                    path.rate_steps = args.rate_steps.clone().unwrap_or_default();
+                    paths.push(path);
                 }
             }
         }

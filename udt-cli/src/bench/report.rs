@@ -193,7 +193,7 @@ pub fn text(report: &Report) -> String {
         for r in &p.rows {
             match &r.flow {
                 Some(f) => s.push_str(&format!(
-                    "| {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {}{} |\n",
+                    "| {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {}{}{} |\n",
                     r.system,
                     f.goodput_mbps,
                     f.goodput_share * 100.0,
@@ -202,7 +202,8 @@ pub fn text(report: &Report) -> String {
                     opt(f.cpu_send_s_per_gb, 1),
                     opt(f.cpu_recv_s_per_gb, 1),
                     f.note.as_deref().unwrap_or(""),
-                    runs_note(r)
+                    runs_note(r),
+                    super::steps::text(&f.phases)
                 )),
                 None => s.push_str(&format!(
                     "| {} | - | - | - | - | - | - | {}: {} |\n",
