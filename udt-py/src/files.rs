@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 
 use crate::errors;
-use crate::stream::Stream;
 
 /// Bytes moved per file operation.
 const CHUNK: usize = 1 << 20;
@@ -66,13 +65,13 @@ impl Given<'_> {
     }
 }
 
-/// `Stream.sendfile`.
+/// `Stream.sendfile`: each chunk read from the file goes to `write_all`.
 pub fn send(
-    stream: &Stream,
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
     offset: u64,
     count: Option<u64>,
+    mut write_all: impl FnMut(&[u8]) -> PyResult<()>,
 ) -> PyResult<u64> {
     let given = open(py, file, false)?;
     let len = match count {
@@ -82,7 +81,6 @@ pub fn send(
             size.saturating_sub(offset)
         }
     };
-    let deadline = stream.call_deadline();
     let mut buf = vec![0u8; CHUNK.min(usize::try_from(len).unwrap_or(CHUNK)).max(1)];
     let mut done = 0u64;
     while done < len {
@@ -96,27 +94,26 @@ pub fn send(
             );
             return Err(errors::from_io(py, &e));
         }
-        stream.write_all(py, &buf[..n], deadline)?;
+        write_all(&buf[..n])?;
         done += n as u64;
     }
     given.position(offset + done)?;
     Ok(done)
 }
 
-/// `Stream.recvfile`.
+/// `Stream.recvfile`: `read(n)` gives at most `n` bytes of the stream (none at its end).
 pub fn recv(
-    stream: &Stream,
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
     offset: u64,
     count: u64,
+    mut read: impl FnMut(usize) -> PyResult<Vec<u8>>,
 ) -> PyResult<u64> {
     let given = open(py, file, true)?;
-    let deadline = stream.call_deadline();
     let mut done = 0u64;
     while done < count {
         let want = usize::try_from(count - done).unwrap_or(usize::MAX).min(CHUNK);
-        let data = stream.read_vec(py, want, deadline)?;
+        let data = read(want)?;
         if data.is_empty() {
             let e = io::Error::new(
                 io::ErrorKind::UnexpectedEof,

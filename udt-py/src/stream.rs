@@ -234,7 +234,8 @@ impl Stream {
         offset: u64,
         count: Option<u64>,
     ) -> PyResult<u64> {
-        files::send(self, py, file, offset, count)
+        let deadline = self.call_deadline();
+        files::send(py, file, offset, count, |chunk| self.write_all(py, chunk, deadline))
     }
 
     /// Receive `count` bytes into `file` at `offset`: a binary file object opened for writing
@@ -242,7 +243,8 @@ impl Stream {
     /// is left after them.
     #[pyo3(signature = (file, count, offset = 0))]
     fn recvfile(&self, py: Python<'_>, file: &Bound<'_, PyAny>, count: u64, offset: u64) -> PyResult<u64> {
-        files::recv(self, py, file, offset, count)
+        let deadline = self.call_deadline();
+        files::recv(py, file, offset, count, |n| self.read_vec(py, n, deadline))
     }
 
     /// Limit how long each blocking call may take, in seconds (`None`: no limit); a call that
