@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command: formatting, lints, docs, then every test of the workspace.
+# The project's test command: formatting, lints, docs, then every test of the workspace and
+# the Python package's tests (scripts/test-python.sh).
 # `.ci/run` runs exactly this. Works on a fresh machine with a Rust toolchain: installs the
 # rustfmt and clippy components when they are missing, and builds the UDT4 interoperability
 # peers (installing Debian's libudt-dev, the reference UDT 4.11, when it is missing) and the
@@ -39,3 +40,5 @@ echo "== cargo package (every crate packs for the registry; verification builds 
 cargo package --workspace --no-verify --locked --allow-dirty --quiet
 echo "== cargo test"
 cargo test --workspace --all-features --locked
+echo "== Python package (udt-py: maturin wheel in a fresh venv, pytest)"
+scripts/test-python.sh
