@@ -92,6 +92,19 @@ const REFUSAL_LINGER: Duration = Duration::from_secs(2);
 /// for long by a big write.
 const WRITE_CHUNK: usize = 256 * 1024;
 
+/// What a call on a connection would find now ([`UdtStream::readiness`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Readiness {
+    /// Bytes a stream read would return (message mode: bytes of complete messages).
+    pub readable_bytes: usize,
+    /// Bytes a stream write would take.
+    pub writable_bytes: usize,
+    /// Connecting or connected: neither end has closed it and the peer was not lost.
+    pub open: bool,
+    /// Everything written has been acknowledged.
+    pub flushed: bool,
+}
+
 /// A UDT connection.
 #[derive(Debug)]
 pub struct UdtStream {
@@ -291,6 +304,18 @@ impl UdtStream {
         let mut conn = self.shared.lock();
         let now = clock::now_for(&conn);
         conn.stats(now, clear)
+    }
+
+    /// What a call would find now, without waiting: for readiness polling such as UDT4's
+    /// `epoll` and `select`.
+    pub fn readiness(&self) -> Readiness {
+        let conn = self.shared.lock();
+        Readiness {
+            readable_bytes: conn.readable_bytes(),
+            writable_bytes: conn.writable_bytes(),
+            open: !matches!(conn.state(), State::Closed(_)),
+            flushed: conn.is_flushed(),
+        }
     }
 
     /// The congestion control's name.
