@@ -113,8 +113,8 @@ pub fn recvmsg(u: i32, buf: &mut [u8]) -> Result<usize> {
 pub fn sendfile(u: i32, path: &str, offset: &mut i64, size: i64) -> Result<i64> {
     let start = u64::try_from(*offset).map_err(|_| UdtError::new(error::UDT_ERR_INVPARAM))?;
     let len = u64::try_from(size).map_err(|_| UdtError::new(error::UDT_ERR_INVPARAM))?;
-    let file = File::open(path).map_err(|e| error::from_io(&e, Context::FileRead))?;
     let sent = with_stream(u, Mode::Stream, error::UDT_ERR_DGRAMILL, |stream, opts| {
+        let file = File::open(path).map_err(|e| error::from_io(&e, Context::FileRead))?;
         stream.send_file(&file, start, len).map_err(|e| match e.kind() {
             io::ErrorKind::UnexpectedEof => UdtError::new(error::UDT_ERR_INVRDOFF),
             _ => error::from_io(&e, send_ctx(opts)),
@@ -129,13 +129,13 @@ pub fn sendfile(u: i32, path: &str, offset: &mut i64, size: i64) -> Result<i64> 
 pub fn recvfile(u: i32, path: &str, offset: &mut i64, size: i64) -> Result<i64> {
     let start = u64::try_from(*offset).map_err(|_| UdtError::new(error::UDT_ERR_INVPARAM))?;
     let len = u64::try_from(size).map_err(|_| UdtError::new(error::UDT_ERR_INVPARAM))?;
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| error::from_io(&e, Context::FileWrite))?;
     let got = with_stream(u, Mode::Stream, error::UDT_ERR_DGRAMILL, |stream, opts| {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| error::from_io(&e, Context::FileWrite))?;
         stream.recv_file(&file, start, len).map_err(|e| match e.kind() {
             io::ErrorKind::UnexpectedEof => UdtError::new(error::UDT_ERR_CONNLOST),
             _ => error::from_io(&e, recv_ctx(opts)),

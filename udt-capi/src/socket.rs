@@ -205,17 +205,17 @@ pub fn bind(u: i32, addr: SocketAddr) -> Result<()> {
 pub fn listen(u: i32) -> Result<()> {
     let s = get(u)?;
     let mut inner = s.lock();
-    if inner.opts.rendezvous {
-        return Err(UdtError::new(error::UDT_ERR_RDVNOSERV));
-    }
+    let rendezvous = inner.opts.rendezvous;
+    // UDT4's order: listening already, then not bound (connected sockets included), then
+    // rendezvous.
     let addr = match &mut inner.state {
         State::Listening(_) => return Ok(()),
-        State::Init => return Err(UdtError::new(error::UDT_ERR_UNBOUNDSOCK)),
-        State::Connecting | State::Connected(_) => return Err(UdtError::new(error::UDT_ERR_CONNSOCK)),
+        State::Bound { .. } if rendezvous => return Err(UdtError::new(error::UDT_ERR_RDVNOSERV)),
         State::Bound { addr, reserved } => {
             drop(reserved.take());
             *addr
         }
+        _ => return Err(UdtError::new(error::UDT_ERR_UNBOUNDSOCK)),
     };
     let listener = UdtListener::bind_with(addr, inner.opts.options.clone())
         .map_err(|e| error::from_io(&e, Context::Setup))?;

@@ -62,12 +62,16 @@ pub struct Peer {
 }
 
 impl Peer {
-    /// Start `path` with `args` (and `--timeout 30`).
+    /// Start an interoperability peer `path` with `args` (and `--timeout 30`).
     pub fn spawn(path: &Path, args: &[&str]) -> Peer {
+        Peer::spawn_plain(path, &[args, &["--timeout", "30"]].concat())
+    }
+
+    /// Start `path` with `args`.
+    pub fn spawn_plain(path: &Path, args: &[&str]) -> Peer {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let mut child = Command::new(path)
             .args(args)
-            .args(["--timeout", "30"])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
