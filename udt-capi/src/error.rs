@@ -97,7 +97,9 @@ pub fn message(e: UdtError) -> String {
     };
     if major != 0 && e.errno > 0 {
         text.push_str(": ");
-        text.push_str(&io::Error::from_raw_os_error(e.errno).to_string());
+        // strerror's text, as UDT4 appends it (without Rust's " (os error N)").
+        let system = io::Error::from_raw_os_error(e.errno).to_string();
+        text.push_str(system.split(" (os error").next().unwrap_or_default());
     }
     text.push('.');
     text
@@ -186,7 +188,10 @@ mod tests {
         assert_eq!(message(UdtError::new(UDT_ERR_UNKNOWN)), "Unknown error.");
         assert_eq!(message(UdtError::new(UDT_ERR_CONNFAIL)), ".");
         let with_errno = message(UdtError { code: UDT_ERR_SOCKFAIL, errno: libc::EADDRINUSE });
-        assert!(with_errno.starts_with("Connection setup failure: unable to create/configure UDP socket: "));
+        assert_eq!(
+            with_errno,
+            "Connection setup failure: unable to create/configure UDP socket: Address already in use."
+        );
     }
 
     #[test]
