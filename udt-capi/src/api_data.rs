@@ -291,14 +291,15 @@ pub unsafe extern "C" fn udt_select(
     msTimeOut: i64,
 ) -> c_int {
     call(UDT_ERROR, || {
+        // A null array is not checked, whatever its count says.
         // SAFETY: the caller's promises about each array and count, passed on.
-        let (r, w, e) = unsafe {
-            (
-                raw::ids(readfds, raw::read(rnum).unwrap_or(0))?.to_vec(),
-                raw::ids(writefds, raw::read(wnum).unwrap_or(0))?.to_vec(),
-                raw::ids(exceptfds, raw::read(enum_).unwrap_or(0))?.to_vec(),
-            )
+        let list = |fds: *mut UDTSOCKET, num: *mut c_int| unsafe {
+            match fds.is_null() {
+                true => Ok(Vec::new()),
+                false => raw::ids(fds, raw::read(num).unwrap_or(0)).map(<[c_int]>::to_vec),
+            }
         };
+        let (r, w, e) = (list(readfds, rnum)?, list(writefds, wnum)?, list(exceptfds, enum_)?);
         let [r, w, e] = poll::select(&[&r, &w, &e], msTimeOut)?;
         // SAFETY: as above.
         unsafe {

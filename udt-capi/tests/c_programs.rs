@@ -1,7 +1,9 @@
-//! The C API from C: `tests/c/errors.c` checks the error path of every function against UDT4's
-//! codes, and the examples in `examples/c` (a client and a server, linked statically) move
-//! bytes to each other and to the reference UDT4 server. Skips, saying why, where gcc is not
-//! installed.
+//! The C API from C and the C++ layer from C++, our library on both ends: `tests/c/errors.c`
+//! checks the error path of every function against UDT4's codes, `tests/cpp/api.cpp` the UDT4
+//! calls the interoperability programs do not make (epoll, select, options of connected
+//! sockets, files by path, messages, perfmon, a secured connection), and the examples in
+//! `examples/c` (a client and a server, linked statically) move bytes to each other and to the
+//! reference UDT4 server. Skips, saying why, where gcc or g++ is not installed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,6 +13,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::{compile, crate_dir, Peer};
+
+fn gxx_missing() -> bool {
+    match support::missing_compiler() {
+        Some(why) => {
+            eprintln!("SKIP: {why}");
+            true
+        }
+        None => false,
+    }
+}
 
 fn gcc_missing() -> bool {
     let ok = Command::new("gcc").arg("--version").output().is_ok_and(|o| o.status.success());
@@ -38,6 +50,21 @@ fn every_function_fails_with_udt4_s_error_code() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.starts_with("ERRORS PASS checks="), "{stdout}");
+}
+
+#[test]
+fn the_cpp_layer_serves_udt4_s_other_calls() {
+    if gxx_missing() {
+        return;
+    }
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&out).unwrap();
+    let program = out.join("api");
+    compile("g++", &[&crate_dir().join("tests/cpp/api.cpp")], &program, &["-std=c++11"], false);
+    let result = Command::new(&program).output().unwrap();
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(result.status.success(), "{stdout}{}", String::from_utf8_lossy(&result.stderr));
+    assert!(stdout.starts_with("API PASS checks="), "{stdout}");
 }
 
 #[test]

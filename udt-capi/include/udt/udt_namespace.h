@@ -114,9 +114,9 @@ inline void capi_fill(S* out, const std::vector<int>& v, int n) {
 /* Run udt_select over copies of the sets; write back the ready ones. */
 inline int capi_select(std::vector<int>& r, std::vector<int>& w, std::vector<int>& e, bool want[3], int64_t ms,
                        int n[3]) {
-    n[0] = static_cast<int>(r.size());
-    n[1] = static_cast<int>(w.size());
-    n[2] = static_cast<int>(e.size());
+    n[0] = want[0] ? static_cast<int>(r.size()) : 0;
+    n[1] = want[1] ? static_cast<int>(w.size()) : 0;
+    n[2] = want[2] ? static_cast<int>(e.size()) : 0;
     return udt_select(want[0] && n[0] ? &r[0] : NULL, &n[0], want[1] && n[1] ? &w[0] : NULL, &n[1],
                       want[2] && n[2] ? &e[0] : NULL, &n[2], ms);
 }
