@@ -538,4 +538,32 @@ mod tests {
         let _server = accepted.expect("accept");
         client.join().unwrap().expect("connect");
     }
+
+    /// Poll `f` every millisecond for at most 10 s until it holds.
+    fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !f() {
+            assert!(std::time::Instant::now() < until, "{what} never happened");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn readiness_follows_data_and_the_peer_s_close() {
+        let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+        assert_eq!(listener.pending(), 0);
+        let client = UdtStream::connect(listener.local_addr().unwrap()).unwrap();
+        eventually("a connection waiting for accept", || listener.pending() == 1);
+        let (server, _) = listener.accept().unwrap();
+        assert_eq!(listener.pending(), 0);
+        let idle = server.readiness();
+        assert!(idle.open && idle.flushed && idle.writable_bytes > 0);
+        assert_eq!(idle.readable_bytes, 0);
+        (&client).write_all(b"hello").unwrap();
+        eventually("the bytes to read", || server.readiness().readable_bytes == 5);
+        eventually("the acknowledgement", || client.readiness().flushed);
+        client.close().unwrap();
+        eventually("the peer's close", || !server.readiness().open);
+        assert_eq!(server.readiness().readable_bytes, 5, "what arrived stays readable");
+    }
 }
