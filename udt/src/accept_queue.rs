@@ -92,6 +92,11 @@ impl AcceptQueue {
         }
     }
 
+    /// Connections waiting for `accept` (0 once the listener has closed).
+    pub fn pending(&self) -> usize {
+        self.lock().as_ref().map_or(0, VecDeque::len)
+    }
+
     /// Take an accepted connection if one is waiting; otherwise register `waker` for the next
     /// (once per task, however often it polls).
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]

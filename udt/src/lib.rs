@@ -60,7 +60,7 @@ mod wake_tests;
 pub use async_io::{AsyncUdtListener, AsyncUdtStream};
 pub use listener::UdtListener;
 pub use options::{Config, Mode, Options, DEFAULT_MAX_ACCEPTED};
-pub use stream::UdtStream;
+pub use stream::{Readiness, UdtStream};
 pub use udt_cc as cc;
 pub use udt_proto::connection::{Counters, InstantValues, Snapshot};
 pub use udt_proto::{self as proto};

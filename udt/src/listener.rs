@@ -99,6 +99,13 @@ impl UdtListener {
         Ok(self.take(accepted))
     }
 
+    /// Connections waiting for `accept` now (with `Options::security`: connections whose key
+    /// agreement has not started yet count too): what readiness polling such as UDT4's `epoll`
+    /// reports as a readable listener.
+    pub fn pending(&self) -> usize {
+        self.mux.accept_queue().pending()
+    }
+
     /// Take an accepted connection if one is waiting; otherwise register `waker` for the next.
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn poll_accept(

@@ -92,6 +92,19 @@ const REFUSAL_LINGER: Duration = Duration::from_secs(2);
 /// for long by a big write.
 const WRITE_CHUNK: usize = 256 * 1024;
 
+/// What a call on a connection would find now ([`UdtStream::readiness`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Readiness {
+    /// Bytes a stream read would return (message mode: bytes of complete messages).
+    pub readable_bytes: usize,
+    /// Bytes a stream write would take.
+    pub writable_bytes: usize,
+    /// Connecting or connected: neither end has closed it and the peer was not lost.
+    pub open: bool,
+    /// Everything written has been acknowledged.
+    pub flushed: bool,
+}
+
 /// A UDT connection.
 #[derive(Debug)]
 pub struct UdtStream {
@@ -291,6 +304,18 @@ impl UdtStream {
         let mut conn = self.shared.lock();
         let now = clock::now_for(&conn);
         conn.stats(now, clear)
+    }
+
+    /// What a call would find now, without waiting: for readiness polling such as UDT4's
+    /// `epoll` and `select`.
+    pub fn readiness(&self) -> Readiness {
+        let conn = self.shared.lock();
+        Readiness {
+            readable_bytes: conn.readable_bytes(),
+            writable_bytes: conn.writable_bytes(),
+            open: !matches!(conn.state(), State::Closed(_)),
+            flushed: conn.is_flushed(),
+        }
     }
 
     /// The congestion control's name.
@@ -512,5 +537,33 @@ mod tests {
         // Kept until the client has connected (dropping it would close the connection).
         let _server = accepted.expect("accept");
         client.join().unwrap().expect("connect");
+    }
+
+    /// Poll `f` every millisecond for at most 10 s until it holds.
+    fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !f() {
+            assert!(std::time::Instant::now() < until, "{what} never happened");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn readiness_follows_data_and_the_peer_s_close() {
+        let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+        assert_eq!(listener.pending(), 0);
+        let client = UdtStream::connect(listener.local_addr().unwrap()).unwrap();
+        eventually("a connection waiting for accept", || listener.pending() == 1);
+        let (server, _) = listener.accept().unwrap();
+        assert_eq!(listener.pending(), 0);
+        let idle = server.readiness();
+        assert!(idle.open && idle.flushed && idle.writable_bytes > 0);
+        assert_eq!(idle.readable_bytes, 0);
+        (&client).write_all(b"hello").unwrap();
+        eventually("the bytes to read", || server.readiness().readable_bytes == 5);
+        eventually("the acknowledgement", || client.readiness().flushed);
+        client.close().unwrap();
+        eventually("the peer's close", || !server.readiness().open);
+        assert_eq!(server.readiness().readable_bytes, 5, "what arrived stays readable");
     }
 }
