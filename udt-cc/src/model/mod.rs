@@ -33,7 +33,8 @@
 //! * **Drain** (gain `1 / startup_gain`): until the standing queue is at most the floor (below),
 //!   the packets in flight are at most one BDP, or `drain_max_rounds`; then
 //! * **ProbeBW**: Cruise (gain 1, a random 2-6 rounds and 32-64 ACK periods; `probe_down_gain`
-//!   while a queue above the floor stands and no competitor holds it: the flow's own) -> Up
+//!   for as long as the model says drains a queue above the floor that no competitor holds:
+//!   the flow's own) -> Up
 //!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, until the model says the probe's
 //!   queue is gone, `(probe_up_gain - 1) / (1 - probe_down_gain)` times the probe's length, or
 //!   from one round on when the reports show it; at most `drain_max_rounds`) -> Cruise. Congestion
@@ -205,6 +206,11 @@ pub struct ModelCc {
     competed_cycle: Option<u64>,
     /// When the current state began.
     state_since: Instant,
+    /// Cruising at Down's gain to drain the flow's own queue ([`ModelCc::check_own_queue`]),
+    /// until `own_drain_until`; no new drain before `own_drain_next`.
+    draining_own_queue: bool,
+    own_drain_until: Instant,
+    own_drain_next: Instant,
     /// When the current probe began pacing above the estimate.
     probe_started: Instant,
     /// When ProbeBW Down has drained what its probe queued, by the model ([`ModelCc::enter`]).
@@ -264,6 +270,9 @@ impl ModelCc {
             cruise_started: Instant::ZERO,
             competed_cycle: None,
             state_since: Instant::ZERO,
+            draining_own_queue: false,
+            own_drain_until: Instant::ZERO,
+            own_drain_next: Instant::ZERO,
             probe_started: Instant::ZERO,
             probe_drained_at: Instant::ZERO,
         }
@@ -610,12 +619,7 @@ impl ModelCc {
         match self.state {
             State::Startup => self.config.startup_gain,
             State::Drain => 1.0 / self.config.startup_gain,
-            // Cruising at the estimate keeps whatever queue there is: one above the floor, while
-            // no competitor holds it, is the flow's own (a probe's rest, an estimate above the
-            // link), and is drained as Down drains, so the link's losses meet an empty queue.
-            State::ProbeBw(Phase::Cruise) if !self.competing() && self.own_queue_stands() => {
-                self.config.probe_down_gain
-            }
+            State::ProbeBw(Phase::Cruise) if self.draining_own_queue => self.config.probe_down_gain,
             State::ProbeBw(Phase::Cruise) => 1.0,
             State::ProbeBw(Phase::Up) => self.config.probe_up_gain,
             State::ProbeBw(Phase::Down) => self.config.probe_down_gain,
@@ -623,9 +627,31 @@ impl ModelCc {
         }
     }
 
-    /// The last standing-queue sample is above the floor ([`Self::queue_floor`]).
-    fn own_queue_stands(&self) -> bool {
-        matches!((self.last_queue, self.queue_floor()), (Some(q), Some(floor)) if q > floor)
+    /// Cruising at the estimate keeps whatever queue there is: one above the floor, while no
+    /// competitor holds it, is the flow's own (a probe's rest, an estimate above the link). It
+    /// is drained at Down's gain for as long as the model says that takes (`q` at gain `g`
+    /// takes `q / (1 - g)`), so the link's losses meet an empty queue. The reports describe the
+    /// queue a round trip late: only those on packets sent in the cruise count, and the next
+    /// drain waits for reports on packets sent after this one.
+    fn check_own_queue(&mut self, now: Instant, syn: Duration) {
+        if self.draining_own_queue && now >= self.own_drain_until {
+            self.draining_own_queue = false;
+        }
+        let cruising = self.state == State::ProbeBw(Phase::Cruise) && !self.competing();
+        if !cruising {
+            self.draining_own_queue = false;
+            return;
+        }
+        let Some((queue, floor)) = self.last_queue.zip(self.queue_floor()) else { return };
+        // Reports on packets sent before the cruise tell the probe's queue, which Down drained.
+        let reports_current = now >= self.state_since + self.rtt_estimate() + syn * RATE_REPORT_ACKS;
+        if self.draining_own_queue || queue <= floor || now < self.own_drain_next || !reports_current {
+            return;
+        }
+        let drained = (1.0 - self.config.probe_down_gain).max(f64::EPSILON);
+        self.own_drain_until = now + queue.mul_f64((1.0 / drained).min(f64::from(u16::MAX)));
+        self.own_drain_next = self.own_drain_until + self.rtt_estimate() + syn * RATE_REPORT_ACKS;
+        self.draining_own_queue = true;
     }
 
     /// Unacknowledged packets sent more than one RTT and one ACK period ago: each has arrived and
@@ -713,6 +739,7 @@ impl CongestionControl for ModelCc {
         self.check_loss_window(ctx);
         self.check_drained(ctx);
         self.check_probe_rtt(ctx);
+        self.check_own_queue(ctx.now, ctx.syn_interval);
         self.update_outputs(ctx);
     }
 
