@@ -2,8 +2,10 @@
 //! papers' protocols: connects to a server (`udt serve`, or the reference `tsunamid` or RBUDP
 //! `sendfile`) and asks for each NAME in turn.
 //!
-//! Each file lands in `--out` under the last component of its NAME (checked like every name
-//! `udt recv` accepts), written first to `.NAME.udt-partial` and renamed only once complete,
+//! Each file lands in `--out` under its NAME, directories kept (`tree/sub/c.txt` lands as
+//! `OUT/tree/sub/c.txt`; every component checked like every path `udt recv` accepts), or, for
+//! an absolute NAME, under its last component; it is written first to `.NAME.udt-partial` next
+//! to it and renamed only once complete,
 //! so nothing half-written ever carries the final name; an existing file is kept unless
 //! `--force`. When the server is `udt serve`, it sends the BLAKE3 of the file after the
 //! transfer (`udt_bulk::digest`) and the file is kept only if the bytes written hash the same
@@ -21,7 +23,7 @@ use clap::Parser;
 use crate::bulk::{self, Protocol, Tuning};
 use crate::interrupt;
 use crate::progress::Mode;
-use crate::protocol::{check_name, display_name};
+use crate::protocol::{check_name, check_path, display_name};
 use crate::report::Report;
 
 /// `udt fetch` arguments.
@@ -76,7 +78,12 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             report.failed(name, &shown, &format!("{} exists (--force to overwrite)", dest.display()));
             continue;
         }
-        let partial = args.out.join(format!(".{local}.udt-partial"));
+        let (Some(dir), Some(file_name)) = (dest.parent(), dest.file_name()) else { continue };
+        if let Err(e) = fs::create_dir_all(dir) {
+            report.failed(name, &shown, &format!("cannot create {}: {e}", dir.display()));
+            continue;
+        }
+        let partial = dir.join(format!(".{}.udt-partial", file_name.to_string_lossy()));
         let how = How { params: &params, stop: &stop, idle: args.tuning.idle_timeout, mode };
         match fetch_one(args.protocol, server, name, &partial, &how, &shown) {
             Ok(fetched) => {
@@ -114,13 +121,17 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-/// The name a fetched file gets in --out: the last component of what was asked for.
-fn local_name(requested: &str) -> Result<String, String> {
+/// The path a fetched file gets below --out: what was asked for, directories kept, when it is
+/// a relative path of plain names; the last component of an absolute one.
+fn local_name(requested: &str) -> Result<PathBuf, String> {
+    if !requested.starts_with('/') {
+        return check_path(requested.as_bytes()).map(|parts| parts.iter().collect());
+    }
     let last = Path::new(requested)
         .file_name()
         .ok_or_else(|| format!("\"{}\" does not end in a file name", display_name(requested)))?;
     let last = last.to_str().ok_or("not valid UTF-8")?;
-    check_name(last.as_bytes()).map(str::to_string)
+    check_name(last.as_bytes()).map(PathBuf::from)
 }
 
 /// How every file of one `udt fetch` is fetched.
@@ -162,4 +173,18 @@ fn hash_file(path: &Path) -> Result<blake3::Hash> {
         hasher.update(&buf[..n]);
     }
     Ok(hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_name_keeps_its_directories_and_nothing_escapes() {
+        assert_eq!(local_name("tree/sub/c.txt"), Ok(PathBuf::from("tree/sub/c.txt")));
+        assert_eq!(local_name("/srv/data/c.txt"), Ok(PathBuf::from("c.txt")));
+        for bad in ["../c.txt", "tree/../../c", "a//b", "/srv/..", "tree/"] {
+            assert!(local_name(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -51,9 +51,21 @@ pub struct Args {
     /// Directory the files are written into (default: the current one; created if missing).
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Replace files that already exist in the output directory.
+    /// Replace files that already exist in the output directory (a file the sender proves
+    /// identical, same size and BLAKE3, is kept as it is without this).
     #[arg(short, long)]
     pub force: bool,
+    /// Keep an existing file as new as the sender's or newer (modification time); replace an
+    /// older one.
+    #[arg(short, long, conflicts_with = "force")]
+    pub update: bool,
+    /// Keep every existing file, whatever the sender's.
+    #[arg(long, conflicts_with_all = ["force", "update"])]
+    pub ignore_existing: bool,
+    /// Pulling: leave out what matches PATTERN (repeatable): `*.o`, `.git`, `sub/*.tmp`,
+    /// `/top/build`, `cache/` (directories only), as rsync reads them.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
     /// Accept top-level names that begin with a dot (`.ssh`, `.bashrc`, `.config/...`), which
     /// are refused by default: in a home directory they configure programs. Names with dots
     /// inside a tree (`proj/.gitignore`) are always accepted.
@@ -144,6 +156,9 @@ pub fn pull(args: &Args) -> Result<Option<Pull>, String> {
 
 /// The usage error in `args`, if any (exit 2).
 pub fn check_usage(args: &Args) -> Result<(), String> {
+    if !args.exclude.is_empty() && listens(args) {
+        return Err("--exclude is the sender's choice: give it to `udt send` (or pull with HOST:PATH)".into());
+    }
     pull(args).map(drop)
 }
 
@@ -156,6 +171,8 @@ pub fn listens(args: &Args) -> bool {
 fn receiver(args: &Args, out: &Path, quiet: bool) -> Result<Receiver> {
     let mut options = ReceiveOptions::default();
     options.force = args.force;
+    options.update = args.update;
+    options.ignore_existing = args.ignore_existing;
     options.allow_dotfiles = args.allow_dotfiles;
     options.max_size = args.max_size;
     options.partial_ttl = args.partial_ttl;
@@ -199,6 +216,9 @@ fn run_pull(args: &Args, pull: Pull, quiet: bool) -> Result<()> {
     let mut far_args = crate::send::shared_far_args(args.mss, args.peer_timeout);
     if let Some(cc) = &args.cc {
         far_args.push(format!("--cc {}", spec::quote(&cc.spec)));
+    }
+    for pattern in &args.exclude {
+        far_args.push(format!("--exclude {}", spec::quote(pattern)));
     }
     far_args.push("--".into());
     far_args.extend(pull.paths.iter().map(|p| spec::quote_path(p)));

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use udt_transfer::{protocol::VERSION, Cancel, Error, Plan, SendOptions};
+use udt_transfer::{protocol::VERSION, Cancel, Error, Exclude, Plan, SendOptions};
 
 use crate::interrupt;
 use crate::link;
@@ -62,6 +62,19 @@ pub struct Args {
     /// 500m, 1gbit, 10mbps (a bare number is bits per second). Default: no cap.
     #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
     pub rate: Option<u64>,
+    /// Leave out what matches PATTERN (repeatable): `*.o`, `.git`, `sub/*.tmp`, `/top/build`,
+    /// `cache/` (directories only), as rsync reads them.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// To a host reached by ssh: replace files that exist there (see `udt recv --force`).
+    #[arg(short, long)]
+    pub force: bool,
+    /// To a host reached by ssh: keep files there as new as ours or newer, replace older ones.
+    #[arg(short, long, conflicts_with = "force")]
+    pub update: bool,
+    /// To a host reached by ssh: keep every file that exists there.
+    #[arg(long, conflicts_with_all = ["force", "update"])]
+    pub ignore_existing: bool,
     #[command(flatten)]
     pub security: SecurityArgs,
     #[command(flatten)]
@@ -97,6 +110,11 @@ pub fn check_usage(args: &Args) -> Result<(), String> {
     if !args.ssh.bootstrap {
         args.target()?;
     }
+    if (args.force || args.update || args.ignore_existing) && connects_directly(args) {
+        return Err("--force, --update and --ignore-existing are the receiver's choice: give them to \
+                    `udt recv` (or send to [USER@]HOST:DIR, which starts it)"
+            .into());
+    }
     if args.rename.is_some() && args.files().len() != 1 {
         return Err("--as NAME renames one file; give exactly one FILE with it".into());
     }
@@ -111,7 +129,8 @@ pub fn connects_directly(args: &Args) -> bool {
 /// Run `udt send`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut shown = Shown::new("send", args.json, progress::Mode::detect(quiet));
-    let plan = Plan::collect(args.files(), args.rename.as_deref(), &mut shown);
+    let exclude = Exclude::new(&args.exclude);
+    let plan = Plan::collect_excluding(args.files(), args.rename.as_deref(), &exclude, &mut shown);
     let announced = plan.files();
     if plan.entries().is_empty() {
         shown.report.total(announced, Duration::ZERO);
@@ -138,6 +157,15 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         SendTarget::Ssh(remote) => {
             let mut far_args = vec!["--out".to_string(), spec::quote_path(&remote.path)];
             far_args.extend(shared_far_args(args.mss, args.peer_timeout));
+            for (given, flag) in [
+                (args.force, "--force"),
+                (args.update, "--update"),
+                (args.ignore_existing, "--ignore-existing"),
+            ] {
+                if given {
+                    far_args.push(flag.into());
+                }
+            }
             let mut far =
                 Far::start(&args.ssh, &remote.destination, &remote.host, "recv", &far_args, "send")?;
             let stream = match far.connect(options) {

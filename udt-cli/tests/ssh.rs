@@ -413,6 +413,12 @@ fn a_real_sshd_on_loopback() {
     assert!(pulled.status.success(), "{pulled:?}");
     assert_eq!(contents(&back), contents(&src));
 
+    // A rerun: every file is there, identical: skipped, nothing moves.
+    let again = run(send(&[src.join("tree"), src.join("single.txt")], &far, &[]));
+    assert!(again.status.success(), "{again:?}");
+    assert!(again.stdout.contains("4 skipped"), "{}", again.stdout);
+    assert!(again.stdout.contains("0 B in"), "{}", again.stdout);
+
     let mut none = udt();
     none.args(["send", "--ssh", &ssh, "--remote-udt", "/nonexistent/bin/udt"])
         .arg(src.join("single.txt"))
@@ -443,4 +449,64 @@ fn a_real_sshd_on_loopback() {
     assert!(again.status.success(), "{again:?}");
     assert!(again.stderr.contains("resuming"), "{}", again.stderr);
     assert!(std::fs::read(resumed.join("big.bin")).unwrap() == data(24 << 20, 11), "differs");
+}
+
+/// rsync's habits: a rerun skips identical files (and says so, in text and JSON); a changed
+/// file of the same size is refused unless --force; --update keeps newer files and replaces
+/// older ones; --ignore-existing keeps them all; --exclude leaves names out.
+#[test]
+fn reruns_skip_identical_files_and_follow_rsyncs_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ssh = fake_ssh(tmp.path(), None);
+    let src = tmp.path().join("src");
+    make_tree(&src);
+    let far = tmp.path().join("far");
+    let push = |extra: &[&str]| {
+        let mut c = udt();
+        c.args(["send", "--ssh", &ssh, "--remote-udt", udt_path()]).args(extra).arg(src.join("tree"));
+        c.arg(format!("localhost:{}", s(&far)));
+        run(c)
+    };
+    assert!(push(&["--exclude", "*.bin", "--exclude", "empty/"]).status.success());
+    assert!(far.join("tree/a.txt").exists() && far.join("tree/sub/c.txt").exists());
+    assert!(!far.join("tree/sub/deeper/big.bin").exists() && !far.join("tree/empty").exists());
+
+    let again = push(&["--json"]);
+    assert!(again.status.success(), "{again:?}");
+    let lines: Vec<serde_json::Value> =
+        again.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let status = |name: &str| {
+        let line = lines.iter().find(|l| l["name"] == name).unwrap_or_else(|| panic!("{}", again.stdout));
+        (line["status"].as_str().unwrap().to_string(), line["reason"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(status("tree/a.txt"), ("skipped".into(), "identical (same size and BLAKE3)".into()));
+    assert_eq!(status("tree/sub/deeper/big.bin").0, "ok");
+    let total = lines.last().unwrap();
+    assert_eq!((total["skipped"].as_u64(), total["failed"].as_u64()), (Some(2), Some(0)), "{total}");
+    let text = push(&[]);
+    assert!(text.stdout.contains("tree/a.txt: skipped, identical"), "{}", text.stdout);
+    assert!(text.stdout.contains("3 skipped"), "{}", text.stdout);
+
+    // The same size, other bytes: refused without --force, replaced with it.
+    std::fs::write(src.join("tree/a.txt"), b"ALPHA\n").unwrap();
+    let refused = push(&[]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(refused.stderr.contains("exists and differs"), "{}", refused.stderr);
+    assert_eq!(std::fs::read(far.join("tree/a.txt")).unwrap(), b"alpha\n");
+    assert!(push(&["--ignore-existing"]).status.success());
+    assert_eq!(std::fs::read(far.join("tree/a.txt")).unwrap(), b"alpha\n");
+    // The far copy is older: --update replaces it; then the far copy is newer: kept.
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(far.join("tree/a.txt")).unwrap().set_modified(old).unwrap();
+    let updated = push(&["--update"]);
+    assert!(updated.status.success(), "{updated:?}");
+    assert_eq!(std::fs::read(far.join("tree/a.txt")).unwrap(), b"ALPHA\n");
+    std::fs::write(src.join("tree/a.txt"), b"changed again\n").unwrap();
+    std::fs::File::options().write(true).open(src.join("tree/a.txt")).unwrap().set_modified(old).unwrap();
+    let kept = push(&["--update"]);
+    assert!(kept.status.success(), "{kept:?}");
+    assert!(kept.stdout.contains("as new or newer (--update)"), "{}", kept.stdout);
+    assert_eq!(std::fs::read(far.join("tree/a.txt")).unwrap(), b"ALPHA\n");
+    assert!(push(&["--force"]).status.success());
+    assert_eq!(std::fs::read(far.join("tree/a.txt")).unwrap(), b"changed again\n");
 }
