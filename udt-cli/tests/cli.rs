@@ -280,7 +280,12 @@ fn refuses_to_overwrite_without_force() {
     let sent = run("udt send", send_cmd(&[&file], addr));
     let received = recv.wait();
     assert_eq!(sent.status.code(), Some(1), "{sent:?}");
-    assert!(sent.stderr.contains("x.txt") && sent.stderr.contains("exists; use --force"), "{}", sent.stderr);
+    // Of the same size: compared, and it differs.
+    assert!(
+        sent.stderr.contains("x.txt") && sent.stderr.contains("exists and differs; use --force"),
+        "{}",
+        sent.stderr
+    );
     assert_eq!(received.status.code(), Some(1));
     assert_eq!(std::fs::read_to_string(out.path().join("x.txt")).unwrap(), "old");
     assert_eq!(listing(out.path()), ["x.txt"], "no partial file left");
