@@ -152,7 +152,12 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             let mss = options.config.mss;
             let listener = net::listen(s.listen, options)?;
             let local = listener.local_addr().context("reading the bound address")?;
-            security::show_code(&security, "perf server", &format!("udt perf client HOST:{}", local.port()));
+            security::show_code(
+                &security,
+                "perf server",
+                &format!("udt perf client HOST:{}", local.port()),
+                s.json,
+            );
             if s.json {
                 // Standard output is for the JSON lines only.
                 if !quiet {

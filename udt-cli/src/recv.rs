@@ -264,15 +264,25 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     if !quiet {
         eprintln!("udt recv: listening on {local}, writing into {}", receiver.out().display());
     }
-    security::show_code(&security, "recv", &format!("udt send FILE... HOST:{}", local.port()));
+    security::show_code(&security, "recv", &format!("udt send FILE... HOST:{}", local.port()), args.json);
     let max = if args.keep_listening { args.max_transfers as usize } else { 1 };
     // Several files' bars at once would overwrite each other: lines instead.
     let mode = if max > 1 && mode == progress::Mode::Bar { progress::Mode::Lines } else { mode };
     let queue = accept_in_background(listener, args.keep_listening, max, security.is_code())?;
     if !args.keep_listening {
-        let (stream, peer) = next_connection(&queue, None)?;
-        tracing::info!(%peer, "serving a connection");
-        return serve(&receiver, stream, args.json, mode).with_context(|| format!("transfer from {peer}"));
+        // A peer that turns out not to be a `udt send` (a stray connection, a secured sender at
+        // a receiver run with --insecure) is refused, and the next one served.
+        loop {
+            let (stream, peer) = next_connection(&queue, None)?;
+            tracing::info!(%peer, "serving a connection");
+            match serve(&receiver, stream, args.json, mode) {
+                Err(e) if is_not_a_sender(&e) => {
+                    eprintln!("udt recv: refused a connection from {peer}: {e:#}; still listening");
+                    queue.pending.fetch_sub(1, Ordering::SeqCst);
+                }
+                result => return result.with_context(|| format!("transfer from {peer}")),
+            }
+        }
     }
     // Up to `max` transfers at once, each on a thread of its own; a Ctrl-C ends them all.
     std::thread::scope(|scope| -> Result<()> {
@@ -301,6 +311,11 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             })?;
         }
     })
+}
+
+/// Whether a session failed because its peer is not a `udt send` at all.
+fn is_not_a_sender(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<udt_transfer::Error>(), Some(udt_transfer::Error::NotASender(_)))
 }
 
 /// Serve one connection, showing its events; a session in which files failed is an error.

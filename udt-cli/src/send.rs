@@ -30,7 +30,7 @@ use crate::progress;
 use crate::remote::spec::{self, SendTarget};
 use crate::remote::{far, ssh::Far, ssh::SshArgs};
 use crate::report::Report;
-use crate::security::{self, SecurityArgs, Side};
+use crate::security::{self, Security, SecurityArgs, Side};
 
 /// Arguments of `udt send`.
 #[derive(clap::Args, Debug)]
@@ -152,7 +152,14 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             security.apply(&mut options);
             let stream = net::connect(&target, options)?;
             tracing::info!(peer = %target, files = count, "connected");
-            transfer(stream, &plan, &mut shown, &target)
+            transfer(stream, &plan, &mut shown, &target).map_err(|e| match security {
+                // A `udt recv` that wants a credential closes a plain connection at once.
+                Security::Plain if e.to_string().contains("without a greeting") => e.context(
+                    "a `udt recv` that wants a code phrase or key closes a plain connection: run \
+                     `udt send` without --insecure, with the --code it shows (or its --key-file)",
+                ),
+                _ => e,
+            })
         }
         SendTarget::Ssh(remote) => {
             let mut far_args = vec!["--out".to_string(), spec::quote_path(&remote.path)];

@@ -30,6 +30,9 @@ pub const MAGIC: [u8; 4] = *b"UDTF";
 pub const RECEIVER_MAGIC: [u8; 4] = *b"UDTR";
 /// The first four bytes of both ends of `udt perf` (its greeting and test header).
 pub const PERF_MAGIC: [u8; 4] = *b"UDTP";
+/// The first four bytes of the key agreement of a `udt` end that encrypts (`UDTSEC`, see
+/// docs/security.md), as a plain end reads them.
+pub const SECURE_MAGIC_START: [u8; 4] = *b"UDTS";
 /// The protocol version this program speaks.
 pub const VERSION: u16 = 4;
 /// Largest data chunk, and bytes per file read, stream write and hash update.
@@ -154,6 +157,8 @@ pub fn describe_magic(b: &[u8]) -> String {
         "it is a `udt recv`".into()
     } else if b == PERF_MAGIC {
         "it is a `udt perf` peer".into()
+    } else if b == SECURE_MAGIC_START {
+        "it encrypts (its key agreement began), and this end runs --insecure".into()
     } else if b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
         format!("it sent \"{}\"", String::from_utf8_lossy(b))
     } else {

@@ -158,6 +158,11 @@ fn receive(
                 HEADER_TIMEOUT.as_secs()
             ))))
         }
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && !link.cancelled() => {
+            return Err(Failure::Peer(Error::NotASender(
+                "the peer closed the connection before sending a `udt send` header".into(),
+            )))
+        }
         Err(e) => return Err(from_peer(link, e, || "before the header".into())),
     };
     link.set_deadline(None, "");
