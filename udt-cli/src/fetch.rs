@@ -4,7 +4,7 @@
 //!
 //! Each file lands in `--out` under its NAME, directories kept (`tree/sub/c.txt` lands as
 //! `OUT/tree/sub/c.txt`; every component checked like every path `udt recv` accepts), or, for
-//! an absolute NAME, under its last component; it is written first to `.NAME.udt-partial` next
+//! an absolute NAME or one with `..`, under its last component; it is written first to `.NAME.udt-partial` next
 //! to it and renamed only once complete,
 //! so nothing half-written ever carries the final name; an existing file is kept unless
 //! `--force`. When the server is `udt serve`, it sends the BLAKE3 of the file after the
@@ -122,10 +122,11 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 }
 
 /// The path a fetched file gets below --out: what was asked for, directories kept, when it is
-/// a relative path of plain names; the last component of an absolute one.
+/// a relative path of plain names; else (an absolute path, one with `..`: the server decides
+/// whether it serves it) its last component.
 fn local_name(requested: &str) -> Result<PathBuf, String> {
-    if !requested.starts_with('/') {
-        return check_path(requested.as_bytes()).map(|parts| parts.iter().collect());
+    if let Ok(parts) = check_path(requested.as_bytes()) {
+        return Ok(parts.iter().collect());
     }
     let last = Path::new(requested)
         .file_name()
@@ -183,7 +184,9 @@ mod tests {
     fn a_relative_name_keeps_its_directories_and_nothing_escapes() {
         assert_eq!(local_name("tree/sub/c.txt"), Ok(PathBuf::from("tree/sub/c.txt")));
         assert_eq!(local_name("/srv/data/c.txt"), Ok(PathBuf::from("c.txt")));
-        for bad in ["../c.txt", "tree/../../c", "a//b", "/srv/..", "tree/"] {
+        assert_eq!(local_name("../c.txt"), Ok(PathBuf::from("c.txt")));
+        assert_eq!(local_name("tree/../../c"), Ok(PathBuf::from("c")));
+        for bad in ["..", "/srv/..", "tree/..", "."] {
             assert!(local_name(bad).is_err(), "{bad}");
         }
     }
