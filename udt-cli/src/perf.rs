@@ -18,6 +18,7 @@
 //! at both ends ([`TestReport`]); `-q` drops the interval lines.
 
 mod client;
+mod round;
 mod server;
 
 use std::io::{self, Write};
@@ -349,6 +350,7 @@ pub struct Start {
     /// Parallel connections.
     pub streams: u32,
     /// Seconds of sending the client asked for.
+    #[serde(serialize_with = "round::micro")]
     pub duration_s: f64,
     /// Maximum segment size of this end, bytes.
     pub mss: u32,
@@ -362,24 +364,31 @@ pub struct Sample {
     /// Stream index (1-based); 0 for the sum.
     pub id: u32,
     /// Interval start, seconds since the test started.
+    #[serde(serialize_with = "round::micro")]
     pub start: f64,
     /// Interval end.
+    #[serde(serialize_with = "round::micro")]
     pub end: f64,
     /// Client: payload bytes put on the wire, retransmissions included. Server: payload bytes
     /// received, duplicates excluded.
     pub bytes: u64,
     /// `bytes` as bits per second.
+    #[serde(serialize_with = "round::whole")]
     pub bits_per_second: f64,
     /// Smoothed RTT, ms (the mean over streams for the sum).
+    #[serde(serialize_with = "round::milli")]
     pub rtt_ms: f64,
     /// Packet-sending period, µs (the mean over streams for the sum).
+    #[serde(serialize_with = "round::milli")]
     pub send_period_us: f64,
     /// Congestion window, packets.
+    #[serde(serialize_with = "round::milli")]
     pub cwnd_pkts: f64,
     /// Flow window (the peer's free buffer), packets.
     pub flow_window_pkts: u64,
-    /// The packet-pair estimate of the link capacity, packets/s (summed for the sum).
-    pub link_capacity_pkts: u64,
+    /// The packet-pair estimate of the link capacity, packets/s (summed for the sum); `null`
+    /// until there is one.
+    pub link_capacity_pkts: Option<u64>,
     /// The arrival rate, packets/s (summed for the sum).
     pub recv_rate_pkts: u64,
     /// Packets retransmitted (by this end).
@@ -409,7 +418,7 @@ impl Sample {
             send_period_us: snap.now.send_period_us,
             cwnd_pkts: snap.now.congestion_window,
             flow_window_pkts: u64::from(snap.now.flow_window),
-            link_capacity_pkts: u64::from(snap.now.bandwidth_pkts),
+            link_capacity_pkts: round::estimate(snap.now.bandwidth_pkts),
             recv_rate_pkts: u64::from(snap.now.recv_rate_pkts),
             retransmits: snap.interval.retransmits,
             loss,
@@ -430,7 +439,7 @@ impl Sample {
             send_period_us: samples.iter().map(|s| s.send_period_us).sum::<f64>() / n,
             cwnd_pkts: samples.iter().map(|s| s.cwnd_pkts).sum(),
             flow_window_pkts: samples.iter().map(|s| s.flow_window_pkts).sum(),
-            link_capacity_pkts: samples.iter().map(|s| s.link_capacity_pkts).sum(),
+            link_capacity_pkts: samples.iter().filter_map(|s| s.link_capacity_pkts).reduce(|a, b| a + b),
             recv_rate_pkts: samples.iter().map(|s| s.recv_rate_pkts).sum(),
             retransmits: samples.iter().map(|s| s.retransmits).sum(),
             loss: samples.iter().map(|s| s.loss).sum(),
@@ -443,8 +452,10 @@ impl Sample {
 #[derive(Clone, Debug, Serialize)]
 pub struct Interval<S> {
     /// Start, seconds since the test started.
+    #[serde(serialize_with = "round::micro")]
     pub start: f64,
     /// End.
+    #[serde(serialize_with = "round::micro")]
     pub end: f64,
     /// One sample per stream.
     pub streams: Vec<S>,
@@ -460,8 +471,10 @@ pub struct StreamSummary {
     /// Client: application bytes written and acknowledged. Server: payload bytes received.
     pub bytes: u64,
     /// From the start until the last byte was acknowledged (client) or arrived (server).
+    #[serde(serialize_with = "round::micro")]
     pub seconds: f64,
     /// `bytes` over `seconds`.
+    #[serde(serialize_with = "round::whole")]
     pub bits_per_second: f64,
     /// Packets retransmitted (by this end).
     pub retransmits: u64,
@@ -470,6 +483,7 @@ pub struct StreamSummary {
     /// Duplicate packets received.
     pub duplicates: u64,
     /// Smoothed RTT at the end, ms.
+    #[serde(serialize_with = "round::milli")]
     pub rtt_ms: f64,
 }
 
@@ -479,10 +493,13 @@ pub struct Summary {
     /// Bytes, all streams (as in [`StreamSummary::bytes`]).
     pub bytes: u64,
     /// From the start until the last stream's end.
+    #[serde(serialize_with = "round::micro")]
     pub seconds: f64,
     /// `bytes` over `seconds`.
+    #[serde(serialize_with = "round::whole")]
     pub bits_per_second: f64,
     /// The same in Gb/s.
+    #[serde(serialize_with = "round::micro")]
     pub gbps: f64,
     /// Packets retransmitted.
     pub retransmits: u64,
@@ -491,12 +508,16 @@ pub struct Summary {
     /// Duplicate packets received.
     pub duplicates: u64,
     /// Mean smoothed RTT at the end, ms.
+    #[serde(serialize_with = "round::milli")]
     pub rtt_ms: f64,
     /// CPU seconds in user mode (the whole process).
+    #[serde(serialize_with = "round::micro")]
     pub cpu_user_s: f64,
     /// CPU seconds in the kernel (the whole process).
+    #[serde(serialize_with = "round::micro")]
     pub cpu_system_s: f64,
     /// CPU seconds (user + system) per 10^9 bytes moved.
+    #[serde(serialize_with = "round::micro")]
     pub cpu_s_per_gb: f64,
     /// Per stream.
     pub streams: Vec<StreamSummary>,

@@ -242,3 +242,31 @@ fn an_error_is_said_once() {
     let err = text(&done.stderr);
     assert_eq!(err.matches("Connection refused").count(), 1, "{err}");
 }
+
+/// `udt perf --json` writes an estimate not made yet as `null` (no `4294967295`) and floats
+/// rounded to what they measure (at most six decimals).
+#[test]
+fn perf_json_has_no_sentinels_or_float_noise() {
+    let mut cmd = udt();
+    cmd.args(["perf", "--self", "--time", "1", "--json"]);
+    let done = run(cmd);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    let out = text(&done.stdout);
+    assert!(!out.contains("4294967295"), "{out}");
+    fn walk(v: &serde_json::Value, bad: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Number(n) if n.is_f64() => {
+                let shown = n.to_string();
+                if shown.split('.').nth(1).is_some_and(|d| d.len() > 6) {
+                    bad.push(shown);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, bad)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, bad)),
+            _ => {}
+        }
+    }
+    let mut bad = Vec::new();
+    walk(&serde_json::from_str(out.trim()).unwrap(), &mut bad);
+    assert!(bad.is_empty(), "float noise: {bad:?}");
+}
