@@ -136,6 +136,14 @@ pub struct TestOpts {
     /// Aliases: -b, --bandwidth.
     #[arg(short = 'b', long = "rate", alias = "bandwidth", value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
     pub bandwidth: Option<u64>,
+    /// Send this many bytes in all (split over the parallel streams) instead of for --time:
+    /// 1G, 500MiB, 10000000 (iperf3's -n).
+    #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_parser = units::parse_size, conflicts_with = "omit")]
+    pub bytes: Option<u64>,
+    /// Leave the first SECS of sending out of the results (slow start; iperf3's -O): their
+    /// intervals are marked omitted, and the summary counts from there; --time follows them.
+    #[arg(short = 'O', long, value_name = "SECS", value_parser = crate::units::parse_positive_secs)]
+    pub omit: Option<Duration>,
     /// Encryption (a client needs the server's code phrase or key; `--self` encrypts with a
     /// key of its own unless `--insecure`).
     #[command(flatten)]
@@ -349,9 +357,15 @@ pub struct Start {
     pub peer: String,
     /// Parallel connections.
     pub streams: u32,
-    /// Seconds of sending the client asked for.
+    /// Seconds of sending the client asked for (after the omitted ones).
     #[serde(serialize_with = "round::micro")]
     pub duration_s: f64,
+    /// Bytes to send in all instead (`-n`), if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Seconds left out of the results at the start (`-O`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omit_s: Option<f64>,
     /// Maximum segment size of this end, bytes.
     pub mss: u32,
     /// Congestion control of this end.
@@ -457,6 +471,9 @@ pub struct Interval<S> {
     /// End.
     #[serde(serialize_with = "round::micro")]
     pub end: f64,
+    /// Within the first seconds `--omit` leaves out of the summary (written only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub omitted: bool,
     /// One sample per stream.
     pub streams: Vec<S>,
     /// The sum over streams.

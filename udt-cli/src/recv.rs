@@ -62,6 +62,10 @@ pub struct Args {
     /// Keep every existing file, whatever the sender's.
     #[arg(long, conflicts_with_all = ["force", "update"])]
     pub ignore_existing: bool,
+    /// Pulling: cap the far sender's rate, in bits per second of UDT packets (10mbit, 500m,
+    /// 1gbit; `udt send --rate`). Default: no cap.
+    #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
+    pub rate: Option<u64>,
     /// Pulling: leave out what matches PATTERN (repeatable): `*.o`, `.git`, `sub/*.tmp`,
     /// `/top/build`, `cache/` (directories only), as rsync reads them.
     #[arg(long, value_name = "PATTERN")]
@@ -156,8 +160,11 @@ pub fn pull(args: &Args) -> Result<Option<Pull>, String> {
 
 /// The usage error in `args`, if any (exit 2).
 pub fn check_usage(args: &Args) -> Result<(), String> {
-    if !args.exclude.is_empty() && listens(args) {
-        return Err("--exclude is the sender's choice: give it to `udt send` (or pull with HOST:PATH)".into());
+    if (!args.exclude.is_empty() || args.rate.is_some()) && listens(args) {
+        return Err(
+            "--exclude and --rate are the sender's choice: give them to `udt send` (or pull with HOST:PATH)"
+                .into(),
+        );
     }
     pull(args).map(drop)
 }
@@ -216,6 +223,9 @@ fn run_pull(args: &Args, pull: Pull, quiet: bool) -> Result<()> {
     let mut far_args = crate::send::shared_far_args(args.mss, args.peer_timeout);
     if let Some(cc) = &args.cc {
         far_args.push(format!("--cc {}", spec::quote(&cc.spec)));
+    }
+    if let Some(bits) = args.rate {
+        far_args.push(format!("--rate {bits}"));
     }
     for pattern in &args.exclude {
         far_args.push(format!("--exclude {}", spec::quote(pattern)));

@@ -270,3 +270,42 @@ fn perf_json_has_no_sentinels_or_float_noise() {
     walk(&serde_json::from_str(out.trim()).unwrap(), &mut bad);
     assert!(bad.is_empty(), "float noise: {bad:?}");
 }
+
+/// iperf3's -n (bytes instead of time, split over the streams) and -O (the first seconds left
+/// out of the results, their intervals marked).
+#[test]
+fn perf_sends_a_number_of_bytes_and_omits_the_first_seconds() {
+    let json = |args: &[&str]| {
+        let mut cmd = udt();
+        cmd.args(["perf", "--self", "--json", "--insecure"]).args(args);
+        let done = run(cmd);
+        assert!(done.status.success(), "{}", text(&done.stderr));
+        serde_json::from_str::<serde_json::Value>(text(&done.stdout).trim()).unwrap()
+    };
+    let sized = json(&["-n", "20000001", "-P", "2"]);
+    assert_eq!(sized["summary"]["bytes"], 20_000_001u64, "{}", sized["summary"]);
+    assert_eq!(sized["summary"]["receiver"]["bytes"], 20_000_001u64);
+    assert_eq!(sized["start"]["bytes"], 20_000_001u64);
+    let streams = sized["summary"]["streams"].as_array().unwrap();
+    assert_eq!(
+        (streams[0]["bytes"].as_u64(), streams[1]["bytes"].as_u64()),
+        (Some(10_000_001), Some(10_000_000))
+    );
+
+    let omitted = json(&["-t", "0.5", "-O", "0.5", "-i", "0.25"]);
+    assert_eq!(omitted["start"]["omit_s"], 0.5);
+    let intervals = omitted["intervals"].as_array().unwrap();
+    let marked: Vec<bool> = intervals.iter().map(|i| i["omitted"] == true).collect();
+    assert!(marked.len() >= 3 && marked[0] && !marked[marked.len() - 1], "{marked:?}");
+    let first_counted = marked.iter().position(|m| !m).unwrap();
+    assert!(marked[first_counted..].iter().all(|m| !m), "{marked:?}");
+    let (counted, all) = (
+        omitted["summary"]["bytes"].as_u64().unwrap(),
+        omitted["summary"]["receiver"]["bytes"].as_u64().unwrap(),
+    );
+    assert!(counted > 0 && counted < all, "{counted} of {all}");
+    assert!(omitted["summary"]["seconds"].as_f64().unwrap() < 0.8, "{}", omitted["summary"]["seconds"]);
+    let mut both = udt();
+    both.args(["perf", "--self", "-n", "1M", "-O", "1"]);
+    assert_eq!(run(both).status.code(), Some(2));
+}

@@ -168,7 +168,7 @@ fn push_and_pull_a_tree_through_ssh() {
 
     let back = tmp.path().join("back");
     let mut pull = udt();
-    pull.args(["recv", "--ssh", &ssh, "--remote-udt", udt_path(), "--json"])
+    pull.args(["recv", "--ssh", &ssh, "--remote-udt", udt_path(), "--json", "--rate", "2gbit"])
         .arg(format!("localhost:{}", s(&far.join("tree"))))
         .arg(format!("localhost:{}", s(&far.join("single.txt"))))
         .arg(&back);
@@ -183,6 +183,7 @@ fn push_and_pull_a_tree_through_ssh() {
     let log = std::fs::read_to_string(tmp.path().join("ssh.log")).unwrap();
     assert_eq!(log.lines().count(), 2, "{log}");
     assert!(log.lines().all(|l| l.contains("-- localhost ") && l.contains("--bootstrap")), "{log}");
+    assert!(log.lines().nth(1).unwrap().contains("--rate 2000000000"), "the far sender's cap: {log}");
     assert!(!log.contains("udt-key"), "the key is on a command line: {log}");
 }
 

@@ -323,6 +323,8 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
                     peer: test.peer.to_string(),
                     streams: test.header.count,
                     duration_s: announced.as_secs_f64(),
+                    bytes: None,
+                    omit_s: None,
                     mss,
                     congestion_control: cc,
                 },
@@ -354,7 +356,7 @@ fn sample(test: &Test, start: f64, end: f64) -> Interval<Sample> {
         members.iter().map(|m| Sample::read(&m.stream, m.index, Role::Server, start, end)).collect();
     samples.sort_by_key(|s| s.id);
     let sum = Sample::sum(&samples, start, end);
-    Interval { start, end, streams: samples, sum }
+    Interval { start, end, omitted: false, streams: samples, sum }
 }
 
 #[cfg(test)]
