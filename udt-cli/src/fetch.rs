@@ -54,6 +54,8 @@ pub struct Args {
 /// Run `udt fetch`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let params = bulk::params(args.protocol, &args.tuning, bulk::Side::Fetches)?;
+    fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create the directory {}", args.out.display()))?;
     let meta = fs::metadata(&args.out)
         .with_context(|| format!("output directory {} is not usable", args.out.display()))?;
     if !meta.is_dir() {
@@ -64,6 +66,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut report = Report::new("fetch", args.json);
     let stop = interrupt::register()?;
     let started = std::time::Instant::now();
+    let mut fetched_any = false;
     for name in &args.names {
         let shown = display_name(name);
         let local = match local_name(name) {
@@ -99,6 +102,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                 }
                 fs::rename(&partial, &dest)
                     .with_context(|| format!("cannot rename {} to {}", partial.display(), dest.display()))?;
+                fetched_any = true;
                 if fetched.server_digest.is_some() {
                     report.ok(name, &shown, fetched.bytes, fetched.took, &hash);
                 } else {
@@ -110,7 +114,20 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                 if interrupt::requested() {
                     return Err(e);
                 }
-                report.failed(name, &shown, &format!("{e:#}"));
+                let mut why = format!("{e:#}");
+                // The server answered before and refuses now: it served one fetch and exited.
+                let is_refused = |io: &std::io::Error| io.kind() == std::io::ErrorKind::ConnectionRefused;
+                let refused = e.chain().any(|c| {
+                    c.downcast_ref::<std::io::Error>().is_some_and(is_refused)
+                        || matches!(c.downcast_ref::<udt_bulk::BulkError>(), Some(udt_bulk::BulkError::Io(io)) if is_refused(io))
+                });
+                if refused && fetched_any {
+                    why.push_str(
+                        " (a `udt serve` serves one fetch and exits unless started with --keep-listening: \
+                         start it with -k to fetch several names)",
+                    );
+                }
+                report.failed(name, &shown, &why);
             }
         }
     }

@@ -309,3 +309,45 @@ fn perf_sends_a_number_of_bytes_and_omits_the_first_seconds() {
     both.args(["perf", "--self", "-n", "1M", "-O", "1"]);
     assert_eq!(run(both).status.code(), Some(2));
 }
+
+/// Every missing requirement of a seed protocol in one message, Tsunami's reference default
+/// secret named.
+#[test]
+fn a_seed_protocols_requirements_come_in_one_message() {
+    let mut cmd = udt();
+    cmd.env_remove("UDT_TSUNAMI_SECRET").args(["fetch", "--protocol", "tsunami", "127.0.0.1", "x"]);
+    let done = run(cmd);
+    assert_eq!(done.status.code(), Some(2));
+    let err = text(&done.stderr);
+    assert!(err.contains("--insecure") && err.contains("shared secret") && err.contains("kitten"), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    let mut cmd = udt();
+    cmd.args(["serve", "--protocol", "rbudp", "."]);
+    let err = text(&run(cmd).stderr);
+    assert!(err.contains("--insecure") && err.contains("--rate"), "{err}");
+}
+
+/// `udt fetch` creates --out and keeps a name's directories; a second name from a `udt serve`
+/// that served one fetch and exited gets the hint to start it with -k.
+#[test]
+fn fetch_keeps_the_tree_and_hints_at_keep_listening() {
+    let served = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(served.path().join("tree/sub")).unwrap();
+    std::fs::write(served.path().join("tree/sub/c.txt"), b"see\n").unwrap();
+    std::fs::write(served.path().join("a.txt"), b"alpha\n").unwrap();
+    let mut cmd = udt();
+    cmd.args(["serve", "--protocol", "fobs", "--insecure", "--rate", "100m", "-l", "127.0.0.1:0"]);
+    cmd.arg(served.path());
+    let server = Listening::start(cmd);
+    let port = server.port();
+    let out = tempfile::tempdir().unwrap();
+    let dest = out.path().join("new/dir");
+    let mut cmd = udt();
+    cmd.args(["fetch", "--protocol", "fobs", &format!("127.0.0.1:{port}"), "tree/sub/c.txt", "a.txt"]);
+    cmd.args(["--insecure", "--rate", "100m", "-o"]).arg(&dest);
+    let done = run(cmd);
+    assert_eq!(done.status.code(), Some(1), "{}", text(&done.stderr));
+    assert_eq!(std::fs::read(dest.join("tree/sub/c.txt")).unwrap(), b"see\n");
+    let err = text(&done.stderr);
+    assert!(err.contains("a.txt") && err.contains("start it with -k"), "{err}");
+}
