@@ -304,7 +304,7 @@ fn perf_sends_a_number_of_bytes_and_omits_the_first_seconds() {
         omitted["summary"]["receiver"]["bytes"].as_u64().unwrap(),
     );
     assert!(counted > 0 && counted < all, "{counted} of {all}");
-    assert!(omitted["summary"]["seconds"].as_f64().unwrap() < 0.8, "{}", omitted["summary"]["seconds"]);
+    assert!(omitted["summary"]["seconds"].as_f64().unwrap() < 0.9, "{}", omitted["summary"]["seconds"]);
     let mut both = udt();
     both.args(["perf", "--self", "-n", "1M", "-O", "1"]);
     assert_eq!(run(both).status.code(), Some(2));
