@@ -18,6 +18,7 @@
 //! at both ends ([`TestReport`]); `-q` drops the interval lines.
 
 mod client;
+mod reverse;
 mod round;
 mod server;
 
@@ -140,6 +141,9 @@ pub struct TestOpts {
     /// 1G, 500MiB, 10000000 (iperf3's -n).
     #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_parser = units::parse_size, conflicts_with = "omit")]
     pub bytes: Option<u64>,
+    /// Reverse: the server sends and the client receives (iperf3's -R).
+    #[arg(short = 'R', long, conflicts_with_all = ["bytes", "omit"])]
+    pub reverse: bool,
     /// Leave the first SECS of sending out of the results (slow start; iperf3's -O): their
     /// intervals are marked omitted, and the summary counts from there; --time follows them.
     #[arg(short = 'O', long, value_name = "SECS", value_parser = crate::units::parse_positive_secs)]
@@ -235,7 +239,8 @@ fn run_self(test: &TestOpts, quiet: bool) -> Result<()> {
         print_json(&result)?;
     } else if let Some(r) = &result.summary.receiver {
         println!(
-            "receiver: {} bytes ({}) in {:.2} s = {}, {} packets lost, {} duplicates",
+            "{}: {} bytes ({}) in {:.2} s = {}, {} packets lost, {} duplicates",
+            if test.reverse { "sender" } else { "receiver" },
             r.bytes,
             units::bytes(r.bytes),
             r.seconds,
@@ -264,8 +269,8 @@ pub const MAX_PARALLEL: u32 = 4096;
 pub const GREETING_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The 32 bytes a client sends first on each connection (little-endian):
-/// `"UDTP" | version u16 | flags u16 | test id u64 | stream index u32 (1-based) |
-/// stream count u32 | duration ms u32 | reserved u32`.
+/// `"UDTP" | version u16 | flags u16 (bit 0: reversed, the server sends) | test id u64 |
+/// stream index u32 (1-based) | stream count u32 | duration ms u32 | reserved u32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TestHeader {
     /// Groups the parallel streams of one test on the server.
@@ -274,8 +279,10 @@ pub struct TestHeader {
     pub index: u32,
     /// How many streams the test has.
     pub count: u32,
-    /// How long the client will send.
+    /// How long the client will send (or, reversed, the server).
     pub duration_ms: u32,
+    /// The server sends and the client receives (`-R`; flags bit 0).
+    pub reverse: bool,
 }
 
 impl TestHeader {
@@ -285,12 +292,15 @@ impl TestHeader {
     pub const VERSION: u16 = 1;
     /// Length on the wire.
     pub const LEN: usize = 32;
+    /// The flag of a reversed test: the server sends.
+    pub const FLAG_REVERSE: u16 = 1;
 
     /// The wire form.
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0u8; Self::LEN];
         b[..4].copy_from_slice(&Self::MAGIC);
         b[4..6].copy_from_slice(&Self::VERSION.to_le_bytes());
+        b[6..8].copy_from_slice(&(if self.reverse { Self::FLAG_REVERSE } else { 0 }).to_le_bytes());
         b[8..16].copy_from_slice(&self.test_id.to_le_bytes());
         b[16..20].copy_from_slice(&self.index.to_le_bytes());
         b[20..24].copy_from_slice(&self.count.to_le_bytes());
@@ -318,6 +328,7 @@ impl TestHeader {
             index: u32_at(16),
             count: u32_at(20),
             duration_ms: u32_at(24),
+            reverse: u16::from_le_bytes([b[6], b[7]]) & Self::FLAG_REVERSE != 0,
         };
         if h.count == 0 || h.count > MAX_PARALLEL || h.index == 0 || h.index > h.count {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "udt perf header: bad stream index"));
@@ -366,6 +377,9 @@ pub struct Start {
     /// Seconds left out of the results at the start (`-O`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub omit_s: Option<f64>,
+    /// The server sent and the client received (`-R`; written only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reverse: bool,
     /// Maximum segment size of this end, bytes.
     pub mss: u32,
     /// Congestion control of this end.
@@ -646,10 +660,19 @@ mod tests {
 
     #[test]
     fn header_round_trip() {
-        let h = TestHeader { test_id: 0x0123_4567_89ab_cdef, index: 2, count: 4, duration_ms: 10_000 };
+        let h = TestHeader {
+            test_id: 0x0123_4567_89ab_cdef,
+            index: 2,
+            count: 4,
+            duration_ms: 10_000,
+            reverse: false,
+        };
         let b = h.encode();
         assert_eq!(&b[..4], b"UDTP");
         assert_eq!(TestHeader::decode(&b).unwrap(), h);
+        let reversed = TestHeader { reverse: true, ..h };
+        assert_eq!(reversed.encode()[6..8], [1, 0]);
+        assert_eq!(TestHeader::decode(&reversed.encode()).unwrap(), reversed);
         let mut bad = b;
         bad[16] = 5;
         assert!(TestHeader::decode(&bad).is_err());
@@ -659,7 +682,7 @@ mod tests {
 
     #[test]
     fn a_server_takes_tests_of_up_to_max_parallel_streams() {
-        let h = |count| TestHeader { test_id: 1, index: count, count, duration_ms: 1000 };
+        let h = |count| TestHeader { test_id: 1, index: count, count, duration_ms: 1000, reverse: false };
         assert!(TestHeader::decode(&h(MAX_PARALLEL).encode()).is_ok());
         assert!(TestHeader::decode(&h(MAX_PARALLEL + 1).encode()).is_err());
     }

@@ -351,3 +351,22 @@ fn fetch_keeps_the_tree_and_hints_at_keep_listening() {
     let err = text(&done.stderr);
     assert!(err.contains("a.txt") && err.contains("start it with -k"), "{err}");
 }
+
+/// iperf3's -R: the server sends, the client receives and reports as a receiver; every byte
+/// the server wrote arrives.
+#[test]
+fn perf_reverse_has_the_server_send() {
+    let mut cmd = udt();
+    cmd.args(["perf", "--self", "--json", "--insecure", "-R", "-t", "0.5", "-P", "2"]);
+    let done = run(cmd);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    let report: serde_json::Value = serde_json::from_str(text(&done.stdout).trim()).unwrap();
+    assert_eq!(report["start"]["reverse"], true);
+    let received = report["summary"]["bytes"].as_u64().unwrap();
+    assert!(received > 0);
+    assert_eq!(report["summary"]["receiver"]["bytes"].as_u64(), Some(received), "sent by the server");
+    assert_eq!(report["summary"]["streams"].as_array().unwrap().len(), 2);
+    let mut both = udt();
+    both.args(["perf", "--self", "-R", "-n", "1M"]);
+    assert_eq!(run(both).status.code(), Some(2));
+}

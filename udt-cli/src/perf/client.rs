@@ -1,5 +1,6 @@
-//! The sending side of `udt perf`: N connections, each written from one preallocated buffer as
-//! fast as the protocol takes it; the main thread samples `stats(true)` every interval.
+//! The client of `udt perf`: N connections, each written from one preallocated buffer as
+//! fast as the protocol takes it; the main thread samples `stats(true)` every interval. A
+//! reversed test (`-R`) receives instead ([`super::reverse`]).
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -43,7 +44,7 @@ const AT_ONCE: usize = 16;
 
 /// `f` on every item, on up to [`AT_ONCE`] threads; the results in the items' order, or the
 /// first error (the items not started by then are skipped).
-fn in_parallel<I, T, F>(items: I, f: F) -> Result<Vec<T>>
+pub(super) fn in_parallel<I, T, F>(items: I, f: F) -> Result<Vec<T>>
 where
     I: IntoIterator,
     I::IntoIter: Send,
@@ -113,13 +114,16 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
 
     let open = |index: u32| -> Result<UdtStream> {
         let mut stream = net::connect(target, options.clone())?;
-        let header = TestHeader { test_id, index, count: opts.parallel, duration_ms };
+        let header = TestHeader { test_id, index, count: opts.parallel, duration_ms, reverse: opts.reverse };
         write_patiently(&mut stream, &header.encode()).context("sending the test header")?;
         if let Err(e) = greet(&mut stream, target) {
             // Deliver the header and the shutdown, so the peer says at once what it got (it
             // would otherwise hear nothing until its peer timeout once this process exits).
             link::close_within(stream, Duration::from_millis(500));
             return Err(e);
+        }
+        if opts.reverse {
+            super::reverse::prepare(&mut stream);
         }
         Ok(stream)
     };
@@ -145,10 +149,23 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
             opts.parallel
         );
         if output == Output::Intervals {
-            println!("{}", send_title());
+            println!("{}", if opts.reverse { super::recv_title() } else { send_title() });
         }
     }
 
+    if opts.reverse {
+        let start = Start {
+            peer: target.to_string(),
+            streams: opts.parallel,
+            duration_s: opts.time.as_secs_f64(),
+            bytes: None,
+            omit_s: None,
+            reverse: true,
+            mss,
+            congestion_control: cc,
+        };
+        return super::reverse::receive(streams, start, opts, output);
+    }
     let buf: Arc<[u8]> = (0..BUFFER).map(|i| (i % 251) as u8).collect::<Vec<u8>>().into();
     let stop = Arc::new(AtomicBool::new(false));
     // -n: each stream's share of the bytes (the first ones take the remainder).
@@ -287,6 +304,7 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
             duration_s: opts.time.as_secs_f64(),
             bytes: opts.bytes,
             omit_s: opts.omit.map(|d| d.as_secs_f64()),
+            reverse: false,
             mss,
             congestion_control: cc,
         },
