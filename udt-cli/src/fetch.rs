@@ -115,8 +115,12 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                     return Err(e);
                 }
                 let mut why = format!("{e:#}");
-                // The server answered before and refuses now: it served one fetch and exited.
-                let is_refused = |io: &std::io::Error| io.kind() == std::io::ErrorKind::ConnectionRefused;
+                // The server answered before and refuses (or drops) the connection now: it served
+                // one fetch and exited (or is exiting).
+                let is_refused = |io: &std::io::Error| {
+                    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+                    matches!(io.kind(), ConnectionRefused | ConnectionReset | ConnectionAborted)
+                };
                 let refused = e.chain().any(|c| {
                     c.downcast_ref::<std::io::Error>().is_some_and(is_refused)
                         || matches!(c.downcast_ref::<udt_bulk::BulkError>(), Some(udt_bulk::BulkError::Io(io)) if is_refused(io))
