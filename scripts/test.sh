@@ -24,6 +24,15 @@ if ! command -v iperf3 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-g
         || echo "iperf3 could not be installed: the bench smoke test will be skipped"
 fi
 
+# openssh-server (a throw-away sshd on loopback for the ssh-started transfers' test, which
+# skips with a message where it cannot be installed or run).
+if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing openssh-server"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null \
+        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null; } \
+        || echo "openssh-server could not be installed: the real-sshd test will be skipped"
+fi
+
 echo "== interop peers (reference UDT4 4.11; Tsunami UDP 1.1 and QUANTA RBUDP 1.0 from ../shared/peers)"
 interop/setup.sh >/dev/null
 interop/seed-peers.sh >/dev/null

@@ -79,8 +79,8 @@ pub struct Outcome {
 /// Why [`run`] did not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
-    /// A socket failed.
-    #[error("{0}")]
+    /// A socket failed (shown as the I/O error itself, once).
+    #[error(transparent)]
     Io(#[from] io::Error),
     /// The session failed, with its reason.
     #[error("{0}")]

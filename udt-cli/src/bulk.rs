@@ -126,23 +126,33 @@ fn tsunami_secret(tuning: &Tuning) -> Result<Vec<u8>> {
 /// The flags a protocol cannot run without: `--insecure` (none of them encrypts), RBUDP's rate
 /// at the serving end, Tsunami's secret. The reason, for a usage error, when one is missing.
 pub fn check_usage(protocol: Protocol, tuning: &Tuning, side: Side) -> Result<(), String> {
+    // Every requirement that is missing, in one message.
+    let mut missing = Vec::new();
     if !tuning.insecure {
-        return Err(format!(
+        missing.push(format!(
             "{} does not encrypt{}: add --insecure to run it anyway (on a trusted network)",
             protocol.title(),
             if protocol == Protocol::Tsunami { "" } else { " or authenticate" }
         ));
     }
     if protocol == Protocol::Rbudp && side == Side::Serves && tuning.rate.is_none() {
-        return Err(udt_bulk::rbudp::NO_RATE.to_string());
+        missing.push(udt_bulk::rbudp::NO_RATE.to_string());
     }
     if protocol == Protocol::Tsunami
         && tuning.secret_file.is_none()
         && std::env::var_os("UDT_TSUNAMI_SECRET").is_none()
     {
-        return Err("Tsunami needs its shared secret: --secret-file FILE or UDT_TSUNAMI_SECRET".into());
+        missing.push(
+            "Tsunami needs its shared secret: --secret-file FILE or UDT_TSUNAMI_SECRET (the original \
+             tsunamid's default is `kitten`: UDT_TSUNAMI_SECRET=kitten reaches one started without -s)"
+                .into(),
+        );
     }
-    Ok(())
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing.join("; and "))
+    }
 }
 
 /// Check the flags and build the protocol's parameters.

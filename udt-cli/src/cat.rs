@@ -98,6 +98,19 @@ enum Event {
     OutputFailed(anyhow::Error),
 }
 
+/// Wait for the one connection, a slice at a time so that Ctrl-C stops the wait at once.
+fn accept_or_stop(mut listener: udt::UdtListener) -> Result<(UdtStream, SocketAddr)> {
+    listener.set_accept_timeout(Some(POLL));
+    loop {
+        match listener.accept() {
+            Ok(conn) => return Ok(conn),
+            Err(_) if interrupt::requested() => return Err(interrupt::error().into()),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {}
+            Err(e) => return Err(anyhow::Error::new(e).context("waiting for a connection")),
+        }
+    }
+}
+
 /// Run `udt cat`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
@@ -115,8 +128,8 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             if !quiet {
                 eprintln!("udt cat: listening on {local}");
             }
-            security::show_code(&security, "cat", &format!("udt cat HOST:{}", local.port()));
-            let (stream, peer) = listener.accept().context("waiting for a connection")?;
+            security::show_code(&security, "cat", &format!("udt cat HOST:{}", local.port()), false);
+            let (stream, peer) = accept_or_stop(listener)?;
             tracing::info!(%peer, "connection");
             // Dropping the listener stops accepting; the connection keeps the port.
             stream

@@ -2,8 +2,10 @@
 //! papers' protocols: connects to a server (`udt serve`, or the reference `tsunamid` or RBUDP
 //! `sendfile`) and asks for each NAME in turn.
 //!
-//! Each file lands in `--out` under the last component of its NAME (checked like every name
-//! `udt recv` accepts), written first to `.NAME.udt-partial` and renamed only once complete,
+//! Each file lands in `--out` under its NAME, directories kept (`tree/sub/c.txt` lands as
+//! `OUT/tree/sub/c.txt`; every component checked like every path `udt recv` accepts), or, for
+//! an absolute NAME or one with `..`, under its last component; it is written first to `.NAME.udt-partial` next
+//! to it and renamed only once complete,
 //! so nothing half-written ever carries the final name; an existing file is kept unless
 //! `--force`. When the server is `udt serve`, it sends the BLAKE3 of the file after the
 //! transfer (`udt_bulk::digest`) and the file is kept only if the bytes written hash the same
@@ -21,7 +23,7 @@ use clap::Parser;
 use crate::bulk::{self, Protocol, Tuning};
 use crate::interrupt;
 use crate::progress::Mode;
-use crate::protocol::{check_name, display_name};
+use crate::protocol::{check_name, check_path, display_name};
 use crate::report::Report;
 
 /// `udt fetch` arguments.
@@ -52,6 +54,8 @@ pub struct Args {
 /// Run `udt fetch`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let params = bulk::params(args.protocol, &args.tuning, bulk::Side::Fetches)?;
+    fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create the directory {}", args.out.display()))?;
     let meta = fs::metadata(&args.out)
         .with_context(|| format!("output directory {} is not usable", args.out.display()))?;
     if !meta.is_dir() {
@@ -62,6 +66,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut report = Report::new("fetch", args.json);
     let stop = interrupt::register()?;
     let started = std::time::Instant::now();
+    let mut fetched_any = false;
     for name in &args.names {
         let shown = display_name(name);
         let local = match local_name(name) {
@@ -76,7 +81,12 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             report.failed(name, &shown, &format!("{} exists (--force to overwrite)", dest.display()));
             continue;
         }
-        let partial = args.out.join(format!(".{local}.udt-partial"));
+        let (Some(dir), Some(file_name)) = (dest.parent(), dest.file_name()) else { continue };
+        if let Err(e) = fs::create_dir_all(dir) {
+            report.failed(name, &shown, &format!("cannot create {}: {e}", dir.display()));
+            continue;
+        }
+        let partial = dir.join(format!(".{}.udt-partial", file_name.to_string_lossy()));
         let how = How { params: &params, stop: &stop, idle: args.tuning.idle_timeout, mode };
         match fetch_one(args.protocol, server, name, &partial, &how, &shown) {
             Ok(fetched) => {
@@ -92,6 +102,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                 }
                 fs::rename(&partial, &dest)
                     .with_context(|| format!("cannot rename {} to {}", partial.display(), dest.display()))?;
+                fetched_any = true;
                 if fetched.server_digest.is_some() {
                     report.ok(name, &shown, fetched.bytes, fetched.took, &hash);
                 } else {
@@ -103,7 +114,24 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                 if interrupt::requested() {
                     return Err(e);
                 }
-                report.failed(name, &shown, &format!("{e:#}"));
+                let mut why = format!("{e:#}");
+                // The server answered before and refuses (or drops) the connection now: it served
+                // one fetch and exited (or is exiting).
+                let is_refused = |io: &std::io::Error| {
+                    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+                    matches!(io.kind(), ConnectionRefused | ConnectionReset | ConnectionAborted)
+                };
+                let refused = e.chain().any(|c| {
+                    c.downcast_ref::<std::io::Error>().is_some_and(is_refused)
+                        || matches!(c.downcast_ref::<udt_bulk::BulkError>(), Some(udt_bulk::BulkError::Io(io)) if is_refused(io))
+                });
+                if refused && fetched_any {
+                    why.push_str(
+                        " (a `udt serve` serves one fetch and exits unless started with --keep-listening: \
+                         start it with -k to fetch several names)",
+                    );
+                }
+                report.failed(name, &shown, &why);
             }
         }
     }
@@ -114,13 +142,18 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-/// The name a fetched file gets in --out: the last component of what was asked for.
-fn local_name(requested: &str) -> Result<String, String> {
+/// The path a fetched file gets below --out: what was asked for, directories kept, when it is
+/// a relative path of plain names; else (an absolute path, one with `..`: the server decides
+/// whether it serves it) its last component.
+fn local_name(requested: &str) -> Result<PathBuf, String> {
+    if let Ok(parts) = check_path(requested.as_bytes()) {
+        return Ok(parts.iter().collect());
+    }
     let last = Path::new(requested)
         .file_name()
         .ok_or_else(|| format!("\"{}\" does not end in a file name", display_name(requested)))?;
     let last = last.to_str().ok_or("not valid UTF-8")?;
-    check_name(last.as_bytes()).map(str::to_string)
+    check_name(last.as_bytes()).map(PathBuf::from)
 }
 
 /// How every file of one `udt fetch` is fetched.
@@ -162,4 +195,20 @@ fn hash_file(path: &Path) -> Result<blake3::Hash> {
         hasher.update(&buf[..n]);
     }
     Ok(hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_name_keeps_its_directories_and_nothing_escapes() {
+        assert_eq!(local_name("tree/sub/c.txt"), Ok(PathBuf::from("tree/sub/c.txt")));
+        assert_eq!(local_name("/srv/data/c.txt"), Ok(PathBuf::from("c.txt")));
+        assert_eq!(local_name("../c.txt"), Ok(PathBuf::from("c.txt")));
+        assert_eq!(local_name("tree/../../c"), Ok(PathBuf::from("c")));
+        for bad in ["..", "/srv/..", "tree/..", "."] {
+            assert!(local_name(bad).is_err(), "{bad}");
+        }
+    }
 }

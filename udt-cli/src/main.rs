@@ -1,7 +1,9 @@
 //! `udt`: move data over UDT (UDP-based Data Transfer).
 //!
 //! - `udt send FILE... HOST:PORT` and `udt recv [--listen ADDR:PORT] [--out DIR]`: file
-//!   transfer, verified end to end with BLAKE3 (see `udt-transfer/PROTOCOL.md`).
+//!   transfer, verified end to end with BLAKE3 (see `udt-transfer/PROTOCOL.md`);
+//!   `udt send FILE... [USER@]HOST:[DIR]` and `udt recv [USER@]HOST:PATH... [DIR]` start the
+//!   other end through ssh.
 //! - `udt serve --protocol tsunami|rbudp|fobs PATH` and `udt fetch --protocol ... HOST NAME...`:
 //!   the seed papers' other protocols (Tsunami UDP, RBUDP, FOBS), which pull: the end with the
 //!   data listens (see docs/protocols.md).
@@ -32,6 +34,7 @@ mod observe;
 mod perf;
 mod progress;
 mod recv;
+mod remote;
 mod report;
 mod security;
 mod send;
@@ -135,12 +138,13 @@ fn usage_error(name: &str, kind: clap::error::ErrorKind, message: impl std::fmt:
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Send(a) = &cli.command {
-        if a.rename.is_some() && a.files.len() != 1 {
-            usage_error(
-                "send",
-                clap::error::ErrorKind::ArgumentConflict,
-                "--as NAME renames one file; give exactly one FILE with it",
-            );
+        if let Err(why) = send::check_usage(a) {
+            usage_error("send", clap::error::ErrorKind::InvalidValue, why);
+        }
+    }
+    if let Command::Recv(a) = &cli.command {
+        if let Err(why) = recv::check_usage(a) {
+            usage_error("recv", clap::error::ErrorKind::InvalidValue, why);
         }
     }
     if let Command::Sim(a) = &cli.command {
@@ -151,6 +155,9 @@ fn main() -> ExitCode {
     // A transfer between `udt` ends is secured unless --insecure: the connecting end must be
     // given the credential (usage errors, exit 2).
     let (connects, listens_for_many, security, name) = match &cli.command {
+        // A transfer started through ssh is secured with a fresh key of its own.
+        Command::Send(a) if !send::connects_directly(a) => (false, false, None, ""),
+        Command::Recv(a) if !recv::listens(a) => (false, false, None, ""),
         Command::Send(a) => (true, false, Some(&a.security), "send"),
         Command::Cat(a) => (a.target.is_some(), false, Some(&a.security), "cat"),
         Command::Recv(a) => (false, a.keep_listening, Some(&a.security), "recv"),
@@ -293,18 +300,45 @@ mod tests {
         let cli = Cli::try_parse_from(["udt", "send", "a", "b/c.txt", "host:9000"]).unwrap();
         match cli.command {
             Command::Send(a) => {
-                assert_eq!(a.files.len(), 2);
-                assert_eq!(a.target, "host:9000");
+                assert_eq!(a.files().len(), 2);
+                assert_eq!(a.target(), Ok(remote::spec::SendTarget::Udt("host:9000".into())));
+                assert!(send::connects_directly(&a));
             }
             other => panic!("{other:?}"),
         }
-        assert!(Cli::try_parse_from(["udt", "send", "host:9000"]).is_err());
-        assert!(Cli::try_parse_from(["udt", "send", "a", "host"]).is_err());
+        let usage = |args: &[&str]| match Cli::try_parse_from(args) {
+            Ok(Cli { command: Command::Send(a), .. }) => send::check_usage(&a),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e.to_string()),
+        };
+        assert!(usage(&["udt", "send", "host:9000"]).is_err());
+        assert!(usage(&["udt", "send", "a", "host"]).is_err());
+        assert!(usage(&["udt", "send", "a", "b", "host:1", "--as", "c"]).is_err());
+        assert!(usage(&["udt", "send", "a", "me@host:dir"]).is_ok());
         let cli = Cli::try_parse_from(["udt", "send", "a", "host:1", "--as", "b", "--json"]).unwrap();
         match cli.command {
             Command::Send(a) => assert_eq!(a.rename.as_deref(), Some(std::ffi::OsStr::new("b"))),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn recv_pulls_from_one_host_into_a_directory() {
+        let pull = |args: &[&str]| match Cli::try_parse_from(args).unwrap().command {
+            Command::Recv(a) => recv::pull(&a),
+            other => panic!("{other:?}"),
+        };
+        let p = pull(&["udt", "recv", "me@h:a", "h2:b"]);
+        assert!(p.is_err(), "two hosts: {p:?}");
+        let p = pull(&["udt", "recv", "me@h:a", "me@h:b c", "dest"]).unwrap().unwrap();
+        assert_eq!((p.remote.destination.as_str(), p.paths.len()), ("me@h", 2));
+        assert_eq!(p.out, std::path::Path::new("dest"));
+        let p = pull(&["udt", "recv", "h:a", "-o", "x"]).unwrap().unwrap();
+        assert_eq!(p.out, std::path::Path::new("x"));
+        assert!(pull(&["udt", "recv", "h:a", "dest", "-o", "x"]).is_err());
+        assert!(pull(&["udt", "recv", "h:", "dest"]).is_err());
+        assert!(pull(&["udt", "recv", "dest"]).is_err());
+        assert!(pull(&["udt", "recv", "-o", "x"]).unwrap().is_none());
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use udt::proto::cc::CcFactory;
+use udt::secure::HandshakeError;
 use udt::{Options, UdtListener, UdtStream};
 
 /// How long a connection attempt to one address runs alone before the next address is tried
@@ -101,12 +102,29 @@ pub fn connect(target: &str, options: Options) -> Result<UdtStream> {
     }
     tracing::debug!(?addrs, "connecting");
     connect_any(&addrs, options, ATTEMPT_DELAY).map_err(|e| {
-        let hint = match e.kind() {
-            io::ErrorKind::TimedOut => " (is a UDT listener running there, and is UDP open in between?)",
+        let hint = match (e.kind(), handshake_error(&e)) {
+            (io::ErrorKind::TimedOut, _) => " (is a UDT listener running there, and is UDP open in between?)",
+            (_, Some(HandshakeError::WrongCredential("code phrase"))) => {
+                ": that was the listening end's one guess, and its code phrase is spent; start it \
+                 again (`udt recv`, `udt cat --listen`, `udt perf server`) and use the new code it shows"
+            }
+            (_, Some(HandshakeError::WrongCredential(_))) => ": give both ends the same --key-file",
+            (_, Some(HandshakeError::NotSecure)) => {
+                "; drop --code/--key-file and give --insecure to talk to it in clear, on a trusted \
+                 network"
+            }
+            (_, Some(HandshakeError::OtherMode { .. })) => {
+                ": give both ends a code phrase (--code) or both the same --key-file"
+            }
             _ => "",
         };
         anyhow::anyhow!("cannot connect to {target}: {e}{hint}")
     })
+}
+
+/// The key agreement's failure inside a connect error, if that is what it is.
+pub fn handshake_error(e: &io::Error) -> Option<&HandshakeError> {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<HandshakeError>())
 }
 
 /// Connect to the first of `addrs` that answers: attempts start in [`interleave`]d order, one

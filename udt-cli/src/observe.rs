@@ -63,6 +63,7 @@ impl Observer for Shown {
             Event::FileDone { path, bytes, took, hash } => {
                 self.report.ok(path, &display_name(path), bytes, took, &blake3::Hash::from_bytes(hash));
             }
+            Event::Unchanged { path, reason } => self.report.skipped(path, &display_name(path), reason),
             Event::FileFailed { path, reason } => self.report.failed(path, &display_name(path), reason),
             Event::SessionEnded { files, took } => self.report.total(files, took),
             _ => {}

@@ -18,6 +18,8 @@
 //! at both ends ([`TestReport`]); `-q` drops the interval lines.
 
 mod client;
+mod reverse;
+mod round;
 mod server;
 
 use std::io::{self, Write};
@@ -135,6 +137,17 @@ pub struct TestOpts {
     /// Aliases: -b, --bandwidth.
     #[arg(short = 'b', long = "rate", alias = "bandwidth", value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
     pub bandwidth: Option<u64>,
+    /// Send this many bytes in all (split over the parallel streams) instead of for --time:
+    /// 1G, 500MiB, 10000000 (iperf3's -n).
+    #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_parser = units::parse_size, conflicts_with = "omit")]
+    pub bytes: Option<u64>,
+    /// Reverse: the server sends and the client receives (iperf3's -R).
+    #[arg(short = 'R', long, conflicts_with_all = ["bytes", "omit"])]
+    pub reverse: bool,
+    /// Leave the first SECS of sending out of the results (slow start; iperf3's -O): their
+    /// intervals are marked omitted, and the summary counts from there; --time follows them.
+    #[arg(short = 'O', long, value_name = "SECS", value_parser = crate::units::parse_positive_secs)]
+    pub omit: Option<Duration>,
     /// Encryption (a client needs the server's code phrase or key; `--self` encrypts with a
     /// key of its own unless `--insecure`).
     #[command(flatten)]
@@ -152,7 +165,12 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             let mss = options.config.mss;
             let listener = net::listen(s.listen, options)?;
             let local = listener.local_addr().context("reading the bound address")?;
-            security::show_code(&security, "perf server", &format!("udt perf client HOST:{}", local.port()));
+            security::show_code(
+                &security,
+                "perf server",
+                &format!("udt perf client HOST:{}", local.port()),
+                s.json,
+            );
             if s.json {
                 // Standard output is for the JSON lines only.
                 if !quiet {
@@ -221,7 +239,8 @@ fn run_self(test: &TestOpts, quiet: bool) -> Result<()> {
         print_json(&result)?;
     } else if let Some(r) = &result.summary.receiver {
         println!(
-            "receiver: {} bytes ({}) in {:.2} s = {}, {} packets lost, {} duplicates",
+            "{}: {} bytes ({}) in {:.2} s = {}, {} packets lost, {} duplicates",
+            if test.reverse { "sender" } else { "receiver" },
             r.bytes,
             units::bytes(r.bytes),
             r.seconds,
@@ -250,8 +269,8 @@ pub const MAX_PARALLEL: u32 = 4096;
 pub const GREETING_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The 32 bytes a client sends first on each connection (little-endian):
-/// `"UDTP" | version u16 | flags u16 | test id u64 | stream index u32 (1-based) |
-/// stream count u32 | duration ms u32 | reserved u32`.
+/// `"UDTP" | version u16 | flags u16 (bit 0: reversed, the server sends) | test id u64 |
+/// stream index u32 (1-based) | stream count u32 | duration ms u32 | reserved u32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TestHeader {
     /// Groups the parallel streams of one test on the server.
@@ -260,8 +279,10 @@ pub struct TestHeader {
     pub index: u32,
     /// How many streams the test has.
     pub count: u32,
-    /// How long the client will send.
+    /// How long the client will send (or, reversed, the server).
     pub duration_ms: u32,
+    /// The server sends and the client receives (`-R`; flags bit 0).
+    pub reverse: bool,
 }
 
 impl TestHeader {
@@ -271,12 +292,15 @@ impl TestHeader {
     pub const VERSION: u16 = 1;
     /// Length on the wire.
     pub const LEN: usize = 32;
+    /// The flag of a reversed test: the server sends.
+    pub const FLAG_REVERSE: u16 = 1;
 
     /// The wire form.
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0u8; Self::LEN];
         b[..4].copy_from_slice(&Self::MAGIC);
         b[4..6].copy_from_slice(&Self::VERSION.to_le_bytes());
+        b[6..8].copy_from_slice(&(if self.reverse { Self::FLAG_REVERSE } else { 0 }).to_le_bytes());
         b[8..16].copy_from_slice(&self.test_id.to_le_bytes());
         b[16..20].copy_from_slice(&self.index.to_le_bytes());
         b[20..24].copy_from_slice(&self.count.to_le_bytes());
@@ -304,6 +328,7 @@ impl TestHeader {
             index: u32_at(16),
             count: u32_at(20),
             duration_ms: u32_at(24),
+            reverse: u16::from_le_bytes([b[6], b[7]]) & Self::FLAG_REVERSE != 0,
         };
         if h.count == 0 || h.count > MAX_PARALLEL || h.index == 0 || h.index > h.count {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "udt perf header: bad stream index"));
@@ -343,8 +368,18 @@ pub struct Start {
     pub peer: String,
     /// Parallel connections.
     pub streams: u32,
-    /// Seconds of sending the client asked for.
+    /// Seconds of sending the client asked for (after the omitted ones).
+    #[serde(serialize_with = "round::micro")]
     pub duration_s: f64,
+    /// Bytes to send in all instead (`-n`), if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Seconds left out of the results at the start (`-O`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omit_s: Option<f64>,
+    /// The server sent and the client received (`-R`; written only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reverse: bool,
     /// Maximum segment size of this end, bytes.
     pub mss: u32,
     /// Congestion control of this end.
@@ -357,24 +392,31 @@ pub struct Sample {
     /// Stream index (1-based); 0 for the sum.
     pub id: u32,
     /// Interval start, seconds since the test started.
+    #[serde(serialize_with = "round::micro")]
     pub start: f64,
     /// Interval end.
+    #[serde(serialize_with = "round::micro")]
     pub end: f64,
     /// Client: payload bytes put on the wire, retransmissions included. Server: payload bytes
     /// received, duplicates excluded.
     pub bytes: u64,
     /// `bytes` as bits per second.
+    #[serde(serialize_with = "round::whole")]
     pub bits_per_second: f64,
     /// Smoothed RTT, ms (the mean over streams for the sum).
+    #[serde(serialize_with = "round::milli")]
     pub rtt_ms: f64,
     /// Packet-sending period, µs (the mean over streams for the sum).
+    #[serde(serialize_with = "round::milli")]
     pub send_period_us: f64,
     /// Congestion window, packets.
+    #[serde(serialize_with = "round::milli")]
     pub cwnd_pkts: f64,
     /// Flow window (the peer's free buffer), packets.
     pub flow_window_pkts: u64,
-    /// The packet-pair estimate of the link capacity, packets/s (summed for the sum).
-    pub link_capacity_pkts: u64,
+    /// The packet-pair estimate of the link capacity, packets/s (summed for the sum); `null`
+    /// until there is one.
+    pub link_capacity_pkts: Option<u64>,
     /// The arrival rate, packets/s (summed for the sum).
     pub recv_rate_pkts: u64,
     /// Packets retransmitted (by this end).
@@ -404,7 +446,7 @@ impl Sample {
             send_period_us: snap.now.send_period_us,
             cwnd_pkts: snap.now.congestion_window,
             flow_window_pkts: u64::from(snap.now.flow_window),
-            link_capacity_pkts: u64::from(snap.now.bandwidth_pkts),
+            link_capacity_pkts: round::estimate(snap.now.bandwidth_pkts),
             recv_rate_pkts: u64::from(snap.now.recv_rate_pkts),
             retransmits: snap.interval.retransmits,
             loss,
@@ -425,7 +467,7 @@ impl Sample {
             send_period_us: samples.iter().map(|s| s.send_period_us).sum::<f64>() / n,
             cwnd_pkts: samples.iter().map(|s| s.cwnd_pkts).sum(),
             flow_window_pkts: samples.iter().map(|s| s.flow_window_pkts).sum(),
-            link_capacity_pkts: samples.iter().map(|s| s.link_capacity_pkts).sum(),
+            link_capacity_pkts: samples.iter().filter_map(|s| s.link_capacity_pkts).reduce(|a, b| a + b),
             recv_rate_pkts: samples.iter().map(|s| s.recv_rate_pkts).sum(),
             retransmits: samples.iter().map(|s| s.retransmits).sum(),
             loss: samples.iter().map(|s| s.loss).sum(),
@@ -438,9 +480,14 @@ impl Sample {
 #[derive(Clone, Debug, Serialize)]
 pub struct Interval<S> {
     /// Start, seconds since the test started.
+    #[serde(serialize_with = "round::micro")]
     pub start: f64,
     /// End.
+    #[serde(serialize_with = "round::micro")]
     pub end: f64,
+    /// Within the first seconds `--omit` leaves out of the summary (written only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub omitted: bool,
     /// One sample per stream.
     pub streams: Vec<S>,
     /// The sum over streams.
@@ -455,8 +502,10 @@ pub struct StreamSummary {
     /// Client: application bytes written and acknowledged. Server: payload bytes received.
     pub bytes: u64,
     /// From the start until the last byte was acknowledged (client) or arrived (server).
+    #[serde(serialize_with = "round::micro")]
     pub seconds: f64,
     /// `bytes` over `seconds`.
+    #[serde(serialize_with = "round::whole")]
     pub bits_per_second: f64,
     /// Packets retransmitted (by this end).
     pub retransmits: u64,
@@ -465,6 +514,7 @@ pub struct StreamSummary {
     /// Duplicate packets received.
     pub duplicates: u64,
     /// Smoothed RTT at the end, ms.
+    #[serde(serialize_with = "round::milli")]
     pub rtt_ms: f64,
 }
 
@@ -474,10 +524,13 @@ pub struct Summary {
     /// Bytes, all streams (as in [`StreamSummary::bytes`]).
     pub bytes: u64,
     /// From the start until the last stream's end.
+    #[serde(serialize_with = "round::micro")]
     pub seconds: f64,
     /// `bytes` over `seconds`.
+    #[serde(serialize_with = "round::whole")]
     pub bits_per_second: f64,
     /// The same in Gb/s.
+    #[serde(serialize_with = "round::micro")]
     pub gbps: f64,
     /// Packets retransmitted.
     pub retransmits: u64,
@@ -486,12 +539,16 @@ pub struct Summary {
     /// Duplicate packets received.
     pub duplicates: u64,
     /// Mean smoothed RTT at the end, ms.
+    #[serde(serialize_with = "round::milli")]
     pub rtt_ms: f64,
     /// CPU seconds in user mode (the whole process).
+    #[serde(serialize_with = "round::micro")]
     pub cpu_user_s: f64,
     /// CPU seconds in the kernel (the whole process).
+    #[serde(serialize_with = "round::micro")]
     pub cpu_system_s: f64,
     /// CPU seconds (user + system) per 10^9 bytes moved.
+    #[serde(serialize_with = "round::micro")]
     pub cpu_s_per_gb: f64,
     /// Per stream.
     pub streams: Vec<StreamSummary>,
@@ -603,10 +660,19 @@ mod tests {
 
     #[test]
     fn header_round_trip() {
-        let h = TestHeader { test_id: 0x0123_4567_89ab_cdef, index: 2, count: 4, duration_ms: 10_000 };
+        let h = TestHeader {
+            test_id: 0x0123_4567_89ab_cdef,
+            index: 2,
+            count: 4,
+            duration_ms: 10_000,
+            reverse: false,
+        };
         let b = h.encode();
         assert_eq!(&b[..4], b"UDTP");
         assert_eq!(TestHeader::decode(&b).unwrap(), h);
+        let reversed = TestHeader { reverse: true, ..h };
+        assert_eq!(reversed.encode()[6..8], [1, 0]);
+        assert_eq!(TestHeader::decode(&reversed.encode()).unwrap(), reversed);
         let mut bad = b;
         bad[16] = 5;
         assert!(TestHeader::decode(&bad).is_err());
@@ -616,7 +682,7 @@ mod tests {
 
     #[test]
     fn a_server_takes_tests_of_up_to_max_parallel_streams() {
-        let h = |count| TestHeader { test_id: 1, index: count, count, duration_ms: 1000 };
+        let h = |count| TestHeader { test_id: 1, index: count, count, duration_ms: 1000, reverse: false };
         assert!(TestHeader::decode(&h(MAX_PARALLEL).encode()).is_ok());
         assert!(TestHeader::decode(&h(MAX_PARALLEL + 1).encode()).is_err());
     }

@@ -1,4 +1,6 @@
-//! `udt recv [--listen ADDR:PORT] [--out DIR]`: receive files from `udt send`.
+//! `udt recv [--listen ADDR:PORT] [--out DIR]`: receive files from `udt send`. `udt recv
+//! [USER@]HOST:PATH... [DIR]` pulls: it starts the `udt send` there through ssh; `udt recv
+//! --bootstrap` is the far end of a push ([`crate::remote`]).
 //!
 //! Every connection is greeted at once (so a sender knows it reached a `udt recv`); transfers
 //! are served one at a time (or up to `--max-transfers` with `--keep-listening`), and a sender
@@ -16,18 +18,20 @@
 mod accept;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use udt::UdtStream;
-use udt_transfer::{Cancel, ReceiveOptions, Receiver, Ttl};
+use udt_transfer::{greet, Cancel, ReceiveOptions, Receiver, Ttl, Turn};
 
 use crate::link;
 use crate::observe::Shown;
 use crate::progress;
+use crate::remote::spec::{self, RemotePath};
+use crate::remote::{far, ssh::Far, ssh::SshArgs};
 use crate::security::{self, SecurityArgs, Side};
 use crate::units;
 use crate::{interrupt, net};
@@ -39,12 +43,33 @@ pub struct Args {
     /// Address to listen on: ADDR:PORT, :PORT or PORT.
     #[arg(short, long, value_name = "ADDR:PORT", default_value = "9000", value_parser = net::parse_listen)]
     pub listen: SocketAddr,
-    /// Directory the files are written into (must exist).
-    #[arg(short, long, value_name = "DIR", default_value = ".")]
-    pub out: PathBuf,
-    /// Replace files that already exist in the output directory.
+    /// Files and directories to fetch from a host reached by ssh ([USER@]HOST:PATH, one host;
+    /// a `udt send` is started there), then, optionally, the directory to write into (as
+    /// --out). Without them, `udt recv` listens for a `udt send`.
+    #[arg(value_name = "[USER@]HOST:PATH... [DIR]")]
+    pub operands: Vec<String>,
+    /// Directory the files are written into (default: the current one; created if missing).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Replace files that already exist in the output directory (a file the sender proves
+    /// identical, same size and BLAKE3, is kept as it is without this).
     #[arg(short, long)]
     pub force: bool,
+    /// Keep an existing file as new as the sender's or newer (modification time); replace an
+    /// older one.
+    #[arg(short, long, conflicts_with = "force")]
+    pub update: bool,
+    /// Keep every existing file, whatever the sender's.
+    #[arg(long, conflicts_with_all = ["force", "update"])]
+    pub ignore_existing: bool,
+    /// Pulling: cap the far sender's rate, in bits per second of UDT packets (10mbit, 500m,
+    /// 1gbit; `udt send --rate`). Default: no cap.
+    #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
+    pub rate: Option<u64>,
+    /// Pulling: leave out what matches PATTERN (repeatable): `*.o`, `.git`, `sub/*.tmp`,
+    /// `/top/build`, `cache/` (directories only), as rsync reads them.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
     /// Accept top-level names that begin with a dot (`.ssh`, `.bashrc`, `.config/...`), which
     /// are refused by default: in a home directory they configure programs. Names with dots
     /// inside a tree (`proj/.gitignore`) are always accepted.
@@ -83,19 +108,86 @@ pub struct Args {
     pub idle_timeout: Duration,
     #[command(flatten)]
     pub security: SecurityArgs,
+    #[command(flatten)]
+    pub ssh: SshArgs,
 }
 
-/// Run `udt recv`.
-pub fn run(args: &Args, quiet: bool) -> Result<()> {
+/// A pull: `udt recv [USER@]HOST:PATH... [DIR]`.
+#[derive(Debug)]
+pub struct Pull {
+    /// The host, as ssh and the UDT connection are given it.
+    pub remote: RemotePath,
+    /// The far paths.
+    pub paths: Vec<String>,
+    /// Where the files land.
+    pub out: PathBuf,
+}
+
+/// The pull `args` ask for, if any, or the usage error in their operands.
+pub fn pull(args: &Args) -> Result<Option<Pull>, String> {
+    let Some((last, first)) = args.operands.split_last() else { return Ok(None) };
+    let (sources, dir) = match spec::parse_remote(last) {
+        Some(_) => (args.operands.as_slice(), None),
+        None => (first, Some(PathBuf::from(last))),
+    };
+    let out = match (dir, &args.out) {
+        (Some(_), Some(_)) => return Err("give the directory as DIR or as --out, not both".into()),
+        (Some(dir), None) => dir,
+        (None, out) => out.clone().unwrap_or_else(|| PathBuf::from(".")),
+    };
+    let mut remote: Option<RemotePath> = None;
+    let mut paths = Vec::new();
+    for operand in sources {
+        let Some(r) = spec::parse_remote(operand) else {
+            return Err(format!(
+                "`{operand}` is not [USER@]HOST:PATH (only the last operand may be the local directory)"
+            ));
+        };
+        if r.path.is_empty() {
+            return Err(format!("`{operand}` names no path on {}", r.host));
+        }
+        if remote.as_ref().is_some_and(|first| first.destination != r.destination) {
+            return Err("every HOST:PATH of one `udt recv` names the same host".into());
+        }
+        paths.push(r.path.clone());
+        remote.get_or_insert(r);
+    }
+    match remote {
+        Some(remote) => Ok(Some(Pull { remote, paths, out })),
+        None => Err("give [USER@]HOST:PATH to fetch before the directory".into()),
+    }
+}
+
+/// The usage error in `args`, if any (exit 2).
+pub fn check_usage(args: &Args) -> Result<(), String> {
+    if (!args.exclude.is_empty() || args.rate.is_some()) && listens(args) {
+        return Err(
+            "--exclude and --rate are the sender's choice: give them to `udt send` (or pull with HOST:PATH)"
+                .into(),
+        );
+    }
+    pull(args).map(drop)
+}
+
+/// Whether `args` listen for a `udt send` the user starts (and show or take its credential).
+pub fn listens(args: &Args) -> bool {
+    !args.ssh.bootstrap && args.operands.is_empty()
+}
+
+/// The receiver for `out`, created if missing (as scp and rsync do), with `args`' rules.
+fn receiver(args: &Args, out: &Path, quiet: bool) -> Result<Receiver> {
     let mut options = ReceiveOptions::default();
     options.force = args.force;
+    options.update = args.update;
+    options.ignore_existing = args.ignore_existing;
     options.allow_dotfiles = args.allow_dotfiles;
     options.max_size = args.max_size;
     options.partial_ttl = args.partial_ttl;
     options.idle_timeout = Some(args.idle_timeout);
     options.cancel = Cancel::from_fn(interrupt::requested);
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create the directory {}", out.display()))?;
     // First, before any thread of ours that creates files starts (it reads the umask).
-    let receiver = Receiver::new(&args.out, options)?;
+    let receiver = Receiver::new(out, options)?;
     let swept = receiver.sweep();
     if swept.removed > 0 && !quiet {
         eprintln!(
@@ -107,6 +199,65 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     if swept.cut_short {
         tracing::info!(seen = swept.seen, "the startup sweep of partial files stopped at its bound");
     }
+    Ok(receiver)
+}
+
+/// `udt recv --bootstrap`: the far end of `udt send PATH... HOST:DIR`.
+fn run_far(args: &Args, quiet: bool) -> Result<()> {
+    let key = far::read_key()?;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("."));
+    let receiver = receiver(args, &out, quiet)?;
+    let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
+    options.security = Some(key);
+    let listener = far::listen(args.ssh.port_range, options)?;
+    far::announce(&listener)?;
+    let (stream, peer) = far::accept_one(listener)?;
+    greet(&stream, Turn::Now)?;
+    serve(&receiver, stream, args.json, progress::Mode::detect(quiet))
+        .with_context(|| format!("transfer from {peer}"))
+}
+
+/// `udt recv HOST:PATH... [DIR]`: start `udt send` there through ssh and receive from it.
+fn run_pull(args: &Args, pull: Pull, quiet: bool) -> Result<()> {
+    let receiver = receiver(args, &pull.out, quiet)?;
+    let mut far_args = crate::send::shared_far_args(args.mss, args.peer_timeout);
+    if let Some(cc) = &args.cc {
+        far_args.push(format!("--cc {}", spec::quote(&cc.spec)));
+    }
+    if let Some(bits) = args.rate {
+        far_args.push(format!("--rate {bits}"));
+    }
+    for pattern in &args.exclude {
+        far_args.push(format!("--exclude {}", spec::quote(pattern)));
+    }
+    far_args.push("--".into());
+    far_args.extend(pull.paths.iter().map(|p| spec::quote_path(p)));
+    let remote = &pull.remote;
+    let mut far = Far::start(&args.ssh, &remote.destination, &remote.host, "send", &far_args, "recv")?;
+    let options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
+    let stream = match far.connect(options) {
+        Ok(stream) => stream,
+        Err(e) => {
+            far.finish(false)?;
+            return Err(e);
+        }
+    };
+    let result = greet(&stream, Turn::Now)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| serve(&receiver, stream, args.json, progress::Mode::detect(quiet)));
+    far.finish(result.is_ok())?;
+    result.with_context(|| format!("transfer from {}", remote.host))
+}
+
+/// Run `udt recv`.
+pub fn run(args: &Args, quiet: bool) -> Result<()> {
+    if args.ssh.bootstrap {
+        return run_far(args, quiet);
+    }
+    if let Some(pull) = pull(args).map_err(|e| anyhow::anyhow!(e))? {
+        return run_pull(args, pull, quiet);
+    }
+    let receiver = receiver(args, args.out.as_deref().unwrap_or(Path::new(".")), quiet)?;
     let mode = progress::Mode::detect(quiet);
 
     let security = security::resolve(&args.security, Side::Listens, "recv")?;
@@ -123,15 +274,25 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     if !quiet {
         eprintln!("udt recv: listening on {local}, writing into {}", receiver.out().display());
     }
-    security::show_code(&security, "recv", &format!("udt send FILE... HOST:{}", local.port()));
+    security::show_code(&security, "recv", &format!("udt send FILE... HOST:{}", local.port()), args.json);
     let max = if args.keep_listening { args.max_transfers as usize } else { 1 };
     // Several files' bars at once would overwrite each other: lines instead.
     let mode = if max > 1 && mode == progress::Mode::Bar { progress::Mode::Lines } else { mode };
     let queue = accept_in_background(listener, args.keep_listening, max, security.is_code())?;
     if !args.keep_listening {
-        let (stream, peer) = next_connection(&queue, None)?;
-        tracing::info!(%peer, "serving a connection");
-        return serve(&receiver, stream, args.json, mode).with_context(|| format!("transfer from {peer}"));
+        // A peer that turns out not to be a `udt send` (a stray connection, a secured sender at
+        // a receiver run with --insecure) is refused, and the next one served.
+        loop {
+            let (stream, peer) = next_connection(&queue, None)?;
+            tracing::info!(%peer, "serving a connection");
+            match serve(&receiver, stream, args.json, mode) {
+                Err(e) if is_not_a_sender(&e) => {
+                    eprintln!("udt recv: refused a connection from {peer}: {e:#}; still listening");
+                    queue.pending.fetch_sub(1, Ordering::SeqCst);
+                }
+                result => return result.with_context(|| format!("transfer from {peer}")),
+            }
+        }
     }
     // Up to `max` transfers at once, each on a thread of its own; a Ctrl-C ends them all.
     std::thread::scope(|scope| -> Result<()> {
@@ -160,6 +321,11 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             })?;
         }
     })
+}
+
+/// Whether a session failed because its peer is not a `udt send` at all.
+fn is_not_a_sender(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<udt_transfer::Error>(), Some(udt_transfer::Error::NotASender(_)))
 }
 
 /// Serve one connection, showing its events; a session in which files failed is an error.

@@ -1,6 +1,7 @@
-//! What `send` and `recv` print about files: per file a summary line on standard output (or,
-//! with `--json`, one JSON object per line: every file, then a total), failures on standard
-//! error as `udt send: NAME: reason`.
+//! What `send` and `recv` print about files: per file a summary line on standard output
+//! (`NAME: skipped, REASON` for one the receiver kept as it was; or, with `--json`, one JSON
+//! object per line: every file, then a total), failures on standard error as
+//! `udt send: NAME: reason`.
 
 use std::io::Write;
 use std::time::Duration;
@@ -30,6 +31,8 @@ enum Line<'a> {
     Total {
         files: usize,
         ok: usize,
+        /// Of the `ok` ones, kept as they were on the receiver (identical, or by its rules).
+        skipped: usize,
         failed: usize,
         bytes: u64,
         seconds: f64,
@@ -45,6 +48,7 @@ pub struct Report {
     json: bool,
     files: usize,
     failed: Vec<String>,
+    skipped: usize,
     bytes: u64,
 }
 
@@ -61,7 +65,7 @@ fn bps(bytes: u64, took: Duration) -> f64 {
 impl Report {
     /// A report for `udt COMMAND`, in JSON lines if `json`.
     pub fn new(command: &'static str, json: bool) -> Report {
-        Report { command, json, files: 0, failed: Vec::new(), bytes: 0 }
+        Report { command, json, files: 0, failed: Vec::new(), skipped: 0, bytes: 0 }
     }
 
     /// A verified file: `name` as sent (`shown`: safe to print), `bytes` in `took`, its hash.
@@ -112,6 +116,27 @@ impl Report {
         }
     }
 
+    /// A file the receiver kept as it was (identical, or by `--update`/`--ignore-existing`),
+    /// with the reason (already safe to print): no failure.
+    pub fn skipped(&mut self, name: &str, shown: &str, reason: &str) {
+        self.files += 1;
+        self.skipped += 1;
+        if self.json {
+            emit(&Line::File {
+                name,
+                bytes: 0,
+                seconds: 0.0,
+                bits_per_second: 0.0,
+                blake3: None,
+                verified: false,
+                status: "skipped",
+                reason: Some(reason),
+            });
+        } else {
+            println!("{shown}: skipped, {reason}");
+        }
+    }
+
     /// A failed or refused file, with the reason (already safe to print).
     pub fn failed(&mut self, name: &str, shown: &str, reason: &str) {
         self.files += 1;
@@ -146,6 +171,7 @@ impl Report {
             emit(&Line::Total {
                 files,
                 ok: files - failed,
+                skipped: self.skipped,
                 failed,
                 bytes: self.bytes,
                 seconds: took.as_secs_f64(),
@@ -153,7 +179,11 @@ impl Report {
                 status: if failed == 0 { "ok" } else { "error" },
             });
         } else if files > 1 {
-            println!("{}", progress::total_line(files, failed, self.bytes, took));
+            let mut line = progress::total_line(files, failed, self.bytes, took);
+            if self.skipped > 0 {
+                line.push_str(&format!("; {} skipped", self.skipped));
+            }
+            println!("{line}");
         }
     }
 }

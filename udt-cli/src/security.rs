@@ -9,7 +9,7 @@
 //! passphrase in a key file, must be hard enough to guess (zxcvbn's estimate); `udt keygen`
 //! writes random key files.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -213,10 +213,18 @@ impl Security {
 }
 
 /// Print the code phrase a listening end made up (even with `--quiet`: the other end cannot
-/// connect without it), with the command the other end runs (`example`, the code appended).
-pub fn show_code(security: &Security, command: &str, example: &str) {
+/// connect without it), with the command the other end runs (`example`, given the code in
+/// `UDT_CODE`, which other users cannot read in the process list as they can a `--code`); with
+/// `json`, also as a JSON line on standard output (`{"type":"code","code_phrase":...}`).
+pub fn show_code(security: &Security, command: &str, example: &str, json: bool) {
     if let Security::Code { shown: Some(code), .. } = security {
-        eprintln!("udt {command}: code phrase {code}; on the other end:\n  {example} --code {code}");
+        let other_end = format!("UDT_CODE={code} {example}");
+        eprintln!("udt {command}: code phrase {code}; on the other end:\n  {other_end}");
+        if json {
+            let line = serde_json::json!({ "type": "code", "code_phrase": code, "command": other_end });
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+        }
     }
 }
 

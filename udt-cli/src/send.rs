@@ -1,5 +1,7 @@
 //! `udt send FILE... HOST:PORT`: send files to a `udt recv`, each verified end to end with
 //! BLAKE3 (the protocol is the `udt-transfer` library's, described in its `PROTOCOL.md`).
+//! `udt send FILE... [USER@]HOST:[DIR]` starts that `udt recv` through ssh first, and
+//! `udt send --bootstrap` is the far end of a pull ([`crate::remote`]).
 //!
 //! Every argument is checked before connecting ([`Plan::collect`]): a file is sent under its name
 //! (`a/b/c.txt` arrives as `c.txt`; `--as NAME` renames a single argument), a directory as a
@@ -18,27 +20,28 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use udt_transfer::{protocol::VERSION, Cancel, Error, Plan, SendOptions};
+use udt_transfer::{protocol::VERSION, Cancel, Error, Exclude, Plan, SendOptions};
 
 use crate::interrupt;
 use crate::link;
 use crate::net;
 use crate::observe::Shown;
 use crate::progress;
+use crate::remote::spec::{self, SendTarget};
+use crate::remote::{far, ssh::Far, ssh::SshArgs};
 use crate::report::Report;
-use crate::security::{self, SecurityArgs, Side};
+use crate::security::{self, Security, SecurityArgs, Side};
 
 /// Arguments of `udt send`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Files and directories to send: a file arrives under its name (not its directories), a
-    /// directory as a tree (permissions and modification times kept; symbolic links inside it
-    /// are skipped).
-    #[arg(required = true, value_name = "FILE|DIR")]
-    pub files: Vec<PathBuf>,
-    /// Where `udt recv` listens.
-    #[arg(value_name = "HOST:PORT", value_parser = net::parse_target)]
-    pub target: String,
+    /// Files and directories to send, then where to: HOST:PORT, a `udt recv` listening there,
+    /// or [USER@]HOST:[DIR], a host reached by ssh (a `udt recv` is started there; `host:` is
+    /// the far home directory; a directory named by digits alone is `host:./9000`). A file
+    /// arrives under its name (not its directories), a directory as a tree (permissions and
+    /// modification times kept; symbolic links inside it are skipped).
+    #[arg(required = true, value_name = "FILE|DIR... TARGET")]
+    pub operands: Vec<PathBuf>,
     /// Send the file (or directory) under this name instead of its own (one argument only).
     #[arg(long = "as", value_name = "NAME")]
     pub rename: Option<OsString>,
@@ -59,32 +62,153 @@ pub struct Args {
     /// 500m, 1gbit, 10mbps (a bare number is bits per second). Default: no cap.
     #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
     pub rate: Option<u64>,
+    /// Leave out what matches PATTERN (repeatable): `*.o`, `.git`, `sub/*.tmp`, `/top/build`,
+    /// `cache/` (directories only), as rsync reads them.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// To a host reached by ssh: replace files that exist there (see `udt recv --force`).
+    #[arg(short, long)]
+    pub force: bool,
+    /// To a host reached by ssh: keep files there as new as ours or newer, replace older ones.
+    #[arg(short, long, conflicts_with = "force")]
+    pub update: bool,
+    /// To a host reached by ssh: keep every file that exists there.
+    #[arg(long, conflicts_with_all = ["force", "update"])]
+    pub ignore_existing: bool,
     #[command(flatten)]
     pub security: SecurityArgs,
+    #[command(flatten)]
+    pub ssh: SshArgs,
+}
+
+impl Args {
+    /// The files and directories to send (every operand but the target).
+    pub fn files(&self) -> &[PathBuf] {
+        match self.operands.split_last() {
+            Some((_, files)) if !self.ssh.bootstrap => files,
+            _ => &self.operands,
+        }
+    }
+
+    /// Where to send, or why the operands name nowhere (a usage error).
+    pub fn target(&self) -> Result<SendTarget, String> {
+        match self.operands.as_slice() {
+            [] | [_] => {
+                Err("give the files and directories to send, then where to: HOST:PORT or [USER@]HOST:[DIR]"
+                    .into())
+            }
+            [.., last] => {
+                let text = last.to_str().ok_or_else(|| format!("`{}` is not a target", last.display()))?;
+                spec::parse_send_target(text)
+            }
+        }
+    }
+}
+
+/// The usage error in `args`, if any (exit 2).
+pub fn check_usage(args: &Args) -> Result<(), String> {
+    if !args.ssh.bootstrap {
+        args.target()?;
+    }
+    if (args.force || args.update || args.ignore_existing) && connects_directly(args) {
+        return Err("--force, --update and --ignore-existing are the receiver's choice: give them to \
+                    `udt recv` (or send to [USER@]HOST:DIR, which starts it)"
+            .into());
+    }
+    if args.rename.is_some() && args.files().len() != 1 {
+        return Err("--as NAME renames one file; give exactly one FILE with it".into());
+    }
+    Ok(())
+}
+
+/// Whether `args` connect to a listening `udt recv` (and need its credential).
+pub fn connects_directly(args: &Args) -> bool {
+    !args.ssh.bootstrap && matches!(args.target(), Ok(SendTarget::Udt(_)))
 }
 
 /// Run `udt send`.
 pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let mut shown = Shown::new("send", args.json, progress::Mode::detect(quiet));
-    let plan = Plan::collect(&args.files, args.rename.as_deref(), &mut shown);
+    let exclude = Exclude::new(&args.exclude);
+    let plan = Plan::collect_excluding(args.files(), args.rename.as_deref(), &exclude, &mut shown);
     let announced = plan.files();
     if plan.entries().is_empty() {
         shown.report.total(announced, Duration::ZERO);
         bail!("nothing to send: {}", refusal_summary(&shown.report, announced));
     }
     let count = u32::try_from(plan.entries().len()).context("too many files")?;
-
-    let security = security::resolve(&args.security, Side::Connects, "send")?;
     let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
     options.config.max_bandwidth = args.rate.map(|bits| bits / 8);
-    security.apply(&mut options);
-    let stream = net::connect(&args.target, options)?;
-    tracing::info!(peer = %args.target, files = count, "connected");
+    if args.ssh.bootstrap {
+        options.security = Some(far::read_key()?);
+        let listener = far::listen(args.ssh.port_range, options)?;
+        far::announce(&listener)?;
+        let (stream, peer) = far::accept_one(listener)?;
+        return transfer(stream, &plan, &mut shown, &peer.to_string());
+    }
+    match args.target().map_err(|e| anyhow!(e))? {
+        SendTarget::Udt(target) => {
+            let security = security::resolve(&args.security, Side::Connects, "send")?;
+            security.apply(&mut options);
+            let stream = net::connect(&target, options)?;
+            tracing::info!(peer = %target, files = count, "connected");
+            transfer(stream, &plan, &mut shown, &target).map_err(|e| match security {
+                // A `udt recv` that wants a credential closes a plain connection at once.
+                Security::Plain if e.to_string().contains("without a greeting") => e.context(
+                    "a `udt recv` that wants a code phrase or key closes a plain connection: run \
+                     `udt send` without --insecure, with the --code it shows (or its --key-file)",
+                ),
+                _ => e,
+            })
+        }
+        SendTarget::Ssh(remote) => {
+            let mut far_args = vec!["--out".to_string(), spec::quote_path(&remote.path)];
+            far_args.extend(shared_far_args(args.mss, args.peer_timeout));
+            for (given, flag) in [
+                (args.force, "--force"),
+                (args.update, "--update"),
+                (args.ignore_existing, "--ignore-existing"),
+            ] {
+                if given {
+                    far_args.push(flag.into());
+                }
+            }
+            let mut far =
+                Far::start(&args.ssh, &remote.destination, &remote.host, "recv", &far_args, "send")?;
+            let stream = match far.connect(options) {
+                Ok(stream) => stream,
+                Err(e) => {
+                    far.finish(false)?;
+                    return Err(e);
+                }
+            };
+            tracing::info!(peer = %remote.host, files = count, "connected");
+            let result = transfer(stream, &plan, &mut shown, &remote.host);
+            far.finish(result.is_ok())?;
+            result
+        }
+    }
+}
+
+/// The far end's options both directions share: `--mss`, `--peer-timeout`.
+pub fn shared_far_args(mss: Option<u32>, peer_timeout: Option<Duration>) -> Vec<String> {
+    let mut words = Vec::new();
+    if let Some(mss) = mss {
+        words.push(format!("--mss {mss}"));
+    }
+    if let Some(t) = peer_timeout {
+        words.push(format!("--peer-timeout {}ms", t.as_millis().max(1)));
+    }
+    words
+}
+
+/// Send `plan` on `stream` (connected to `peer`, as the user named it), showing it on `shown`.
+fn transfer(stream: udt::UdtStream, plan: &Plan, shown: &mut Shown, peer: &str) -> Result<()> {
     let mut options = SendOptions::default();
     options.cancel = Cancel::from_fn(interrupt::requested);
-    udt_transfer::send(stream, &plan, &options, &mut shown).map_err(|e| naming(e, &args.target))?;
+    udt_transfer::send(stream, plan, &options, shown).map_err(|e| naming(e, peer))?;
     if !shown.report.failures().is_empty() {
-        bail!("{}", refusal_summary(&shown.report, announced));
+        bail!("{}", refusal_summary(&shown.report, plan.files()));
     }
     Ok(())
 }

@@ -10,6 +10,7 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -63,6 +64,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     }
     let mut report = Report::new("serve", args.json);
     let stop = interrupt::register()?;
+    wake_on_interrupt(&listener)?;
     loop {
         let outcome =
             bulk::serve(args.protocol, &listener, &args.path, &params, &stop, args.tuning.idle_timeout, mode);
@@ -79,5 +81,25 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             break;
         }
     }
+    Ok(())
+}
+
+/// The protocols' sessions wait for their control connection in a blocking `accept`: on Ctrl-C
+/// a thread connects to the listener itself, so that the wait ends at once (the session then
+/// fails on that empty connection and the command exits as interrupted).
+fn wake_on_interrupt(listener: &TcpListener) -> Result<()> {
+    let mut addr = listener.local_addr()?;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    std::thread::Builder::new().name("serve-wake".into()).spawn(move || {
+        while !interrupt::requested() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1));
+    })?;
     Ok(())
 }

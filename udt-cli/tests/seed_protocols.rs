@@ -137,8 +137,8 @@ fn each_protocol_moves_files_byte_exact_and_reports_them() {
             let got =
                 fetch(protocol, addr, &[name], out.path(), &[&rate(protocol)[..], &["--json"]].concat());
             assert!(got.status.success(), "{protocol} {name}: {}", text(&got.stderr));
-            let base = Path::new(name).file_name().unwrap();
-            let arrived = std::fs::read(out.path().join(base)).unwrap();
+            // The tree is kept: `sub dir/été.bin` lands as `OUT/sub dir/été.bin`.
+            let arrived = std::fs::read(out.path().join(name)).unwrap();
             assert!(arrived == data(*len, i as u64 + 1), "{protocol} {name}: differs");
             let json: serde_json::Value =
                 serde_json::from_str(text(&got.stdout).lines().next().unwrap()).unwrap();
@@ -146,8 +146,9 @@ fn each_protocol_moves_files_byte_exact_and_reports_them() {
             assert_eq!(json["verified"], true, "{protocol}: our server sends its digest");
             assert_eq!(json["blake3"], blake3::hash(&arrived).to_hex().as_str());
             assert_eq!(server.wait(), Some(0), "{protocol}: udt serve exits 0 after one fetch");
+            let dir = out.path().join(name).parent().unwrap().to_path_buf();
             let leftovers: Vec<_> =
-                std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+                std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
             assert_eq!(leftovers.len(), 1, "{protocol}: only the file, no temporary: {leftovers:?}");
         }
     }

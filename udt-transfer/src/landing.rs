@@ -32,4 +32,4 @@ pub use expiry::Ttl;
 pub use partial::{create_temp, inspect, temp_name, Left, Temp};
 pub use root::Root;
 pub use sweep::{sweep, Swept};
-pub use walk::{entry_meta, walk, Spot};
+pub use walk::{entry_meta, open_existing, walk, Spot};

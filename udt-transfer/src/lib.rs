@@ -30,6 +30,7 @@
 
 mod cancel;
 mod error;
+mod exclude;
 mod landing;
 mod link;
 mod observer;
@@ -40,6 +41,7 @@ mod tree;
 
 pub use cancel::Cancel;
 pub use error::Error;
+pub use exclude::Exclude;
 pub use landing::{Swept, Ttl};
 pub use link::{close_within, POLL};
 pub use observer::{Event, Ignore, Observer};

@@ -5,7 +5,8 @@
 //!
 //! Invariants: per file, [`Event::DataStarted`] comes before its [`Event::Moved`] and
 //! [`Event::Idle`] events and [`Event::DataEnded`] after them; a file's outcome
-//! ([`Event::FileDone`] or [`Event::FileFailed`]) comes once, after its data ended. Paths are
+//! ([`Event::FileDone`], [`Event::Unchanged`] or [`Event::FileFailed`]) comes once, after its
+//! data ended (a file compared or skipped moves no data and has no data events). Paths are
 //! the `/`-separated paths as sent, which may hold anything a file name may (pass them through
 //! [`crate::display_name`] before showing them on a terminal); reasons are safe to show.
 
@@ -77,6 +78,14 @@ pub enum Event<'a> {
         took: Duration,
         /// BLAKE3 of the whole file.
         hash: [u8; 32],
+    },
+    /// A file not moved, and no failure: the receiver holds it identical (same size and
+    /// BLAKE3), or keeps its own by its rules (`--update`, `--ignore-existing`).
+    Unchanged {
+        /// The file's path.
+        path: &'a str,
+        /// Why, safe to show.
+        reason: &'a str,
     },
     /// A file or directory failed, was refused, or could not be sent.
     FileFailed {

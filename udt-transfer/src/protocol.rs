@@ -30,6 +30,9 @@ pub const MAGIC: [u8; 4] = *b"UDTF";
 pub const RECEIVER_MAGIC: [u8; 4] = *b"UDTR";
 /// The first four bytes of both ends of `udt perf` (its greeting and test header).
 pub const PERF_MAGIC: [u8; 4] = *b"UDTP";
+/// The first four bytes of the key agreement of a `udt` end that encrypts (`UDTSEC`, see
+/// docs/security.md), as a plain end reads them.
+pub const SECURE_MAGIC_START: [u8; 4] = *b"UDTS";
 /// The protocol version this program speaks.
 pub const VERSION: u16 = 4;
 /// Largest data chunk, and bytes per file read, stream write and hash update.
@@ -40,6 +43,9 @@ pub const ABORT_MARK: u32 = u32::MAX;
 pub const MAX_NAME_LEN: usize = 255;
 /// Longest path accepted, in bytes (Linux `PATH_MAX`).
 pub const MAX_PATH_LEN: usize = 4096;
+/// The session header's flag by which a sender says it understands the statuses `have` and
+/// `skip` (a receiver answers a sender without it as version 4 first did: `error`).
+pub const FLAG_SKIPS: u16 = 1;
 /// The `nanos` of a modification time that is unknown.
 pub const NO_MTIME: u32 = u32::MAX;
 /// Longest status or abort message sent; longer ones are cut.
@@ -56,7 +62,7 @@ pub const HELLO_LEN: usize = 8;
 pub struct Header {
     /// Protocol version of the sender.
     pub version: u16,
-    /// Reserved, zero in version 4.
+    /// Optional features the sender understands ([`FLAG_SKIPS`]); other bits are zero.
     pub flags: u16,
     /// Files that follow.
     pub file_count: u32,
@@ -65,7 +71,7 @@ pub struct Header {
 impl Header {
     /// A header of this version announcing `file_count` files.
     pub fn new(file_count: u32) -> Self {
-        Header { version: VERSION, flags: 0, file_count }
+        Header { version: VERSION, flags: FLAG_SKIPS, file_count }
     }
 
     /// The 12 bytes on the wire.
@@ -151,6 +157,8 @@ pub fn describe_magic(b: &[u8]) -> String {
         "it is a `udt recv`".into()
     } else if b == PERF_MAGIC {
         "it is a `udt perf` peer".into()
+    } else if b == SECURE_MAGIC_START {
+        "it encrypts (its key agreement began), and this end runs --insecure".into()
     } else if b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
         format!("it sent \"{}\"", String::from_utf8_lossy(b))
     } else {
@@ -398,6 +406,13 @@ pub enum Status {
         /// Bytes held.
         offset: u64,
     },
+    /// Only to a sender with [`FLAG_SKIPS`], as an entry's answer: the receiver holds a file of
+    /// this path and of the announced size; the sender proves whether it is the same (its data
+    /// starts at the file's size with the hash of the whole file as proof, and no chunks).
+    Have,
+    /// Only to a sender with [`FLAG_SKIPS`]: the file is not taken, and that is no failure
+    /// (the receiver holds it identical, or keeps its own by its rules), with the reason.
+    Skip(String),
 }
 
 /// Length of a resume status's body: the offset.
@@ -416,6 +431,8 @@ impl Status {
         let (code, msg) = match self {
             Status::Resume { .. } => (4u8, ""),
             Status::Ok => (0u8, ""),
+            Status::Have => (5u8, ""),
+            Status::Skip(m) => (6u8, truncate(m, MAX_MESSAGE_LEN)),
             Status::Error(m) => (1u8, truncate(m, MAX_MESSAGE_LEN)),
             Status::Wait(m) => (2u8, truncate(m, MAX_MESSAGE_LEN)),
             Status::Abort(m) => (3u8, truncate(m, MAX_MESSAGE_LEN)),
@@ -446,6 +463,8 @@ impl Status {
             1 => Ok(Status::Error(or_unspecified(msg))),
             2 => Ok(Status::Wait(msg)),
             3 => Ok(Status::Abort(or_unspecified(msg))),
+            5 => Ok(Status::Have),
+            6 => Ok(Status::Skip(or_unspecified(msg))),
             other => Err(invalid(format!("unknown status code {other}"))),
         }
     }
@@ -638,6 +657,8 @@ mod tests {
             Status::Wait("busy".into()),
             Status::Abort("interrupted".into()),
             Status::Resume { offset: 12345 },
+            Status::Have,
+            Status::Skip("identical (same size and BLAKE3)".into()),
         ] {
             let mut b = Vec::new();
             s.write(&mut b).unwrap();

@@ -4,7 +4,9 @@
 //! names ([`crate::protocol::check_path`]); a top-level name that begins with a dot needs
 //! [`ReceiveOptions::allow_dotfiles`] ([`consent`]); everything is written below the output
 //! directory through directory descriptors, never following a symbolic link
-//! ([`crate::landing`]); an existing file is refused unless [`ReceiveOptions::force`]; the
+//! ([`crate::landing`]); an existing file is kept when the sender proves it holds the same
+//! (same size and BLAKE3), or by [`ReceiveOptions::update`] and
+//! [`ReceiveOptions::ignore_existing`], else refused unless [`ReceiveOptions::force`]; the
 //! bytes go to a private temporary file, hashed as they arrive, and only a file whose BLAKE3
 //! hash matches the sender's is moved into place. Permissions are the sender's at most, masked
 //! by this host's umask, never group- or other-writable, and only on what this session created.
@@ -42,6 +44,11 @@ use session::Ctx;
 pub struct ReceiveOptions {
     /// Replace files that already exist (default: refuse them).
     pub force: bool,
+    /// Keep an existing file that is as new as the sender's or newer (by modification time);
+    /// replace an older one (rsync's `--update`).
+    pub update: bool,
+    /// Keep every existing file, whatever the sender's (rsync's `--ignore-existing`).
+    pub ignore_existing: bool,
     /// Accept top-level names that begin with a dot (`.ssh`, `.bashrc`; default: refuse them).
     pub allow_dotfiles: bool,
     /// Refuse any file larger than this, before any of it is written (files that would not
@@ -61,6 +68,8 @@ impl Default for ReceiveOptions {
     fn default() -> ReceiveOptions {
         ReceiveOptions {
             force: false,
+            update: false,
+            ignore_existing: false,
             allow_dotfiles: false,
             max_size: None,
             partial_ttl: Ttl(Some(Duration::from_secs(3 * 86_400))),
@@ -78,6 +87,9 @@ pub struct ReceiveReport {
     pub files: usize,
     /// Files stored, verified.
     pub stored: usize,
+    /// Files kept as they were: identical to the sender's, or kept by `update` or
+    /// `ignore_existing`.
+    pub skipped: usize,
     /// Paths (as sent) of the files and directories that failed or were refused.
     pub failed: Vec<String>,
     /// Bytes received of the stored files.
@@ -125,6 +137,9 @@ impl Receiver {
             root: &self.root,
             claims: &self.claims,
             force: self.options.force,
+            update: self.options.update,
+            ignore_existing: self.options.ignore_existing,
+            skips: false,
             max_size: self.options.max_size,
             allow_dotfiles: self.options.allow_dotfiles,
         };

@@ -54,6 +54,8 @@ pub struct SendReport {
     pub sent: usize,
     /// Paths of the files that failed, were refused or could not be sent (the plan's too).
     pub failed: Vec<String>,
+    /// Files the receiver holds already (identical) or keeps its own of: not sent, no failure.
+    pub skipped: usize,
     /// Bytes sent of the verified files.
     pub bytes: u64,
     /// Time from the receiver's acceptance of the session to its end.
@@ -126,8 +128,8 @@ impl Session<'_> {
                 Status::Wait(msg) => link.event(Event::Waiting { reason: &msg }),
                 Status::Error(msg) => return Err(Error::Refused(msg)),
                 Status::Abort(msg) => return Err(Error::ReceiverStopped(msg)),
-                Status::Resume { .. } => {
-                    return Err(Error::Protocol("protocol error: a resume status for the transfer".into()))
+                Status::Resume { .. } | Status::Have | Status::Skip(_) => {
+                    return Err(Error::Protocol("protocol error: a file's status for the transfer".into()))
                 }
             }
         }
@@ -199,13 +201,22 @@ impl Session<'_> {
                 Expect::Verdict(j, sent) => {
                     let path = self.sources[j].path.as_str();
                     match (status, sent.failure) {
-                        (Status::Wait(_) | Status::Resume { .. } | Status::Abort(_), _) => {
+                        (Status::Wait(_) | Status::Resume { .. } | Status::Have | Status::Abort(_), _) => {
                             return Err(Error::Protocol(
                                 "protocol error: an unexpected status after a file's data".into(),
                             ))
                         }
                         (_, Some(reason)) => {
                             failed(link, &mut self.report, path, &format!("{reason}; not sent"))
+                        }
+                        (Status::Skip(reason), None) => {
+                            self.report.skipped += 1;
+                            link.event(Event::Unchanged { path, reason: &reason });
+                        }
+                        (Status::Ok, None) if sent.compared => {
+                            return Err(Error::Protocol(
+                                "protocol error: `ok` for a file compared, not sent".into(),
+                            ))
                         }
                         (Status::Ok, None) => {
                             self.report.sent += 1;

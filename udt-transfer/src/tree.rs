@@ -16,6 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::exclude::Exclude;
 use crate::protocol::{self, Kind};
 use crate::{Event, Observer};
 
@@ -49,7 +50,18 @@ impl Plan {
     /// telling `observer` what cannot be sent ([`Event::FileFailed`]) or is skipped
     /// ([`Event::Skipped`]).
     pub fn collect(paths: &[PathBuf], rename: Option<&OsStr>, observer: &mut dyn Observer) -> Plan {
-        let mut walk = Walk { plan: Plan::default(), paths: HashSet::new(), observer };
+        Plan::collect_excluding(paths, rename, &Exclude::default(), observer)
+    }
+
+    /// As [`Plan::collect`], leaving out what `exclude` matches (silently, with everything
+    /// under an excluded directory).
+    pub fn collect_excluding(
+        paths: &[PathBuf],
+        rename: Option<&OsStr>,
+        exclude: &Exclude,
+        observer: &mut dyn Observer,
+    ) -> Plan {
+        let mut walk = Walk { plan: Plan::default(), paths: HashSet::new(), exclude, observer };
         for path in paths {
             walk.argument(path, rename);
         }
@@ -75,6 +87,7 @@ impl Plan {
 struct Walk<'o> {
     plan: Plan,
     paths: HashSet<String>,
+    exclude: &'o Exclude,
     observer: &'o mut dyn Observer,
 }
 
@@ -112,6 +125,9 @@ impl Walk<'_> {
 
     /// Add `source` (whose metadata is `meta`) under the path `path`, and what is under it.
     fn visit(&mut self, source: &Path, meta: &fs::Metadata, path: String) {
+        if self.exclude.matches(&path, meta.is_dir()) {
+            return;
+        }
         if !self.paths.insert(path.clone()) {
             return self
                 .failed(&path, "another argument is sent under the same path; the receiver keeps one");

@@ -1,6 +1,7 @@
 //! The library alone, end to end over loopback: a tree and a file sent from one thread to a
-//! receiver on another, one file resuming from a part an interrupted transfer left; the bytes,
-//! the permission bits, the times and the events are checked.
+//! receiver on another, one file resuming from a part an interrupted transfer left, files the
+//! receiver holds identical kept on the sender's proof; the bytes, the permission bits, the
+//! times and the events are checked.
 
 #![allow(clippy::unwrap_used)]
 
@@ -142,4 +143,96 @@ fn a_tree_and_a_resumed_file_arrive_verified_with_their_modes() {
     assert_eq!(mode("big.bin"), 0o604 & !mask & !0o022);
     assert_eq!(mode("top/sub"), (0o750 & !mask & !0o022) | 0o700);
     assert_eq!(fs::metadata(o.join("top/a.txt")).unwrap().mtime(), 1_000_000_000, "the time is kept");
+}
+
+/// Serve one connection on a fresh listener into `out`, on a thread; its address and handle.
+fn serve_once(
+    out: &Path,
+) -> (std::net::SocketAddr, std::thread::JoinHandle<(udt_transfer::ReceiveReport, Vec<String>)>) {
+    let receiver = Receiver::new(out, ReceiveOptions::default()).unwrap();
+    let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        greet(&stream, Turn::Now).unwrap();
+        let mut kept = Vec::new();
+        let report = receiver
+            .serve(stream, &mut |e: Event<'_>| {
+                if let Event::Unchanged { path, reason } = e {
+                    kept.push(format!("{path}: {reason}"));
+                }
+            })
+            .unwrap();
+        (report, kept)
+    });
+    (addr, handle)
+}
+
+/// A file the receiver holds identical is kept on the sender's proof and reported as
+/// unchanged on both ends; one of the same size that differs is refused; a sender that does
+/// not announce the skips flag is answered `error` as before.
+#[test]
+fn identical_files_are_kept_on_the_senders_proof() {
+    use udt_transfer::protocol::{self, FileHeader, Header, Kind, Status, Tag, HELLO_LEN, VERSION};
+    let src = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let same = data(2_000_000, 7);
+    write(&src.path().join("same.bin"), &same, 0o644);
+    write(&out.path().join("same.bin"), &same, 0o644);
+    write(&src.path().join("other.bin"), &data(1000, 10), 0o644);
+    write(&out.path().join("other.bin"), &data(1000, 9), 0o644);
+    let (addr, receiving) = serve_once(out.path());
+    let plan =
+        Plan::collect(&[src.path().join("same.bin"), src.path().join("other.bin")], None, &mut |_: Event<
+            '_,
+        >| {});
+    let mut kept = Vec::new();
+    let mut failed = Vec::new();
+    let report = send(UdtStream::connect(addr).unwrap(), &plan, &SendOptions::default(), &mut |e: Event<
+        '_,
+    >| {
+        match e {
+            Event::Unchanged { path, .. } => kept.push(path.to_string()),
+            Event::FileFailed { path, reason } => failed.push(format!("{path}: {reason}")),
+            Event::DataStarted { path, .. } => panic!("{path}: data moved"),
+            _ => {}
+        }
+    })
+    .unwrap();
+    let (received, recv_kept) = receiving.join().unwrap();
+    assert_eq!((report.sent, report.skipped, report.bytes), (0, 1, 0), "{report:?}");
+    assert_eq!(kept, ["same.bin"]);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].starts_with("other.bin") && failed[0].contains("exists and differs"), "{failed:?}");
+    assert_eq!((received.stored, received.skipped), (0, 1), "{received:?}");
+    assert_eq!(recv_kept, ["same.bin: identical (same size and BLAKE3)"]);
+    assert_eq!(fs::read(out.path().join("other.bin")).unwrap(), data(1000, 9), "kept as it was");
+
+    // A sender without the flag: `error`, as before it existed.
+    let (addr, receiving) = serve_once(out.path());
+    let mut s = UdtStream::connect(addr).unwrap();
+    use std::io::{Read, Write};
+    s.write_all(&Header { version: VERSION, flags: 0, file_count: 1 }.encode()).unwrap();
+    protocol::write_message_tag(&mut s, Tag::Entry).unwrap();
+    let mut entry = Vec::new();
+    FileHeader {
+        kind: Kind::File,
+        name: b"same.bin".to_vec(),
+        size: same.len() as u64,
+        mode: 0o644,
+        mtime: (0, 0),
+    }
+    .write(&mut entry)
+    .unwrap();
+    s.write_all(&entry).unwrap();
+    let mut hello = [0u8; HELLO_LEN];
+    s.read_exact(&mut hello).unwrap();
+    assert_eq!(Status::read(&mut s).unwrap(), Status::Ok, "the session");
+    match Status::read(&mut s).unwrap() {
+        Status::Error(why) => assert!(why.contains("exists; use --force"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    protocol::write_message_tag(&mut s, Tag::End).unwrap();
+    let (received, _) = receiving.join().unwrap();
+    assert_eq!((received.skipped, received.failed.len()), (0, 1));
 }

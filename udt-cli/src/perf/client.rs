@@ -1,8 +1,9 @@
-//! The sending side of `udt perf`: N connections, each written from one preallocated buffer as
-//! fast as the protocol takes it; the main thread samples `stats(true)` every interval.
+//! The client of `udt perf`: N connections, each written from one preallocated buffer as
+//! fast as the protocol takes it; the main thread samples `stats(true)` every interval. A
+//! reversed test (`-R`) receives instead ([`super::reverse`]).
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -43,7 +44,7 @@ const AT_ONCE: usize = 16;
 
 /// `f` on every item, on up to [`AT_ONCE`] threads; the results in the items' order, or the
 /// first error (the items not started by then are skipped).
-fn in_parallel<I, T, F>(items: I, f: F) -> Result<Vec<T>>
+pub(super) fn in_parallel<I, T, F>(items: I, f: F) -> Result<Vec<T>>
 where
     I: IntoIterator,
     I::IntoIter: Send,
@@ -113,13 +114,16 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
 
     let open = |index: u32| -> Result<UdtStream> {
         let mut stream = net::connect(target, options.clone())?;
-        let header = TestHeader { test_id, index, count: opts.parallel, duration_ms };
+        let header = TestHeader { test_id, index, count: opts.parallel, duration_ms, reverse: opts.reverse };
         write_patiently(&mut stream, &header.encode()).context("sending the test header")?;
         if let Err(e) = greet(&mut stream, target) {
             // Deliver the header and the shutdown, so the peer says at once what it got (it
             // would otherwise hear nothing until its peer timeout once this process exits).
             link::close_within(stream, Duration::from_millis(500));
             return Err(e);
+        }
+        if opts.reverse {
+            super::reverse::prepare(&mut stream);
         }
         Ok(stream)
     };
@@ -133,18 +137,46 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
     };
     if output != Output::None {
         let plural = if opts.parallel == 1 { "" } else { "s" };
+        let amount = match (opts.bytes, opts.omit) {
+            (Some(bytes), _) => units::bytes(bytes),
+            (None, Some(omit)) => {
+                format!("{:.1} s after {:.1} s omitted", opts.time.as_secs_f64(), omit.as_secs_f64())
+            }
+            (None, None) => format!("{:.1} s", opts.time.as_secs_f64()),
+        };
         println!(
-            "udt perf: {target}, {} stream{plural}, {:.1} s, MSS {mss}, {cc} congestion control",
-            opts.parallel,
-            opts.time.as_secs_f64()
+            "udt perf: {target}, {} stream{plural}, {amount}, MSS {mss}, {cc} congestion control",
+            opts.parallel
         );
         if output == Output::Intervals {
-            println!("{}", send_title());
+            println!("{}", if opts.reverse { super::recv_title() } else { send_title() });
         }
     }
 
+    if opts.reverse {
+        let start = Start {
+            peer: target.to_string(),
+            streams: opts.parallel,
+            duration_s: opts.time.as_secs_f64(),
+            bytes: None,
+            omit_s: None,
+            reverse: true,
+            mss,
+            congestion_control: cc,
+        };
+        return super::reverse::receive(streams, start, opts, output);
+    }
     let buf: Arc<[u8]> = (0..BUFFER).map(|i| (i % 251) as u8).collect::<Vec<u8>>().into();
     let stop = Arc::new(AtomicBool::new(false));
+    // -n: each stream's share of the bytes (the first ones take the remainder).
+    let share = |i: usize| {
+        opts.bytes.map(|total| {
+            let n = u64::from(opts.parallel);
+            total / n + u64::from((i as u64) < total % n)
+        })
+    };
+    let written: Vec<Arc<AtomicU64>> = streams.iter().map(|_| Arc::new(AtomicU64::new(0))).collect();
+    let omit = opts.omit.unwrap_or(Duration::ZERO);
     let cpu0 = CpuTime::now();
     let t0 = Instant::now();
     for s in &streams {
@@ -155,35 +187,60 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
         .enumerate()
         .map(|(i, s)| {
             let (s, buf, stop) = (Arc::clone(s), Arc::clone(&buf), Arc::clone(&stop));
+            let (limit, written) = (share(i), Arc::clone(&written[i]));
             thread::Builder::new()
                 .name(format!("perf-writer-{}", i + 1))
-                .spawn(move || write_until(&s, &buf, &stop))
+                .spawn(move || write_until(&s, &buf, &stop, limit, &written))
         })
         .collect::<io::Result<_>>()?;
 
-    let end = t0 + opts.time;
+    // With -n the test ends when every stream has sent its share; with a time, at the end of
+    // it (or when a writer fails).
+    let end = if opts.bytes.is_some() { None } else { Some(t0 + omit + opts.time) };
+    let over = |writers: &[JoinHandle<WriterResult>]| match end {
+        Some(_) => writers.iter().any(|w| w.is_finished()),
+        None => writers.iter().all(|w| w.is_finished()),
+    };
     let mut intervals = Vec::new();
     let mut last = t0;
-    let mut k = 1u32;
+    // Ticks count from the start, and again from the end of the omitted seconds.
+    let (mut base, mut k) = (t0, 1u32);
+    // Where the results start: the end of the omitted seconds, and what each stream had
+    // written by then.
+    let mut counted_from: Option<(Instant, Vec<u64>)> = omit.is_zero().then(|| (t0, vec![0; streams.len()]));
     loop {
-        let tick = (t0 + opts.interval * k).min(end);
+        let mut tick = base + opts.interval * k;
+        if let Some(end) = end {
+            tick = tick.min(end);
+        }
+        let omit_end = t0 + omit;
+        if counted_from.is_none() && tick > omit_end {
+            tick = omit_end;
+        }
         // Sleep to the tick, but notice a writer that failed, and a Ctrl-C.
-        while Instant::now() < tick && !writers.iter().any(|w| w.is_finished()) && !interrupt::requested() {
+        while Instant::now() < tick && !over(&writers) && !interrupt::requested() {
             thread::sleep((tick - Instant::now()).min(Duration::from_millis(20)));
         }
         let now = Instant::now();
-        let interval = sample(&streams, (last - t0).as_secs_f64(), (now - t0).as_secs_f64());
+        let mut interval = sample(&streams, (last - t0).as_secs_f64(), (now - t0).as_secs_f64());
+        interval.omitted = counted_from.is_none();
+        if counted_from.is_none() && now >= omit_end {
+            counted_from = Some((now, written.iter().map(|w| w.load(Ordering::SeqCst)).collect()));
+            (base, k) = (now, 1);
+        } else {
+            k += 1;
+        }
         if output == Output::Intervals {
             print_interval(&interval);
         }
         intervals.push(interval);
         last = now;
-        k += 1;
-        if now >= end || writers.iter().any(|w| w.is_finished()) || interrupt::requested() {
+        if end.is_some_and(|end| now >= end) || over(&writers) || interrupt::requested() {
             break;
         }
     }
     stop.store(true, Ordering::SeqCst);
+    let (counted_from, written_before) = counted_from.unwrap_or_else(|| (t0, vec![0; streams.len()]));
 
     let mut results = Vec::with_capacity(writers.len());
     let mut failure = None;
@@ -209,12 +266,13 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
     let mut per_stream = Vec::with_capacity(streams.len());
     for (i, (s, (bytes, acked))) in streams.iter().zip(&results).enumerate() {
         let snap = s.stats(false);
-        let secs = (*acked - t0).as_secs_f64();
+        let secs = acked.saturating_duration_since(counted_from).as_secs_f64();
+        let bytes = bytes.saturating_sub(written_before[i]);
         per_stream.push(StreamSummary {
             id: i as u32 + 1,
-            bytes: *bytes,
+            bytes,
             seconds: secs,
-            bits_per_second: bps(*bytes, secs),
+            bits_per_second: bps(bytes, secs),
             retransmits: snap.total.retransmits,
             loss: snap.total.snd_loss,
             duplicates: snap.total.dup_recv,
@@ -244,6 +302,9 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
             peer: target.to_string(),
             streams: opts.parallel,
             duration_s: opts.time.as_secs_f64(),
+            bytes: opts.bytes,
+            omit_s: opts.omit.map(|d| d.as_secs_f64()),
+            reverse: false,
             mss,
             congestion_control: cc,
         },
@@ -293,15 +354,25 @@ fn write_patiently(stream: &mut UdtStream, mut data: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// Write `buf` over and over until `stop`, then wait for the acknowledgement of everything.
-fn write_until(stream: &UdtStream, buf: &[u8], stop: &AtomicBool) -> WriterResult {
+/// Write `buf` over and over until `stop` (or `limit` bytes), counting on `written`, then wait
+/// for the acknowledgement of everything.
+fn write_until(
+    stream: &UdtStream,
+    buf: &[u8],
+    stop: &AtomicBool,
+    limit: Option<u64>,
+    written: &AtomicU64,
+) -> WriterResult {
     let mut sent = 0u64;
     let mut off = 0usize;
     let mut w = stream;
-    while !stop.load(Ordering::Relaxed) {
-        match w.write(&buf[off..]) {
+    while !stop.load(Ordering::Relaxed) && limit.is_none_or(|limit| sent < limit) {
+        let left = limit.map_or(usize::MAX, |limit| usize::try_from(limit - sent).unwrap_or(usize::MAX));
+        let end = buf.len().min(off.saturating_add(left));
+        match w.write(&buf[off..end]) {
             Ok(n) => {
                 sent += n as u64;
+                written.fetch_add(n as u64, Ordering::Relaxed);
                 off = (off + n) % buf.len();
             }
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {}
@@ -333,16 +404,17 @@ fn sample(streams: &[Arc<UdtStream>], start: f64, end: f64) -> Interval<Sample> 
         .map(|(i, s)| Sample::read(s, i as u32 + 1, Role::Client, start, end))
         .collect();
     let sum = Sample::sum(&samples, start, end);
-    Interval { start, end, streams: samples, sum }
+    Interval { start, end, omitted: false, streams: samples, sum }
 }
 
 /// Print an interval's lines (the SUM line only with several streams).
 fn print_interval(interval: &Interval<Sample>) {
+    let omitted = if interval.omitted { "  (omitted)" } else { "" };
     for s in &interval.streams {
-        println!("{}", send_line(s));
+        println!("{}{omitted}", send_line(s));
     }
     if interval.streams.len() > 1 {
-        println!("{}", send_line(&interval.sum));
+        println!("{}{omitted}", send_line(&interval.sum));
     }
 }
 

@@ -1,5 +1,6 @@
-//! The receiving side of `udt perf`: accepts connections, groups them into tests by the test
-//! id of their header, reads each to its end, and samples `stats(true)` every interval.
+//! The server of `udt perf`: accepts connections, groups them into tests by the test id of
+//! their header, reads each to its end (or, for a reversed test, writes to it for the test's
+//! time), and samples `stats(true)` every interval.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -35,6 +36,10 @@ fn read_size(streams: u32) -> usize {
 }
 /// How long accept waits before checking whether a one-off test has finished.
 const ACCEPT_POLL: Duration = Duration::from_millis(100);
+/// How long a blocked write of a reversed test waits before looking at the time again.
+const WRITE_POLL: Duration = Duration::from_millis(100);
+/// How long a reversed test waits for the acknowledgement of its last data.
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 /// How long after the announced duration a test with missing streams is given up.
 const GRACE: Duration = Duration::from_secs(10);
 
@@ -164,6 +169,9 @@ fn handle(
         }
     };
     stream.stats(true);
+    if header.reverse {
+        stream.set_write_timeout(Some(WRITE_POLL));
+    }
     let stream = Arc::new(stream);
     let member =
         Arc::new(Member { index: header.index, stream, bytes: AtomicU64::new(0), ended: Mutex::new(None) });
@@ -191,6 +199,13 @@ fn handle(
         test.streams.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(&member));
     }
 
+    if header.reverse {
+        let deadline =
+            test_start(registry, header.test_id) + Duration::from_millis(u64::from(header.duration_ms));
+        let error = send_until(&member, deadline).err().map(|e| format!("{e:#}"));
+        *member.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), error));
+        return Ok(());
+    }
     let mut buf = vec![0u8; read_size(header.count)];
     let mut r = &*member.stream;
     let mut last_data = None;
@@ -286,7 +301,7 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
             seconds,
             bits_per_second: bps(bytes, seconds),
             retransmits: snap.total.retransmits,
-            loss: snap.total.rcv_loss,
+            loss: if test.header.reverse { snap.total.snd_loss } else { snap.total.rcv_loss },
             duplicates: snap.total.dup_recv,
             rtt_ms: snap.now.rtt_us as f64 / 1000.0,
         });
@@ -302,7 +317,7 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
         Output::Text { .. } => {
             println!("- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -");
             println!(
-                "{} bytes ({}) in {:.2} s = {}, {} lost, {} duplicates, CPU {:.2} s user + {:.2} s sys  receiver",
+                "{} bytes ({}) in {:.2} s = {}, {} lost, {} duplicates, CPU {:.2} s user + {:.2} s sys  {}",
                 summary.bytes,
                 units::bytes(summary.bytes),
                 summary.seconds,
@@ -310,7 +325,8 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
                 summary.loss,
                 summary.duplicates,
                 summary.cpu_user_s,
-                summary.cpu_system_s
+                summary.cpu_system_s,
+                if test.header.reverse { "sender" } else { "receiver" }
             );
             for e in &summary.errors {
                 println!("error: {e}");
@@ -323,6 +339,9 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
                     peer: test.peer.to_string(),
                     streams: test.header.count,
                     duration_s: announced.as_secs_f64(),
+                    bytes: None,
+                    omit_s: None,
+                    reverse: test.header.reverse,
                     mss,
                     congestion_control: cc,
                 },
@@ -339,6 +358,41 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
     summary
 }
 
+/// When the test `id` started (now, if it is gone).
+fn test_start(registry: &Registry, id: u64) -> Instant {
+    registry.lock().unwrap_or_else(|e| e.into_inner()).get(&id).map_or_else(Instant::now, |t| t.start)
+}
+
+/// A reversed test's stream: write from one buffer until `deadline` (or Ctrl-C), counting the
+/// bytes, then wait for the acknowledgement of everything. The connection closes when the
+/// test is reported and its last handle goes.
+fn send_until(member: &Member, deadline: Instant) -> Result<()> {
+    let buf: Vec<u8> = (0..BUFFER).map(|i| (i % 251) as u8).collect();
+    let mut w = &*member.stream;
+    let mut off = 0;
+    while Instant::now() < deadline && !interrupt::requested() {
+        match w.write(&buf[off..]) {
+            Ok(n) => {
+                member.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                off = (off + n) % buf.len();
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {}
+            Err(e) => return Err(e).context("sending"),
+        }
+    }
+    let drain = Instant::now() + DRAIN_LIMIT;
+    loop {
+        match member.stream.flush_acknowledged() {
+            Ok(()) => return Ok(()),
+            Err(e)
+                if e.kind() == io::ErrorKind::TimedOut
+                    && Instant::now() < drain
+                    && !interrupt::requested() => {}
+            Err(e) => return Err(e).context("waiting for the acknowledgement of the last data"),
+        }
+    }
+}
+
 /// Whether the test is over: every stream connected and ended, or the ones that connected
 /// ended and the rest are overdue.
 fn all_ended(test: &Test, announced: Duration) -> bool {
@@ -349,12 +403,14 @@ fn all_ended(test: &Test, announced: Duration) -> bool {
 
 /// Read and clear every stream's counters.
 fn sample(test: &Test, start: f64, end: f64) -> Interval<Sample> {
+    // A reversed test's server is the sending end: its counters are a sender's.
+    let role = if test.header.reverse { Role::Client } else { Role::Server };
     let members = test.streams.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let mut samples: Vec<Sample> =
-        members.iter().map(|m| Sample::read(&m.stream, m.index, Role::Server, start, end)).collect();
+        members.iter().map(|m| Sample::read(&m.stream, m.index, role, start, end)).collect();
     samples.sort_by_key(|s| s.id);
     let sum = Sample::sum(&samples, start, end);
-    Interval { start, end, streams: samples, sum }
+    Interval { start, end, omitted: false, streams: samples, sum }
 }
 
 #[cfg(test)]

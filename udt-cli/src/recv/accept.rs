@@ -2,8 +2,9 @@
 //! and queues it for the serving threads.
 //!
 //! Invariants: every accepted connection gets the receiver's Hello before anything else; one
-//! that must wait is told `wait` with it; without `--keep-listening` only the first connection
-//! is served and later ones are refused and closed; a wrong code phrase ends accepting (the
+//! that must wait is told `wait` with it; without `--keep-listening` only one connection is
+//! served and the ones that come while it is are refused and closed (after one that was no
+//! `udt send`, the next is taken); a wrong code phrase ends accepting (the
 //! code is spent, so an attacker gets one guess).
 
 use std::io;
@@ -94,7 +95,7 @@ pub fn accept_in_background(
             tracing::info!(%peer, "connection");
             // The main thread serves connections in order: a new one waits unless all the
             // earlier ones are done.
-            if accepted > 0 && !keep_listening {
+            if accepted > 0 && !keep_listening && pending.load(Ordering::SeqCst) > 0 {
                 let refusal = "busy with another transfer (this `udt recv` serves one; \
                                start it with --keep-listening to queue transfers)";
                 let _ = greet(&stream, Turn::Refused(refusal));

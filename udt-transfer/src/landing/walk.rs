@@ -53,6 +53,17 @@ pub fn entry_meta<P: Arg>(dir: &File, name: P) -> io::Result<Metadata> {
     File::from(rustix::fs::openat(dir, name, flags, Mode::empty())?).metadata()
 }
 
+/// Open the existing file `name` in `dir` to read it, never following a link (a link or
+/// anything but a regular file is an error).
+pub fn open_existing<P: Arg>(dir: &File, name: P) -> io::Result<File> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let file = File::from(rustix::fs::openat(dir, name, flags, Mode::empty())?);
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    Ok(file)
+}
+
 /// Walk `parts` from `root`, creating missing directories (0700) when `created` is given and
 /// recording them there; returns the last directory's descriptor (a duplicate of `root` for no
 /// parts). `Err` is the reason, for the sender.

@@ -14,9 +14,9 @@ use std::io::{self, BufWriter, Read, Seek, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use super::prepare::Target;
+use super::prepare::{Held, Target, EXISTS};
 use super::session::{from_peer, Failure};
-use crate::landing::{commit, mode};
+use crate::landing::{commit, mode, open_existing};
 use crate::link::Link;
 use crate::protocol::{self, AbortScope, FileHeader, Record, Start, CHUNK, HASH_LEN};
 use crate::Error;
@@ -35,7 +35,7 @@ pub fn receive_file(
     path: &str,
 ) -> Result<Result<Stored, String>, Failure> {
     let shown = protocol::display_name(path);
-    let Target { held, _claim, dest, mut temp } = target;
+    let Target { held, _claim, dest, mut temp, .. } = target;
     // From here on the temporary file follows this transfer's fate.
     temp.armed = true;
     let start =
@@ -122,6 +122,44 @@ pub fn receive_file(
     }
     temp.keep();
     Ok(Ok((took, hash, fh.size - offset)))
+}
+
+/// The sender's proof for a file this receiver holds one of the same size of ([`Held`]):
+/// `Ok` with the reason to keep it when the sender's whole-file hash equals the hash of the
+/// held file (compared in constant time), else the refusal. The held file is only read.
+pub fn compare_file(
+    link: &mut Link<'_>,
+    fh: &FileHeader,
+    held: &Held<'_>,
+) -> Result<Result<String, String>, Failure> {
+    let start =
+        protocol::read_start(link).map_err(|e| from_peer(link, e, || "before the file's proof".into()))?;
+    let proof = match start {
+        Start::Resume { offset, prefix_hash } if offset == fh.size => prefix_hash,
+        Start::Resume { offset, .. } => {
+            return Err(Failure::Here(Error::Protocol(format!(
+                "the sender starts at byte {offset}, which the receiver did not offer"
+            ))))
+        }
+        // The sender's file is not of the announced size any more: it sends it whole.
+        Start::Whole => {
+            drain(link, fh, 0)?;
+            return Ok(Err(EXISTS.into()));
+        }
+    };
+    let mut expected = [0u8; HASH_LEN];
+    link.read_exact(&mut expected).map_err(|e| from_peer(link, e, || "before the file's hash".into()))?;
+    let ours = held.spot.open().and_then(|dir| {
+        let file = open_existing(&dir, held.dest.as_str()).map_err(|e| format!("cannot read it: {e}"))?;
+        let mut hasher = blake3::Hasher::new();
+        hasher.update_reader(file).map_err(|e| format!("cannot read it: {e}"))?;
+        Ok(hasher.finalize())
+    });
+    Ok(match ours {
+        Ok(ours) if ours == blake3::Hash::from_bytes(proof) => Ok("identical (same size and BLAKE3)".into()),
+        Ok(_) => Err("exists and differs; use --force (udt recv --force) to overwrite".into()),
+        Err(msg) => Err(format!("exists; {msg}")),
+    })
 }
 
 /// Read a file's data from `start` on and throw it away (to stay in step with the sender).

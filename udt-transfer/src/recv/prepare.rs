@@ -19,17 +19,40 @@ use crate::protocol::{self, FileHeader};
 use crate::Event;
 
 /// What an interrupted transfer left that this file resumes from.
-pub struct Held {
+pub struct Part {
     /// Bytes held.
     pub len: u64,
     /// BLAKE3 over them, to compare with the sender's proof and to go on with.
     pub hasher: Box<blake3::Hasher>,
 }
 
+/// What becomes of an announced file.
+pub enum Accepted<'c> {
+    /// Its data is received.
+    Receive(Target<'c>),
+    /// The receiver holds a file of its path and size: the sender proves whether it is the
+    /// same.
+    Compare(Held<'c>),
+    /// Kept as it is, with the reason (no failure).
+    Skip(String),
+}
+
+/// An existing file the sender may hold the same of.
+pub struct Held<'c> {
+    /// The path, held against concurrent transfers until this file is done.
+    pub _claim: Claim<'c>,
+    /// Its directory.
+    pub spot: Spot<'c>,
+    /// Its name there.
+    pub dest: String,
+}
+
 /// Where an accepted file goes.
 pub struct Target<'c> {
+    /// An existing file is replaced (`--force`, or `--update` and it is older).
+    pub replace: bool,
     /// What an interrupted transfer left in the temporary file.
-    pub held: Option<Held>,
+    pub held: Option<Part>,
     /// The path, held against concurrent transfers until this file is done.
     pub _claim: Claim<'c>,
     /// The destination's name in its directory.
@@ -46,7 +69,7 @@ pub fn prepare<'c>(
     dirs: &mut SessionDirs,
     path: &str,
     link: &mut Link<'_>,
-) -> Result<Target<'c>, String> {
+) -> Result<Accepted<'c>, String> {
     let root = ctx.root;
     let parts = protocol::check_path(&fh.name)?;
     consent::check(&parts, ctx.allow_dotfiles)?;
@@ -66,18 +89,25 @@ pub fn prepare<'c>(
     }
     let dir = walk(root.dir(), parents, Some(dirs.created_mut()))?;
     let spot = Spot::new(root, parents, &dir)?;
-    match entry_meta(&dir, *name) {
+    let replace = match entry_meta(&dir, *name) {
         Ok(meta) if meta.is_dir() => return Err("exists as a directory on the receiver".into()),
-        Ok(_) if !ctx.force => return Err("exists; use --force (udt recv --force) to overwrite".into()),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Ok(meta) => match existing(fh, &meta, ctx) {
+            Existing::Replace => true,
+            Existing::Keep(reason) if ctx.skips => return Ok(Accepted::Skip(reason.into())),
+            Existing::Keep(reason) => return Err(format!("exists: {reason}")),
+            Existing::Compare if ctx.skips => {
+                return Ok(Accepted::Compare(Held { _claim: claim, spot, dest: (*name).to_string() }))
+            }
+            Existing::Compare | Existing::Refuse => return Err(EXISTS.into()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
         Err(e) => return Err(format!("cannot check the destination: {e}")),
-    }
+    };
     let preferred = temp_name(name);
     let left = inspect(&dir, &preferred, fh.size, root.ttl, root.euid)
         .map_err(|e| format!("cannot check what an earlier transfer left: {e}"))?;
     let held = match left {
-        Left::Resume { len, hasher, id } => Some((Held { len, hasher }, id)),
+        Left::Resume { len, hasher, id } => Some((Part { len, hasher }, id)),
         Left::SetAside(reason) => {
             link.event(Event::SetAside { path, temp: &preferred, reason });
             None
@@ -105,5 +135,48 @@ pub fn prepare<'c>(
             (None, Temp { spot, name: temp_name, id, resumable, armed: true })
         }
     };
-    Ok(Target { held, _claim: claim, dest: (*name).to_string(), temp })
+    Ok(Accepted::Receive(Target { replace, held, _claim: claim, dest: (*name).to_string(), temp }))
+}
+
+/// The refusal of an existing file.
+pub const EXISTS: &str = "exists; use --force (udt recv --force) to overwrite";
+
+/// What to do about an existing file.
+enum Existing {
+    /// Replace it.
+    Replace,
+    /// Keep it, for this reason.
+    Keep(&'static str),
+    /// Keep it if the sender holds the same (same size: the hashes decide), else refuse.
+    Compare,
+    /// Refuse the sender's.
+    Refuse,
+}
+
+/// The rules for an existing regular file `meta` (or link, never followed) in the order
+/// `--ignore-existing`, `--update`, `--force`, then the same size for the hashes to compare.
+fn existing(fh: &FileHeader, meta: &std::fs::Metadata, ctx: &Ctx<'_>) -> Existing {
+    if ctx.ignore_existing {
+        return Existing::Keep("kept (--ignore-existing)");
+    }
+    if ctx.update {
+        let ours = meta.modified().ok();
+        let theirs = crate::landing::mode::mtime(fh.mtime);
+        return match (ours, theirs) {
+            (Some(ours), Some(theirs)) if ours >= theirs => {
+                Existing::Keep("the receiver's is as new or newer (--update)")
+            }
+            _ => Existing::Replace,
+        };
+    }
+    if ctx.force {
+        return Existing::Replace;
+    }
+    if meta.is_file() && meta.len() == fh.size {
+        if fh.size == 0 {
+            return Existing::Keep("identical (both empty)");
+        }
+        return Existing::Compare;
+    }
+    Existing::Refuse
 }

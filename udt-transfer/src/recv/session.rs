@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use udt::UdtStream;
 
 use super::claims::Claims;
-use super::data::receive_file;
-use super::prepare::{prepare, Target};
+use super::data::{compare_file, receive_file};
+use super::prepare::{prepare, Accepted, Target};
 use super::{consent, ReceiveOptions, ReceiveReport};
 use crate::landing::{walk, Root, SessionDirs};
 use crate::link::Link;
@@ -35,6 +35,7 @@ const ERROR_LIMIT: Duration = Duration::from_secs(1);
 const MAX_AHEAD: usize = 1024;
 
 /// What every session of this receiver shares.
+#[derive(Clone, Copy)]
 pub struct Ctx<'c> {
     /// The output directory and the receiver's identity.
     pub root: &'c Root,
@@ -42,6 +43,12 @@ pub struct Ctx<'c> {
     pub claims: &'c Claims,
     /// Replace existing files.
     pub force: bool,
+    /// Keep existing files as new as the sender's or newer; replace older ones.
+    pub update: bool,
+    /// Keep every existing file.
+    pub ignore_existing: bool,
+    /// The sender understands `have` and `skip` ([`protocol::FLAG_SKIPS`]).
+    pub skips: bool,
     /// The largest file taken.
     pub max_size: Option<u64>,
     /// Top-level names that begin with a dot are taken.
@@ -151,6 +158,11 @@ fn receive(
                 HEADER_TIMEOUT.as_secs()
             ))))
         }
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && !link.cancelled() => {
+            return Err(Failure::Peer(Error::NotASender(
+                "the peer closed the connection before sending a `udt send` header".into(),
+            )))
+        }
         Err(e) => return Err(from_peer(link, e, || "before the header".into())),
     };
     link.set_deadline(None, "");
@@ -166,15 +178,17 @@ fn receive(
 
     // Directories get their permissions and times once everything inside them is written.
     let mut dirs = SessionDirs::default();
+    let ctx = &Ctx { skips: header.flags & protocol::FLAG_SKIPS != 0, ..*ctx };
     let result = session_messages(link, header.file_count, ctx, report, &mut dirs);
     dirs.finish(ctx.root);
     result
 }
 
-/// An accepted file waiting for its data.
+/// An accepted file waiting for its data (or for the sender's proof that it holds the file
+/// this receiver has).
 struct Pending<'c> {
     fh: FileHeader,
-    target: Target<'c>,
+    target: Accepted<'c>,
     lossy: String,
 }
 
@@ -225,10 +239,18 @@ fn session_messages<'c>(
                     prepare(&fh, ctx, dirs, &lossy, link)
                 };
                 match prepared {
+                    Ok(Accepted::Skip(reason)) => {
+                        answer(link, &Status::Skip(reason.clone()))?;
+                        report.skipped += 1;
+                        link.event(Event::Unchanged { path: &lossy, reason: &reason });
+                    }
                     Ok(target) => {
-                        let go = match &target.held {
-                            Some(held) => Status::Resume { offset: held.len },
-                            None => Status::Ok,
+                        let go = match &target {
+                            Accepted::Receive(Target { held: Some(held), .. }) => {
+                                Status::Resume { offset: held.len }
+                            }
+                            Accepted::Compare(_) => Status::Have,
+                            _ => Status::Ok,
                         };
                         answer(link, &go)?;
                         pending.insert(index, Pending { fh, target, lossy });
@@ -249,7 +271,26 @@ fn session_messages<'c>(
                         "data for entry {index}, which was not accepted or was sent already"
                     ))));
                 };
-                match receive_file(link, &fh, target, ctx.force, &lossy)? {
+                let target = match target {
+                    Accepted::Receive(target) => target,
+                    Accepted::Compare(held) => {
+                        match compare_file(link, &fh, &held)? {
+                            Ok(reason) => {
+                                answer(link, &Status::Skip(reason.clone()))?;
+                                report.skipped += 1;
+                                link.event(Event::Unchanged { path: &lossy, reason: &reason });
+                            }
+                            Err(msg) => {
+                                answer(link, &Status::Error(msg.clone()))?;
+                                failed(link, report, &lossy, &msg);
+                            }
+                        }
+                        continue;
+                    }
+                    Accepted::Skip(_) => continue,
+                };
+                let replace = ctx.force || target.replace;
+                match receive_file(link, &fh, target, replace, &lossy)? {
                     Ok((took, hash, moved)) => {
                         answer(link, &Status::Ok)?;
                         report.stored += 1;

@@ -25,6 +25,18 @@ pub(super) struct Sent {
     pub hash: blake3::Hash,
     /// Why this side gave the file up (an abort record was sent instead of the hash).
     pub failure: Option<String>,
+    /// Whether only the proof of the whole file went (the receiver holds one of its size:
+    /// [`Status::Have`]); its verdict is then `skip` or `error`.
+    pub compared: bool,
+}
+
+/// Which go-ahead a file had.
+#[derive(Clone, Copy)]
+enum AnswerKind {
+    /// [`Status::Have`]: only the proof goes.
+    Have,
+    /// Any other.
+    Other,
 }
 
 /// Where to start sending `file` when the receiver holds `offset` bytes of it: there, with the
@@ -64,9 +76,17 @@ pub(super) fn send_file(
     answer: Status,
     report: &mut SendReport,
 ) -> Result<Option<Sent>, Error> {
+    let answer_kind = if answer == Status::Have { AnswerKind::Have } else { AnswerKind::Other };
     let held = match answer {
         Status::Ok => None,
         Status::Resume { offset } => Some(offset),
+        // The proof of the whole file: a resume from its end.
+        Status::Have => Some(src.size),
+        Status::Skip(reason) => {
+            report.skipped += 1;
+            link.event(Event::Unchanged { path: &src.path, reason: &reason });
+            return Ok(None);
+        }
         Status::Error(msg) => {
             failed(link, report, &src.path, &format!("refused by the receiver: {msg}"));
             return Ok(None);
@@ -97,7 +117,8 @@ pub(super) fn send_file(
         },
         _ => (Start::Whole, blake3::Hasher::new()),
     };
-    if let Start::Resume { offset, .. } = start {
+    let compared = matches!(answer_kind, AnswerKind::Have);
+    if let (Start::Resume { offset, .. }, false) = (start, compared) {
         link.event(Event::Resuming { path: &src.path, offset });
     }
     if let Err(e) = protocol::write_start(link, &start) {
@@ -105,7 +126,9 @@ pub(super) fn send_file(
     }
     let start = start.offset();
     let began = Instant::now();
-    link.data_started(&src.path, src.size - start);
+    if !compared {
+        link.data_started(&src.path, src.size - start);
+    }
     let mut buf = vec![0u8; 4 + CHUNK.min(usize::try_from(src.size).unwrap_or(CHUNK))];
     let mut done = start;
     let file = opened.ok();
@@ -147,8 +170,16 @@ pub(super) fn send_file(
         return Err(write_failed(link, e));
     }
     let took = began.elapsed();
-    link.data_ended();
-    Ok(Some(Sent { took, bytes: src.size - start, hash: hasher.finalize(), failure: local_failure }))
+    if !compared {
+        link.data_ended();
+    }
+    Ok(Some(Sent {
+        took,
+        bytes: src.size - start,
+        hash: hasher.finalize(),
+        failure: local_failure,
+        compared,
+    }))
 }
 
 /// Writing to the receiver failed: a stop request (the receiver will see the connection
