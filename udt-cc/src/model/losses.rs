@@ -68,11 +68,13 @@ impl ModelCc {
         self.loss_sent = ctx.stats.total.pkts_sent;
         self.loss_reported = ctx.stats.total.snd_loss;
         self.loss_start = ctx.now;
-        if lost > 0 && self.queue_stands() {
+        let standing = self.queue_stands();
+        if lost > 0 && standing {
             self.raise_count_from(ctx.snd_curr_seq.next());
             self.handle_congestion(ctx, lost as f64 / sent.max(1) as f64);
-        } else if sent > 0 {
-            // The link's own loss: what a window without a standing queue lost.
+        } else if sent > 0 && !standing {
+            // The link's own loss: what a window without a standing queue lost (with one, the
+            // losses of packets sent before the last decrease are the queue's, not the link's).
             let fraction = (lost_packets as f64 / sent as f64).min(1.0);
             self.link_loss += (fraction - self.link_loss) * LINK_LOSS_GAIN;
         }
@@ -86,13 +88,14 @@ impl ModelCc {
         self.queue_floor().is_some_and(|floor| self.queue.stands(self.config.standing_queue, floor))
     }
 
-    /// The floor under which a queue does not stand: `queue_floor` of `min_rtt`, but no more
+    /// The floor under which a queue does not stand: `queue_floor` of `min_rtt` (before the RTT
+    /// reports are plausible, of an acknowledged packet's own round trip), but no more
     /// than [`FLOOR_PACKETS`] at the estimated rate. A standing sample is the smallest delay
     /// of an ACK period, so jitter must hold every packet of the period to reach it; a queue
     /// of a few packets already does, and a long path's flow must see a queue that is short
     /// beside its RTT but shared with shorter ones.
     pub(super) fn queue_floor(&self) -> Option<Duration> {
-        let min = self.min_rtt.get()?;
+        let min = self.min_rtt.get().or(self.first_rtt)?;
         let floor = min.mul_f64(self.config.queue_floor);
         let bw = self.bandwidth();
         if bw > 0.0 {

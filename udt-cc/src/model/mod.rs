@@ -393,31 +393,23 @@ impl ModelCc {
         self.rounds_left = rounds;
     }
 
-    /// The ACK's RTT report, once plausible: before any report is trusted, one below 7/8 of the
-    /// first data packet's own round trip less the ACK period (`syn`) cannot be a measurement
-    /// (it is the receiver's start value, or UDT4's average still climbing from it), so it is
-    /// ignored. The first round trip overstates the RTT by at most one ACK period and the queue
-    /// the first packets met on an idle path (the 1/8).
+    /// The ACK's RTT report, once plausible ([`Self::trust_rtt`]), and its queue report. An
+    /// acknowledged packet's own round trip overstates the RTT by at most one ACK period and
+    /// the queue the first packets met on an idle path (the 1/8).
     fn handle_rtt(&mut self, now: Instant, syn: Duration, report: &AckReport) {
-        if report.rtt.is_zero() {
-            return;
+        let trusted = !report.rtt.is_zero() && self.trust_rtt(syn, report.rtt);
+        if trusted {
+            self.last_rtt = Some(report.rtt);
+            self.min_rtt.update(now, report.rtt);
         }
-        if !self.rtt_trusted {
-            let floor = self.first_rtt.map(|first| first.saturating_sub(syn) * 7 / 8);
-            if floor.is_some_and(|floor| report.rtt < floor) {
-                return;
-            }
-            self.rtt_trusted = true;
-        }
-        self.last_rtt = Some(report.rtt);
-        self.min_rtt.update(now, report.rtt);
         // The standing queue: the receiver's one-way measure when it sends one (ours, asked for
-        // by the policy), else the smoothed RTT over its minimum (a UDT4 receiver's reports,
-        // which lag the queue by the 1/8 smoothing).
+        // by the policy; it needs no RTT, so it counts before the RTT reports are plausible),
+        // else the smoothed RTT over its minimum (a UDT4 receiver's reports, which lag the queue
+        // by the 1/8 smoothing).
         self.queue_reports |= report.queue.is_some();
         let standing = match (report.queue, self.min_rtt.get()) {
             (Some(q), _) => Some(q.min),
-            (None, Some(min)) if !self.queue_reports => Some(report.rtt.saturating_sub(min)),
+            (None, Some(min)) if trusted && !self.queue_reports => Some(report.rtt.saturating_sub(min)),
             _ => None,
         };
         if let Some(q) = standing {
@@ -425,9 +417,23 @@ impl ModelCc {
             self.cycle_queue = self.cycle_queue.max(q.as_secs_f64());
             self.queue.handle_sample(now, self.cycle, q, self.queue_bucket(syn));
         }
-        if self.state == State::ProbeRtt {
+        if trusted && self.state == State::ProbeRtt {
             self.probe_rtt_min = Some(self.probe_rtt_min.map_or(report.rtt, |m| m.min(report.rtt)));
         }
+    }
+
+    /// Whether the reported `rtt` is a measurement: before any report is trusted, one below 7/8
+    /// of an acknowledged packet's own round trip less the ACK period (`syn`) is not (it is the
+    /// receiver's start value, or UDT4's average still climbing from it).
+    fn trust_rtt(&mut self, syn: Duration, rtt: Duration) -> bool {
+        if !self.rtt_trusted {
+            let floor = self.first_rtt.map(|first| first.saturating_sub(syn) * 7 / 8);
+            if floor.is_some_and(|floor| rtt < floor) {
+                return false;
+            }
+            self.rtt_trusted = true;
+        }
+        true
     }
 
     /// The round's delivery rate: the mean of the arrival rates its ACKs reported, each
@@ -725,6 +731,15 @@ impl CongestionControl for ModelCc {
             self.last_ack = ack;
             while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
                 self.sent_at.pop_front();
+            }
+            if !self.rtt_trusted {
+                // An acknowledged packet's own round trip, from the newest checkpoint the ACK
+                // covers: the first packet's was longer if it or its ACK was lost, and then no
+                // report would ever pass the plausibility floor it sets.
+                if let Some(&(_, sent)) = self.sent_at.front().filter(|&&(seq, _)| seq.is_before(ack)) {
+                    let sample = ctx.now - sent;
+                    self.first_rtt = Some(self.first_rtt.map_or(sample, |first| first.min(sample)));
+                }
             }
             self.timed_out = false;
         }

@@ -493,11 +493,26 @@ fn probe_rtt_adopts_a_longer_path() {
 
 #[test]
 fn the_receivers_start_value_is_not_taken_for_an_rtt() {
-    // A 300 ms path whose receiver reports its 100 ms start value first.
+    // A 300 ms path whose receiver reports its 100 ms start value first: the first packet's
+    // own round trip (305 ms) says it cannot be a measurement.
     let mut d = Driver::new();
-    d.ack(ms(305), ms(100), 100);
+    d.ack(ms(305), ms(100), 0);
     assert_eq!(d.cc.min_rtt(), None);
     d.ack(ms(10), ms(300), 100);
+    assert_eq!(d.cc.min_rtt(), Some(ms(300)));
+}
+
+#[test]
+fn a_lost_first_packet_does_not_make_every_report_implausible() {
+    // The first packet is lost and repaired 2 s later: its round trip would rule out every
+    // report of a 300 ms path. Packets acknowledged since, 300 ms after they left, set the
+    // bound instead.
+    let mut d = Driver::new();
+    d.ack(ms(2000), ms(100), 0);
+    assert_eq!(d.cc.min_rtt(), None, "the start value is still implausible");
+    d.send(100);
+    d.sc.now += ms(300);
+    d.ack(ms(0), ms(300), 0);
     assert_eq!(d.cc.min_rtt(), Some(ms(300)));
 }
 
