@@ -99,3 +99,38 @@ fn the_c_examples_talk_to_each_other_and_to_udt4() {
     assert_eq!((done["bytes"].as_str(), &done["fnv1a64"]), ("3000000", &sent));
     theirs.finish();
 }
+
+/// The fenced `lang` block of README.md's "From C++ and Python" subsection.
+fn readme_example(lang: &str) -> String {
+    let readme = std::fs::read_to_string(crate_dir().join("../README.md")).unwrap();
+    let section =
+        readme.split("### From C++ and Python").nth(1).expect("README.md has no \"From C++ and Python\"");
+    let fence = format!("```{lang}\n");
+    let start = section.find(&fence).unwrap_or_else(|| panic!("no {lang} example")) + fence.len();
+    let end = start + section[start..].find("```").unwrap();
+    section[start..end].to_string()
+}
+
+#[test]
+fn the_readme_s_cpp_example_sends_hello() {
+    if gxx_missing() || gcc_missing() {
+        return;
+    }
+    let server = build(&crate_dir().join("../examples/c/server.c"), "readme-server", false);
+    let mut peer = Peer::spawn_plain(&server, &[]);
+    let port = peer.ready_port();
+
+    let source = readme_example("cpp");
+    assert_eq!(source.matches("htons(9000)").count(), 1, "the example connects to port 9000:\n{source}");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, program) = (dir.join("readme.cpp"), dir.join("readme"));
+    std::fs::write(&src, source.replace("htons(9000)", &format!("htons({port})"))).unwrap();
+    compile("g++", &[&src], &program, &[], false);
+    let out = Command::new(&program).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let done = peer.line("DONE");
+    assert_eq!((done["bytes"].as_str(), done["fnv1a64"].as_str()), ("5", "a430d84680aabd0b"), "\"hello\"");
+    peer.finish();
+}
