@@ -3,7 +3,8 @@
 //! calls the interoperability programs do not make (epoll, select, options of connected
 //! sockets, files by path, messages, perfmon, a secured connection), and the examples in
 //! `examples/c` (a client and a server, linked statically) move bytes to each other and to the
-//! reference UDT4 server. Skips, saying why, where gcc or g++ is not installed.
+//! reference UDT4 server, and the C++ example of README.md ("From C++ and Python") compiles as
+//! written and sends to the C server. Skips, saying why, where gcc or g++ is not installed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
