@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use rand_core::{OsRng, RngCore};
-use udt::secure::Credential;
+use udt::secure::key_file::KEY_FILE_MAX;
+use udt::secure::{Credential, KeyFileError};
 use udt::Options;
 
 /// The security arguments every transfer command takes.
@@ -65,10 +66,6 @@ const WORDS: [&str; 256] = [
     "river", "robin", "rocket",
 ];
 
-/// Bytes of a key file, at least and at most.
-const KEY_FILE_MIN: usize = 16;
-const KEY_FILE_MAX: usize = 64 * 1024;
-
 /// A random key, for ends in one process (`udt perf --self`).
 pub fn random_key() -> Credential {
     let mut key = [0u8; 32];
@@ -110,9 +107,8 @@ pub fn new_code_phrase() -> String {
     }
 }
 
-/// The credential in a key file: BLAKE3's key derivation over its bytes (trailing whitespace
-/// dropped, so a line written with `echo` works), so a passphrase and random bytes alike give
-/// a uniform 32-byte key.
+/// The credential in a key file ([`udt::secure::key_file`]: the same derivation as every user
+/// of the library's).
 pub fn read_key_file(path: &Path) -> Result<Credential> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read the key file {}", path.display()))?;
@@ -121,28 +117,14 @@ pub fn read_key_file(path: &Path) -> Result<Credential> {
     file.take(KEY_FILE_MAX as u64 + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read the key file {}", path.display()))?;
-    if bytes.len() > KEY_FILE_MAX {
-        bail!("the key file {} is larger than {KEY_FILE_MAX} bytes: is it the right file?", path.display());
-    }
-    while bytes.last().is_some_and(u8::is_ascii_whitespace) {
-        bytes.pop();
-    }
-    if bytes.len() < KEY_FILE_MIN {
-        bail!(
-            "the key file {} holds {} bytes; a shared secret needs at least {KEY_FILE_MIN} \
-             (for example: udt keygen {})",
-            path.display(),
-            bytes.len(),
-            path.display()
-        );
-    }
-    if let Some(bits) = text_strength_bits(&bytes).filter(|&bits| bits < KEY_FILE_TEXT_MIN_BITS) {
-        bail!(
-            "the key file {} holds a passphrase that is too easy to guess (about {bits:.0} bits; at              least {KEY_FILE_TEXT_MIN_BITS:.0}): write a random key with `udt keygen {}`",
-            path.display(),
-            path.display()
-        );
-    }
+    let credential = udt::secure::key_from_secret(bytes).map_err(|e| {
+        let fix = match e {
+            KeyFileError::TooLarge => String::new(),
+            KeyFileError::TooShort(_) => format!(" (for example: udt keygen {})", path.display()),
+            KeyFileError::TooWeak(_) => format!(": write a random key with `udt keygen {}`", path.display()),
+        };
+        anyhow::anyhow!("the key file {} {e}{fix}", path.display())
+    })?;
     if let Ok(meta) = std::fs::metadata(path) {
         use std::os::unix::fs::PermissionsExt;
         if meta.permissions().mode() & 0o077 != 0 {
@@ -153,23 +135,7 @@ pub fn read_key_file(path: &Path) -> Result<Credential> {
             );
         }
     }
-    Ok(Credential::Key(blake3::derive_key("udt 2026 key file", &bytes)))
-}
-
-/// The least estimated strength of a key file that holds text (a passphrase). A key file
-/// serves any number of connections, so an attacker may guess online, one guess per key
-/// agreement (a PAKE: nothing recorded can be tested offline). At 10^4 agreements a second for
-/// ten years (about 2^42 guesses) the chance to hit stays under 2^-10.
-const KEY_FILE_TEXT_MIN_BITS: f64 = 52.0;
-
-/// The estimated strength in bits of a key file's bytes when they are text (a passphrase
-/// someone typed: UTF-8 without control characters); `None` for other bytes (random keys).
-fn text_strength_bits(bytes: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    if text.chars().any(char::is_control) {
-        return None;
-    }
-    Some(zxcvbn::zxcvbn(text, &[]).guesses_log10() * std::f64::consts::LOG2_10)
+    Ok(credential)
 }
 
 /// Which end of the connection the command is.

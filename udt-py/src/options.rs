@@ -13,20 +13,12 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use udt::secure::Credential;
+use udt::secure::key_file::KEY_FILE_MAX;
+use udt::secure::{Credential, KeyFileError};
 use udt::{Mode, Options};
 use zeroize::Zeroizing;
 
 use crate::errors::{self, value_error};
-
-/// Bytes of a key file's secret, at least and at most (as the `udt` tool).
-const KEY_MIN: usize = 16;
-const KEY_MAX: usize = 64 * 1024;
-/// The least estimated strength in bits of a key file that holds a typed passphrase (as the
-/// `udt` tool: online guesses for ten years stay unlikely to hit).
-const KEY_TEXT_MIN_BITS: f64 = 52.0;
-/// The key derivation's context, the `udt` tool's for key files.
-const KEY_CONTEXT: &str = "udt 2026 key file";
 
 /// An address as Python code gives one: a `(host, port)` tuple, or a `"host:port"` string.
 pub fn resolve(py: Python<'_>, addr: &Bound<'_, PyAny>) -> PyResult<SocketAddr> {
@@ -152,45 +144,25 @@ fn key_credential(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Credential
     key_from_bytes(bytes, &format!("the key file {shown}"))
 }
 
-/// A file's first `KEY_MAX + 1` bytes.
+/// A file's first `KEY_FILE_MAX + 1` bytes.
 fn read_limited(path: &std::path::Path) -> std::io::Result<Zeroizing<Vec<u8>>> {
     use std::io::Read;
     let mut bytes = Zeroizing::new(Vec::new());
-    std::fs::File::open(path)?.take(KEY_MAX as u64 + 1).read_to_end(&mut bytes)?;
+    std::fs::File::open(path)?.take(KEY_FILE_MAX as u64 + 1).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
-/// The key of a secret's bytes (`what` names them in errors), as the `udt` tool derives it.
-fn key_from_bytes(mut bytes: Zeroizing<Vec<u8>>, what: &str) -> PyResult<Credential> {
-    if bytes.len() > KEY_MAX {
-        return Err(value_error(format!("{what} is larger than {KEY_MAX} bytes")));
-    }
-    while bytes.last().is_some_and(u8::is_ascii_whitespace) {
-        bytes.pop();
-    }
-    if bytes.len() < KEY_MIN {
-        return Err(value_error(format!(
-            "{what} holds {} bytes; a shared secret needs at least {KEY_MIN} (`udt keygen FILE` writes one)",
-            bytes.len()
-        )));
-    }
-    if let Some(bits) = text_strength_bits(&bytes).filter(|&bits| bits < KEY_TEXT_MIN_BITS) {
-        return Err(value_error(format!(
-            "{what} holds a passphrase that is too easy to guess (about {bits:.0} bits; at least \
-             {KEY_TEXT_MIN_BITS:.0}): write a random key with `udt keygen FILE`"
-        )));
-    }
-    Ok(Credential::Key(blake3::derive_key(KEY_CONTEXT, &bytes)))
-}
-
-/// The estimated strength in bits of a secret that is text (a typed passphrase: UTF-8 without
-/// control characters); `None` for other bytes (random keys).
-fn text_strength_bits(bytes: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    if text.chars().any(char::is_control) {
-        return None;
-    }
-    Some(zxcvbn::zxcvbn(text, &[]).guesses_log10() * std::f64::consts::LOG2_10)
+/// The key of a secret's bytes (`what` names them in errors), as the `udt` tool derives it
+/// ([`udt::secure::key_file`]).
+fn key_from_bytes(bytes: Zeroizing<Vec<u8>>, what: &str) -> PyResult<Credential> {
+    udt::secure::key_from_secret(bytes).map_err(|e| {
+        let fix = match e {
+            KeyFileError::TooLarge => "",
+            KeyFileError::TooShort(_) => " (`udt keygen FILE` writes one)",
+            KeyFileError::TooWeak(_) => ": write a random key with `udt keygen FILE`",
+        };
+        value_error(format!("{what} {e}{fix}"))
+    })
 }
 
 /// The mode a stream of these options is in.

@@ -7,10 +7,12 @@
 //! application asks for it, on both ends.
 
 pub mod handshake;
+pub mod key_file;
 pub mod seal;
 pub mod strength;
 
 pub use handshake::{Credential, HandshakeError};
+pub use key_file::{key_from_secret, KeyFileError};
 pub use seal::SealCounters;
 pub use strength::{check_code_strength, code_strength_bits, MIN_CODE_BITS};
 
