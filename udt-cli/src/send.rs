@@ -153,11 +153,19 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             let stream = net::connect(&target, options)?;
             tracing::info!(peer = %target, files = count, "connected");
             transfer(stream, &plan, &mut shown, &target).map_err(|e| match security {
-                // A `udt recv` that wants a credential closes a plain connection at once.
-                Security::Plain if e.to_string().contains("without a greeting") => e.context(
-                    "a `udt recv` that wants a code phrase or key closes a plain connection: run \
-                     `udt send` without --insecure, with the --code it shows (or its --key-file)",
-                ),
+                // A `udt recv` that wants a credential closes a plain connection at once: the
+                // sender sees the close where it is, waiting for the greeting or already
+                // announcing the first entry.
+                Security::Plain
+                    if ["without a greeting", "the peer closed the connection"]
+                        .iter()
+                        .any(|close| format!("{e:#}").contains(close)) =>
+                {
+                    e.context(
+                        "a `udt recv` that wants a code phrase or key closes a plain connection: run \
+                         `udt send` without --insecure, with the --code it shows (or its --key-file)",
+                    )
+                }
                 _ => e,
             })
         }
