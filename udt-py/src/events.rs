@@ -70,6 +70,9 @@ pub fn own(event: &Event<'_>) -> Option<Owned> {
                 ],
             )
         }
+        Event::Unchanged { path, reason } => {
+            ("unchanged", vec![("path", text(path)), ("reason", text(reason))])
+        }
         Event::FileFailed { path, reason } => {
             ("file_failed", vec![("path", text(path)), ("reason", text(reason))])
         }

@@ -58,8 +58,8 @@ fn transfer_options(
 /// Send files and directory trees to a `udt recv` (or `udt.receive_files`) at `addr`, as
 /// `udt send` does: each file verified end to end with BLAKE3, a file the receiver holds part
 /// of resumed. `progress`, if given, is called with a dict per event (`kind`: `data_started`,
-/// `moved`, `file_done`, `file_failed`, ...). Returns a report dict: `files`, `sent`,
-/// `failed` (paths), `bytes`, `seconds`.
+/// `moved`, `file_done`, `unchanged`, `file_failed`, ...). Returns a report dict: `files`,
+/// `sent`, `skipped` (files the receiver holds already), `failed` (paths), `bytes`, `seconds`.
 #[pyfunction]
 #[pyo3(signature = (paths, addr, *, key = None, code = None, insecure = false, progress = None, timeout = None))]
 #[allow(clippy::too_many_arguments)]
@@ -103,6 +103,7 @@ pub fn send_files<'py>(
     let dict = PyDict::new(py);
     dict.set_item("files", report.files)?;
     dict.set_item("sent", report.sent)?;
+    dict.set_item("skipped", report.skipped)?;
     dict.set_item("failed", report.failed)?;
     dict.set_item("bytes", report.bytes)?;
     dict.set_item("seconds", report.took.as_secs_f64())?;
@@ -114,7 +115,7 @@ pub fn send_files<'py>(
 /// first sender whose key agreement succeeds (waiting at most `timeout` seconds), and store its
 /// files, verified, below `out` (existing files are kept unless `force`; top-level dotfiles
 /// need `allow_dotfiles`; a file larger than `max_size` is refused). `progress` is called as
-/// for `send_files`. Returns a report dict: `files`, `stored`, `failed` (paths), `bytes`,
+/// for `send_files`. Returns a report dict: `files`, `stored`, `skipped`, `failed` (paths), `bytes`,
 /// `seconds`, `peer`.
 #[pyfunction]
 #[pyo3(signature = (out, *, listen, key = None, code = None, insecure = false, progress = None, ready = None, timeout = None, force = false, allow_dotfiles = false, max_size = None))]
@@ -156,6 +157,7 @@ pub fn receive_files<'py>(
     let dict = PyDict::new(py);
     dict.set_item("files", report.files)?;
     dict.set_item("stored", report.stored)?;
+    dict.set_item("skipped", report.skipped)?;
     dict.set_item("failed", report.failed)?;
     dict.set_item("bytes", report.bytes)?;
     dict.set_item("seconds", report.took.as_secs_f64())?;

@@ -123,6 +123,35 @@ def test_send_files_between_two_scripts_with_a_code_phrase(tmp_path):
     assert (out / "f.bin").read_bytes() == (tmp_path / "f.bin").read_bytes()
 
 
+def test_a_rerun_skips_the_files_the_receiver_holds_already(tmp_path):
+    (tmp_path / "f.bin").write_bytes(os.urandom(10_000))
+    out = tmp_path / "out"
+    out.mkdir()
+    code = "5930-pebble-quartz-meadow"
+    reports = []
+    for _ in range(2):
+        sent = {}
+        events = []
+
+        def send(addr):
+            def run():
+                sent["report"] = udt.send_files([tmp_path / "f.bin"], addr, code=code, progress=events.append)
+
+            thread = threading.Thread(target=run)
+            thread.start()
+            sent["thread"] = thread
+
+        received = udt.receive_files(out, listen=("127.0.0.1", 0), code=code, ready=send, timeout=30)
+        sent["thread"].join(30)
+        reports.append((sent["report"], received, events))
+    (first, first_received, _), (again, again_received, events) = reports
+    assert (first["sent"], first["skipped"], first_received["stored"]) == (1, 0, 1)
+    assert (again["sent"], again["skipped"], again["failed"]) == (0, 1, [])
+    assert again_received["skipped"] == 1
+    unchanged = [e for e in events if e["kind"] == "unchanged"]
+    assert [e["path"] for e in unchanged] == ["f.bin"], events
+
+
 def test_a_transfer_needs_a_credential_or_insecure(tmp_path):
     with pytest.raises(ValueError):
         udt.send_files([tmp_path], ("127.0.0.1", 9))

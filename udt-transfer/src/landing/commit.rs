@@ -17,7 +17,7 @@ use super::walk::{entry_meta, Id};
 
 /// The refusal when the destination appeared during the transfer.
 fn exists() -> String {
-    "exists (appeared during the transfer); use --force (udt recv --force) to overwrite".to_string()
+    "exists (appeared during the transfer); use --force to overwrite (udt recv --force; udt send --force to a host:path)".to_string()
 }
 
 /// Move `temp` (identity `id`) to `dest`, both in `dir`. `Err` is the reason, for the sender.

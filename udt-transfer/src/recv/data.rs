@@ -157,7 +157,7 @@ pub fn compare_file(
     });
     Ok(match ours {
         Ok(ours) if ours == blake3::Hash::from_bytes(proof) => Ok("identical (same size and BLAKE3)".into()),
-        Ok(_) => Err("exists and differs; use --force (udt recv --force) to overwrite".into()),
+        Ok(_) => Err("exists and differs; use --force to overwrite (udt recv --force; udt send --force to a host:path)".into()),
         Err(msg) => Err(format!("exists; {msg}")),
     })
 }

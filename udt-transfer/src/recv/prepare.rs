@@ -139,7 +139,8 @@ pub fn prepare<'c>(
 }
 
 /// The refusal of an existing file.
-pub const EXISTS: &str = "exists; use --force (udt recv --force) to overwrite";
+pub const EXISTS: &str =
+    "exists; use --force to overwrite (udt recv --force; udt send --force to a host:path)";
 
 /// What to do about an existing file.
 enum Existing {
