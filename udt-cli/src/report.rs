@@ -122,16 +122,7 @@ impl Report {
         self.files += 1;
         self.skipped += 1;
         if self.json {
-            emit(&Line::File {
-                name,
-                bytes: 0,
-                seconds: 0.0,
-                bits_per_second: 0.0,
-                blake3: None,
-                verified: false,
-                status: "skipped",
-                reason: Some(reason),
-            });
+            emit_unsent(name, "skipped", reason);
         } else {
             println!("{shown}: skipped, {reason}");
         }
@@ -143,16 +134,7 @@ impl Report {
         self.failed.push(shown.to_string());
         eprintln!("udt {}: {shown}: {reason}", self.command);
         if self.json {
-            emit(&Line::File {
-                name,
-                bytes: 0,
-                seconds: 0.0,
-                bits_per_second: 0.0,
-                blake3: None,
-                verified: false,
-                status: "error",
-                reason: Some(reason),
-            });
+            emit_unsent(name, "error", reason);
         }
     }
 
@@ -189,6 +171,20 @@ impl Report {
 }
 
 /// Print one JSON line on standard output.
+/// The JSON line of a file that moved no data: `status` and why.
+fn emit_unsent(name: &str, status: &'static str, reason: &str) {
+    emit(&Line::File {
+        name,
+        bytes: 0,
+        seconds: 0.0,
+        bits_per_second: 0.0,
+        blake3: None,
+        verified: false,
+        status,
+        reason: Some(reason),
+    });
+}
+
 fn emit(line: &Line<'_>) {
     match serde_json::to_string(line) {
         Ok(s) => {

@@ -40,6 +40,8 @@ from ._udt import (
     send_files,
 )
 
+from . import _errors
+
 __all__ = [
     "connect",
     "listen",
@@ -47,17 +49,7 @@ __all__ = [
     "receive_files",
     "Stream",
     "Listener",
-    "Error",
-    "TimeoutError",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "ConnectionAbortedError",
-    "BrokenPipeError",
-    "NotConnectedError",
-    "AuthenticationError",
-    "SecurityError",
-    "AddressInUseError",
-    "TransferError",
+    *_errors.__all__,
     "SLICE_SECONDS",
     "__version__",
 ]
