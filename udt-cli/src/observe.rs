@@ -65,6 +65,7 @@ impl Observer for Shown {
             }
             Event::Unchanged { path, reason } => self.report.skipped(path, &display_name(path), reason),
             Event::FileFailed { path, reason } => self.report.failed(path, &display_name(path), reason),
+            Event::Deleted { path } => self.report.deleted(path, &display_name(path)),
             Event::SessionEnded { files, took } => self.report.total(files, took),
             _ => {}
         }

@@ -62,6 +62,12 @@ pub struct Args {
     /// Keep every existing file, whatever the sender's.
     #[arg(long, conflicts_with_all = ["force", "update"])]
     pub ignore_existing: bool,
+    /// Let a sender that asks (`udt send --delete`) delete, in each directory it sends, what
+    /// its tree does not have (rsync's --delete): only below the output directory, never
+    /// through a symbolic link, never what its --exclude matches; each path deleted is listed.
+    /// Without it such a sender is refused. Pulling: ask the far sender for it.
+    #[arg(long)]
+    pub delete: bool,
     /// Pulling: cap the far sender's rate, in bits per second of UDT packets (10mbit, 500m,
     /// 1gbit; `udt send --rate`). Default: no cap.
     #[arg(long, value_name = "RATE", value_parser = crate::units::parse_rate_cap)]
@@ -184,6 +190,7 @@ fn receiver(args: &Args, out: &Path, quiet: bool) -> Result<Receiver> {
     options.max_size = args.max_size;
     options.partial_ttl = args.partial_ttl;
     options.idle_timeout = Some(args.idle_timeout);
+    options.delete = args.delete;
     options.cancel = Cancel::from_fn(interrupt::requested);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create the directory {}", out.display()))?;
     // First, before any thread of ours that creates files starts (it reads the umask).
@@ -226,6 +233,9 @@ fn run_pull(args: &Args, pull: Pull, quiet: bool) -> Result<()> {
     }
     if let Some(bits) = args.rate {
         far_args.push(format!("--rate {bits}"));
+    }
+    if args.delete {
+        far_args.push("--delete".into());
     }
     for pattern in &args.exclude {
         far_args.push(format!("--exclude {}", spec::quote(pattern)));
@@ -323,9 +333,13 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     })
 }
 
-/// Whether a session failed because its peer is not a `udt send` at all.
+/// Whether a session failed because its peer is not a `udt send` at all, or asked for what
+/// this receiver does not allow (`--delete`).
 fn is_not_a_sender(e: &anyhow::Error) -> bool {
-    matches!(e.downcast_ref::<udt_transfer::Error>(), Some(udt_transfer::Error::NotASender(_)))
+    matches!(
+        e.downcast_ref::<udt_transfer::Error>(),
+        Some(udt_transfer::Error::NotASender(_) | udt_transfer::Error::DeleteNotAllowed)
+    )
 }
 
 /// Serve one connection, showing its events; a session in which files failed is an error.

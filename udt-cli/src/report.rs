@@ -1,7 +1,7 @@
 //! What `send` and `recv` print about files: per file a summary line on standard output
 //! (`NAME: skipped, REASON` for one the receiver kept as it was; or, with `--json`, one JSON
 //! object per line: every file, then a total), failures on standard error as
-//! `udt send: NAME: reason`.
+//! `udt send: NAME: reason`; with `--delete`, `deleted NAME` per path the receiver deleted.
 
 use std::io::Write;
 use std::time::Duration;
@@ -27,6 +27,8 @@ enum Line<'a> {
         status: &'static str,
         reason: Option<&'a str>,
     },
+    /// A path the receiver deleted (`--delete`): the sender's tree does not have it.
+    Deleted { name: &'a str },
     /// The session's outcome.
     Total {
         files: usize,
@@ -34,6 +36,8 @@ enum Line<'a> {
         /// Of the `ok` ones, kept as they were on the receiver (identical, or by its rules).
         skipped: usize,
         failed: usize,
+        /// Paths deleted by `--delete`.
+        deleted: usize,
         bytes: u64,
         seconds: f64,
         bits_per_second: f64,
@@ -49,6 +53,7 @@ pub struct Report {
     files: usize,
     failed: Vec<String>,
     skipped: usize,
+    deleted: usize,
     bytes: u64,
 }
 
@@ -65,7 +70,7 @@ fn bps(bytes: u64, took: Duration) -> f64 {
 impl Report {
     /// A report for `udt COMMAND`, in JSON lines if `json`.
     pub fn new(command: &'static str, json: bool) -> Report {
-        Report { command, json, files: 0, failed: Vec::new(), skipped: 0, bytes: 0 }
+        Report { command, json, files: 0, failed: Vec::new(), skipped: 0, deleted: 0, bytes: 0 }
     }
 
     /// A verified file: `name` as sent (`shown`: safe to print), `bytes` in `took`, its hash.
@@ -138,6 +143,16 @@ impl Report {
         }
     }
 
+    /// A path the receiver deleted (`--delete`), `shown` safe to print: `deleted NAME`.
+    pub fn deleted(&mut self, name: &str, shown: &str) {
+        self.deleted += 1;
+        if self.json {
+            emit(&Line::Deleted { name });
+        } else {
+            println!("deleted {shown}");
+        }
+    }
+
     /// The names of the failed files, if any.
     pub fn failures(&self) -> &[String] {
         &self.failed
@@ -155,15 +170,19 @@ impl Report {
                 ok: files - failed,
                 skipped: self.skipped,
                 failed,
+                deleted: self.deleted,
                 bytes: self.bytes,
                 seconds: took.as_secs_f64(),
                 bits_per_second: bps(self.bytes, took),
                 status: if failed == 0 { "ok" } else { "error" },
             });
-        } else if files > 1 {
+        } else if files > 1 || self.deleted > 0 {
             let mut line = progress::total_line(files, failed, self.bytes, took);
             if self.skipped > 0 {
                 line.push_str(&format!("; {} skipped", self.skipped));
+            }
+            if self.deleted > 0 {
+                line.push_str(&format!("; {} deleted", self.deleted));
             }
             println!("{line}");
         }

@@ -75,6 +75,12 @@ pub struct Args {
     /// To a host reached by ssh: keep every file that exists there.
     #[arg(long, conflicts_with_all = ["force", "update"])]
     pub ignore_existing: bool,
+    /// Delete, in each directory sent, what this side's tree does not have (rsync's --delete):
+    /// only below the target directory, never through a symbolic link, keeping what --exclude
+    /// matches; each path deleted is listed. A `udt recv` must allow it (`udt recv --delete`;
+    /// sending to [USER@]HOST:DIR starts it so). Not done when something here could not be read.
+    #[arg(long)]
+    pub delete: bool,
     #[command(flatten)]
     pub security: SecurityArgs,
     #[command(flatten)]
@@ -144,7 +150,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         let listener = far::listen(args.ssh.port_range, options)?;
         far::announce(&listener)?;
         let (stream, peer) = far::accept_one(listener)?;
-        return transfer(stream, &plan, &mut shown, &peer.to_string());
+        return transfer(stream, &plan, &mut shown, &peer.to_string(), send_options(args, &plan));
     }
     match args.target().map_err(|e| anyhow!(e))? {
         SendTarget::Udt(target) => {
@@ -152,22 +158,24 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             security.apply(&mut options);
             let stream = net::connect(&target, options)?;
             tracing::info!(peer = %target, files = count, "connected");
-            transfer(stream, &plan, &mut shown, &target).map_err(|e| match security {
-                // A `udt recv` that wants a credential closes a plain connection at once: the
-                // sender sees the close where it is, waiting for the greeting or already
-                // announcing the first entry.
-                Security::Plain
-                    if ["without a greeting", "the peer closed the connection"]
-                        .iter()
-                        .any(|close| format!("{e:#}").contains(close)) =>
-                {
-                    e.context(
-                        "a `udt recv` that wants a code phrase or key closes a plain connection: run \
+            transfer(stream, &plan, &mut shown, &target, send_options(args, &plan)).map_err(
+                |e| match security {
+                    // A `udt recv` that wants a credential closes a plain connection at once: the
+                    // sender sees the close where it is, waiting for the greeting or already
+                    // announcing the first entry.
+                    Security::Plain
+                        if ["without a greeting", "the peer closed the connection"]
+                            .iter()
+                            .any(|close| format!("{e:#}").contains(close)) =>
+                    {
+                        e.context(
+                            "a `udt recv` that wants a code phrase or key closes a plain connection: run \
                          `udt send` without --insecure, with the --code it shows (or its --key-file)",
-                    )
-                }
-                _ => e,
-            })
+                        )
+                    }
+                    _ => e,
+                },
+            )
         }
         SendTarget::Ssh(remote) => {
             let mut far_args = vec!["--out".to_string(), spec::quote_path(&remote.path)];
@@ -176,6 +184,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                 (args.force, "--force"),
                 (args.update, "--update"),
                 (args.ignore_existing, "--ignore-existing"),
+                (args.delete, "--delete"),
             ] {
                 if given {
                     far_args.push(flag.into());
@@ -191,7 +200,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
                 }
             };
             tracing::info!(peer = %remote.host, files = count, "connected");
-            let result = transfer(stream, &plan, &mut shown, &remote.host);
+            let result = transfer(stream, &plan, &mut shown, &remote.host, send_options(args, &plan));
             far.finish(result.is_ok())?;
             result
         }
@@ -210,10 +219,32 @@ pub fn shared_far_args(mss: Option<u32>, peer_timeout: Option<Duration>) -> Vec<
     words
 }
 
-/// Send `plan` on `stream` (connected to `peer`, as the user named it), showing it on `shown`.
-fn transfer(stream: udt::UdtStream, plan: &Plan, shown: &mut Shown, peer: &str) -> Result<()> {
+/// How to send `plan`: stopped by Ctrl-C; with `--delete`, the request (unless something
+/// could not be read here: the receiver would delete its copy of it, so nothing is deleted,
+/// as rsync does after an I/O error).
+fn send_options(args: &Args, plan: &Plan) -> SendOptions {
     let mut options = SendOptions::default();
     options.cancel = Cancel::from_fn(interrupt::requested);
+    if args.delete && plan.failed().is_empty() {
+        options.delete = Some(args.exclude.clone());
+    } else if args.delete {
+        eprintln!(
+            "udt send: --delete not done: {} could not be sent from here, and the receiver would \
+             delete its copy",
+            plan.failed().join(", ")
+        );
+    }
+    options
+}
+
+/// Send `plan` on `stream` (connected to `peer`, as the user named it), showing it on `shown`.
+fn transfer(
+    stream: udt::UdtStream,
+    plan: &Plan,
+    shown: &mut Shown,
+    peer: &str,
+    options: SendOptions,
+) -> Result<()> {
     udt_transfer::send(stream, plan, &options, shown).map_err(|e| naming(e, peer))?;
     if !shown.report.failures().is_empty() {
         bail!("{}", refusal_summary(&shown.report, plan.files()));

@@ -80,6 +80,13 @@ pub enum Error {
     /// Sending: more entries than the protocol counts (2^32).
     #[error("too many files")]
     TooManyEntries,
+    /// Receiving: the sender asked to delete what it does not send, which this receiver does
+    /// not allow ([`crate::ReceiveOptions::delete`]).
+    #[error(
+        "the sender asked to delete what it does not send (--delete), which this receiver does not \
+         allow: start `udt recv` with --delete"
+    )]
+    DeleteNotAllowed,
     /// Receiving: the output directory is not a directory.
     #[error("{} is not a directory", .0.display())]
     NotADirectory(PathBuf),

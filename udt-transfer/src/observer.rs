@@ -87,6 +87,12 @@ pub enum Event<'a> {
         /// Why, safe to show.
         reason: &'a str,
     },
+    /// `--delete`: the receiver deleted this path (relative to its directory), which the
+    /// sender's tree does not have.
+    Deleted {
+        /// The path deleted.
+        path: &'a str,
+    },
     /// A file or directory failed, was refused, or could not be sent.
     FileFailed {
         /// Its path (as given, for what could not be sent at all).

@@ -13,9 +13,11 @@
 //!       | chunks (length u32 | bytes) up to size - start, then the BLAKE3 hash of the whole
 //!       file (32 bytes); or, in place of a chunk, an abort record
 //!                                     -> stored, or why not
-//!   'E'                               (the end)
-//! status = code u8 (0 ok, 1 error, 2 wait, 3 abort, 4 resume) | length u16 | message
-//!          (for resume: the offset u64, nothing else)
+//!   'X' pattern count u16 | (length u16 | pattern)...   (only with the delete flag; no answer)
+//!   'E'                               (the end; with the delete flag: a "deleted" status per
+//!                                      path deleted, an error per one that could not be, ok)
+//! status = code u8 (0 ok, 1 error, 2 wait, 3 abort, 4 resume, 5 have, 6 skip, 7 deleted)
+//!          | length u16 | message (for resume: the offset u64, nothing else)
 //! ```
 
 //!
@@ -46,6 +48,12 @@ pub const MAX_PATH_LEN: usize = 4096;
 /// The session header's flag by which a sender says it understands the statuses `have` and
 /// `skip` (a receiver answers a sender without it as version 4 first did: `error`).
 pub const FLAG_SKIPS: u16 = 1;
+/// The session header's flag by which a sender asks the receiver to delete, in each directory
+/// it sends, what its tree does not have (rsync's `--delete`); its [`Tag::Delete`] message
+/// follows the header. A receiver that does not allow it refuses the session.
+pub const FLAG_DELETE: u16 = 2;
+/// Most exclude patterns a delete request carries.
+pub const MAX_PATTERNS: usize = 1024;
 /// The `nanos` of a modification time that is unknown.
 pub const NO_MTIME: u32 = u32::MAX;
 /// Longest status or abort message sent; longer ones are cut.
@@ -249,6 +257,9 @@ pub enum Tag {
     Data,
     /// Nothing more: the receiver answers what is left and closes.
     End,
+    /// Only after a header with [`FLAG_DELETE`], once, before the entries: the sender's exclude
+    /// patterns ([`write_patterns`]), whose matches the receiver keeps. Not answered.
+    Delete,
 }
 
 /// Write a message tag.
@@ -257,6 +268,7 @@ pub fn write_message_tag(w: &mut impl Write, tag: Tag) -> io::Result<()> {
         Tag::Entry => b'H',
         Tag::Data => b'D',
         Tag::End => b'E',
+        Tag::Delete => b'X',
     }])
 }
 
@@ -268,6 +280,7 @@ pub fn read_message_tag(r: &mut impl Read) -> io::Result<Tag> {
         b'H' => Ok(Tag::Entry),
         b'D' => Ok(Tag::Data),
         b'E' => Ok(Tag::End),
+        b'X' => Ok(Tag::Delete),
         other => Err(invalid(format!("unknown message tag {other:#04x}"))),
     }
 }
@@ -413,6 +426,10 @@ pub enum Status {
     /// Only to a sender with [`FLAG_SKIPS`]: the file is not taken, and that is no failure
     /// (the receiver holds it identical, or keeps its own by its rules), with the reason.
     Skip(String),
+    /// Only after the end of a session with [`FLAG_DELETE`]: the receiver deleted this path
+    /// (relative to its output directory; at most [`MAX_PATH_LEN`] bytes). Any number of these
+    /// and `error`s (what it could not delete, and why) come after the last answer, then `ok`.
+    Deleted(String),
 }
 
 /// Length of a resume status's body: the offset.
@@ -429,6 +446,7 @@ impl Status {
             return w.write_all(&b);
         }
         let (code, msg) = match self {
+            Status::Deleted(path) => (7u8, truncate(path, MAX_PATH_LEN)),
             Status::Resume { .. } => (4u8, ""),
             Status::Ok => (0u8, ""),
             Status::Have => (5u8, ""),
@@ -456,7 +474,16 @@ impl Status {
             r.read_exact(&mut body)?;
             return Ok(Status::Resume { offset: u64::from_le_bytes(body) });
         }
-        let msg = read_message(r, u16::from_le_bytes([head[1], head[2]]))?;
+        let len = u16::from_le_bytes([head[1], head[2]]);
+        if head[0] == 7 {
+            if usize::from(len) > MAX_PATH_LEN {
+                return Err(invalid(format!("a deleted path of {len} bytes (at most {MAX_PATH_LEN})")));
+            }
+            let mut path = vec![0u8; usize::from(len)];
+            r.read_exact(&mut path)?;
+            return Ok(Status::Deleted(String::from_utf8_lossy(&path).into_owned()));
+        }
+        let msg = read_message(r, len)?;
         let or_unspecified = |m: String| if m.is_empty() { "unspecified error".to_string() } else { m };
         match head[0] {
             0 => Ok(Status::Ok),
@@ -480,6 +507,45 @@ fn read_message(r: &mut impl Read, len: u16) -> io::Result<String> {
     let mut msg = vec![0u8; len];
     r.read_exact(&mut msg)?;
     Ok(String::from_utf8_lossy(&msg).into_owned())
+}
+
+/// Write a delete request's body: the pattern count (u16), then each pattern as its length
+/// (u16) and UTF-8 bytes; at most [`MAX_PATTERNS`] patterns of at most [`MAX_PATH_LEN`] bytes.
+pub fn write_patterns(w: &mut impl Write, patterns: &[String]) -> io::Result<()> {
+    if patterns.len() > MAX_PATTERNS || patterns.iter().any(|p| p.len() > MAX_PATH_LEN) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("at most {MAX_PATTERNS} exclude patterns of {MAX_PATH_LEN} bytes go with --delete"),
+        ));
+    }
+    let mut b = (patterns.len() as u16).to_le_bytes().to_vec();
+    for p in patterns {
+        b.extend_from_slice(&(p.len() as u16).to_le_bytes());
+        b.extend_from_slice(p.as_bytes());
+    }
+    w.write_all(&b)
+}
+
+/// Read a delete request's body ([`write_patterns`]).
+pub fn read_patterns(r: &mut impl Read) -> io::Result<Vec<String>> {
+    let mut two = [0u8; 2];
+    r.read_exact(&mut two)?;
+    let count = usize::from(u16::from_le_bytes(two));
+    if count > MAX_PATTERNS {
+        return Err(invalid(format!("{count} exclude patterns (at most {MAX_PATTERNS})")));
+    }
+    let mut patterns = Vec::with_capacity(count);
+    for _ in 0..count {
+        r.read_exact(&mut two)?;
+        let len = usize::from(u16::from_le_bytes(two));
+        if len > MAX_PATH_LEN {
+            return Err(invalid(format!("an exclude pattern of {len} bytes (at most {MAX_PATH_LEN})")));
+        }
+        let mut p = vec![0u8; len];
+        r.read_exact(&mut p)?;
+        patterns.push(String::from_utf8(p).map_err(|_| invalid("an exclude pattern that is not UTF-8"))?);
+    }
+    Ok(patterns)
 }
 
 /// Bidirectional-text controls: embeddings, overrides, isolates and marks. They can make a
@@ -597,198 +663,4 @@ pub fn invalid(msg: impl Into<String>) -> io::Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn header_round_trip() {
-        let h = Header::new(3);
-        let b = h.encode();
-        assert_eq!(&b[..4], b"UDTF");
-        assert_eq!(Header::read(&mut &b[..]).unwrap(), h);
-        let e = Header::read(&mut &b"HTTP/1.1 200"[..]).unwrap_err();
-        assert!(e.to_string().contains("it sent \"HTTP\""), "{e}");
-        let e = Header::read(&mut &b"UDTP\x01\x00\x00\x00\x00\x00\x00\x00"[..]).unwrap_err();
-        assert!(e.to_string().contains("`udt perf`"), "{e}");
-    }
-
-    #[test]
-    fn greetings() {
-        let g = |b: &[u8]| read_greeting(&mut &b[..]).unwrap();
-        assert_eq!(g(&hello(RECEIVER_MAGIC, VERSION)), Greeting::Receiver(VERSION));
-        assert_eq!(g(&hello(*b"UDTP", 1)), Greeting::PerfServer(1));
-        assert!(matches!(g(b"SSH-2.0-x"), Greeting::Other(m) if m.contains("SSH-")));
-        // A version-1 receiver's refusal of a version-2 header.
-        let mut v1 = Vec::new();
-        Status::Error("unsupported protocol version 2 (this receiver speaks 1)".into())
-            .write(&mut v1)
-            .unwrap();
-        assert!(matches!(g(&v1), Greeting::Other(m) if m.contains("speaks 1")));
-        assert!(read_greeting(&mut &b"UD"[..]).is_err());
-        // An error status whose message is empty or one byte long: some other peer, never a
-        // panic.
-        for odd in [&b"\x01\x00\x00\x00"[..], b"\x01\x01\x00x", b"\x01\x05\x00ab"] {
-            assert!(matches!(g(odd), Greeting::Other(_)), "{odd:?}");
-        }
-    }
-
-    #[test]
-    fn file_header_and_status_round_trip() {
-        let f = FileHeader {
-            kind: Kind::File,
-            name: b"d/c.txt".to_vec(),
-            size: 1 << 40,
-            mode: 0o755,
-            mtime: (-5, 7),
-        };
-        let mut b = Vec::new();
-        f.write(&mut b).unwrap();
-        assert_eq!(b.len(), 3 + 7 + 24);
-        assert_eq!(FileHeader::read(&mut &b[..]).unwrap(), f);
-        let mut dir_with_size = b.clone();
-        dir_with_size[0] = 1;
-        assert!(FileHeader::read(&mut &dir_with_size[..]).is_err());
-        let mut long = vec![0u8];
-        long.extend_from_slice(&5000u16.to_le_bytes());
-        assert!(FileHeader::read(&mut &long[..]).is_err(), "a path over the limit is not read");
-        for s in [
-            Status::Ok,
-            Status::Error("exists; use --force".into()),
-            Status::Wait("busy".into()),
-            Status::Abort("interrupted".into()),
-            Status::Resume { offset: 12345 },
-            Status::Have,
-            Status::Skip("identical (same size and BLAKE3)".into()),
-        ] {
-            let mut b = Vec::new();
-            s.write(&mut b).unwrap();
-            assert_eq!(Status::read(&mut &b[..]).unwrap(), s);
-        }
-        // A resume offer says how much is held and nothing about its bytes.
-        let mut b = Vec::new();
-        Status::Resume { offset: 7 }.write(&mut b).unwrap();
-        assert_eq!(b, [4, 8, 0, 7, 0, 0, 0, 0, 0, 0, 0]);
-        let mut old = vec![4u8, 40, 0];
-        old.extend_from_slice(&[0; 40]);
-        assert!(Status::read(&mut &old[..]).is_err(), "a version-3 resume with a hash");
-        let mut b = Vec::new();
-        Status::Error("é".repeat(1000)).write(&mut b).unwrap();
-        assert_eq!(b.len(), 3 + MAX_MESSAGE_LEN);
-        assert!(Status::read(&mut &[9u8, 0, 0][..]).is_err());
-        // A message over the limit is a protocol violation, not a truncation that desyncs.
-        let mut long = vec![1u8];
-        long.extend_from_slice(&1025u16.to_le_bytes());
-        long.extend(std::iter::repeat_n(b'x', 1025));
-        assert!(Status::read(&mut &long[..]).is_err());
-        let mut abort = ABORT_MARK.to_le_bytes().to_vec();
-        abort.push(0);
-        abort.extend_from_slice(&2000u16.to_le_bytes());
-        abort.extend(std::iter::repeat_n(b'x', 2000));
-        assert!(read_record(&mut &abort[..], 5).is_err());
-    }
-
-    #[test]
-    fn starts_carry_the_senders_proof() {
-        for start in [Start::Whole, Start::Resume { offset: 99, prefix_hash: [7; 32] }] {
-            let mut b = Vec::new();
-            write_start(&mut b, &start).unwrap();
-            assert_eq!(b.len(), if start == Start::Whole { 8 } else { 40 });
-            assert_eq!(read_start(&mut &b[..]).unwrap(), start);
-        }
-        assert!(write_start(&mut Vec::new(), &Start::Resume { offset: 0, prefix_hash: [0; 32] }).is_err());
-        assert!(read_start(&mut &5u64.to_le_bytes()[..]).is_err(), "a resume without its proof");
-    }
-
-    #[test]
-    fn paths_are_checked_component_by_component() {
-        assert_eq!(check_path(b"a/b c/d.txt"), Ok(vec!["a", "b c", "d.txt"]));
-        assert_eq!(check_path(b".hidden/x"), Ok(vec![".hidden", "x"]));
-        for bad in [&b"/etc/passwd"[..], b"a/../b", b"..", b"a//b", b"a/", b"a/./b", b"a/.x.udt-partial"] {
-            assert!(check_path(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
-        }
-        assert!(check_path(&vec![b'a'; 5000]).is_err());
-    }
-
-    #[test]
-    fn names_of_temporary_files_are_reserved() {
-        for reserved in [".c.txt.udt-partial", ".a.udt-partial", ".udt-partial-0123456789abcdef"] {
-            let e = check_name(reserved.as_bytes()).unwrap_err();
-            assert!(e.contains("temporary files"), "{reserved}: {e}");
-        }
-        for fine in ["c.txt.udt-partial", ".udt-partial", "..udt-partial", "udt-partial-1"] {
-            assert_eq!(check_name(fine.as_bytes()), Ok(fine), "{fine}");
-        }
-    }
-
-    #[test]
-    fn records() {
-        let mut b = Vec::new();
-        b.extend_from_slice(&chunk_prefix(10));
-        assert_eq!(read_record(&mut &b[..], 10).unwrap(), Record::Chunk(10));
-        assert!(read_record(&mut &b[..], 9).is_err(), "longer than what is left");
-        assert!(read_record(&mut &0u32.to_le_bytes()[..], 9).is_err(), "empty chunk");
-        let mut b = Vec::new();
-        write_abort(&mut b, AbortScope::File, "the file shrank").unwrap();
-        assert_eq!(
-            read_record(&mut &b[..], 5).unwrap(),
-            Record::Abort(AbortScope::File, "the file shrank".into())
-        );
-        let mut b = Vec::new();
-        write_abort(&mut b, AbortScope::Session, "").unwrap();
-        assert_eq!(
-            read_record(&mut &b[..], 5).unwrap(),
-            Record::Abort(AbortScope::Session, "no reason given".into())
-        );
-    }
-
-    #[test]
-    fn names() {
-        for good in [
-            "c.txt",
-            ".hidden",
-            "a b",
-            "naïve.txt",
-            "x.tar.gz",
-            "backup..2024.txt",
-            "wait...txt",
-            "...",
-            "..hidden",
-            "trailing..",
-        ] {
-            assert_eq!(check_name(good.as_bytes()), Ok(good), "{good}");
-        }
-        for bad in [
-            &b""[..],
-            b".",
-            b"..",
-            b"../evil",
-            b"a/../../b",
-            b"/etc/passwd",
-            b"a/b",
-            b"a\\b",
-            b"..\\evil",
-            b"nul\0byte",
-            b"esc\x1b[2J",
-            b"tab\there",
-            b"\xff\xfe",
-            "evil\u{202e}txt.exe".as_bytes(),
-            "iso\u{2066}late".as_bytes(),
-            &[b'a'; 256],
-        ] {
-            assert!(check_name(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
-        }
-        let dot = check_name(b".").unwrap_err();
-        let dotdot = check_name(b"..").unwrap_err();
-        assert_ne!(dot, dotdot);
-        assert!(dot.contains("\".\"") && !dot.contains("\"..\""), "{dot}");
-        assert!(check_name(b"tab\there").unwrap_err().contains("tab\\there"));
-        assert!(check_name(b"\xff\xfe").unwrap_err().contains("UTF-8"));
-    }
-
-    #[test]
-    fn names_are_displayed_safely() {
-        assert_eq!(display_name("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe");
-        assert_eq!(display_name("a\tb\x1b"), "a\\tb\\u{1b}");
-        assert_eq!(display_name("naïve"), "naïve");
-    }
-}
+mod tests;

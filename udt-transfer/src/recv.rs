@@ -60,6 +60,11 @@ pub struct ReceiveOptions {
     /// Drop a sender that sends nothing for this long while the connection stays up (default
     /// 30 s; `None`: as long as the connection lives).
     pub idle_timeout: Option<Duration>,
+    /// Honour a sender's request to delete, in each directory it sends, what its tree does not
+    /// have (rsync's `--delete`; default: refuse such a session). Only below the output
+    /// directory, never through a symbolic link, and never what the sender's exclude patterns
+    /// match.
+    pub delete: bool,
     /// Stops the sessions (the sender is told why): [`Error::Interrupted`].
     pub cancel: Cancel,
 }
@@ -74,6 +79,7 @@ impl Default for ReceiveOptions {
             max_size: None,
             partial_ttl: Ttl(Some(Duration::from_secs(3 * 86_400))),
             idle_timeout: Some(Duration::from_secs(30)),
+            delete: false,
             cancel: Cancel::never(),
         }
     }
@@ -94,6 +100,8 @@ pub struct ReceiveReport {
     pub failed: Vec<String>,
     /// Bytes received of the stored files.
     pub bytes: u64,
+    /// Paths deleted at the sender's request ([`ReceiveOptions::delete`]).
+    pub deleted: Vec<String>,
     /// Time from the session's acceptance to its end.
     pub took: Duration,
 }
@@ -142,6 +150,7 @@ impl Receiver {
             skips: false,
             max_size: self.options.max_size,
             allow_dotfiles: self.options.allow_dotfiles,
+            allow_delete: self.options.delete,
         };
         session::serve(stream, &ctx, &self.options, observer)
     }

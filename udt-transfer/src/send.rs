@@ -42,6 +42,12 @@ const WINDOW: usize = 256;
 pub struct SendOptions {
     /// Stops the session (it tells the receiver why): [`Error::Interrupted`].
     pub cancel: Cancel,
+    /// Ask the receiver to delete, in each directory sent, what the plan does not have
+    /// (rsync's `--delete`), keeping what these patterns match: give the exclude patterns the
+    /// plan was collected with. A receiver that does not allow it refuses the session
+    /// ([`Error::Refused`]). Leave it off when the plan left out something that could not be
+    /// read ([`Plan::failed`]): the receiver would delete its copy.
+    pub delete: Option<Vec<String>>,
 }
 
 /// What a session that ran to its end did (per file: the events).
@@ -58,6 +64,8 @@ pub struct SendReport {
     pub skipped: usize,
     /// Bytes sent of the verified files.
     pub bytes: u64,
+    /// Paths the receiver deleted ([`SendOptions::delete`]), relative to its directory.
+    pub deleted: Vec<String>,
     /// Time from the receiver's acceptance of the session to its end.
     pub took: Duration,
 }
@@ -78,6 +86,7 @@ pub fn send(
         expect: VecDeque::new(),
         announced: 0,
         start: None,
+        delete: options.delete.as_deref(),
     };
     let result = session.run(&mut link);
     let took = session.start.map(|s| s.elapsed());
@@ -109,14 +118,24 @@ struct Session<'p> {
     announced: usize,
     /// When the receiver accepted the session.
     start: Option<Instant>,
+    /// The exclude patterns of a delete request.
+    delete: Option<&'p [String]>,
 }
 
 impl Session<'_> {
     /// The whole exchange.
     fn run(&mut self, link: &mut Link<'_>) -> Result<(), Error> {
         let count = u32::try_from(self.sources.len()).map_err(|_| Error::TooManyEntries)?;
-        let header = Header::new(count).encode();
-        link.write_all(&header).map_err(|e| io_error(link, "sending the transfer header", e))?;
+        let mut header = Header::new(count);
+        if self.delete.is_some() {
+            header.flags |= protocol::FLAG_DELETE;
+        }
+        link.write_all(&header.encode()).map_err(|e| io_error(link, "sending the transfer header", e))?;
+        if let Some(patterns) = self.delete {
+            protocol::write_message_tag(link, protocol::Tag::Delete)
+                .and_then(|()| protocol::write_patterns(link, patterns))
+                .map_err(|e| io_error(link, "asking the receiver to delete", e))?;
+        }
         // The first window of announcements goes with the transfer's header: the receiver
         // reads them once it accepts the transfer, and the round trip of waiting first is saved.
         self.announce(link, WINDOW)?;
@@ -128,7 +147,7 @@ impl Session<'_> {
                 Status::Wait(msg) => link.event(Event::Waiting { reason: &msg }),
                 Status::Error(msg) => return Err(Error::Refused(msg)),
                 Status::Abort(msg) => return Err(Error::ReceiverStopped(msg)),
-                Status::Resume { .. } | Status::Have | Status::Skip(_) => {
+                Status::Resume { .. } | Status::Have | Status::Skip(_) | Status::Deleted(_) => {
                     return Err(Error::Protocol("protocol error: a file's status for the transfer".into()))
                 }
             }
@@ -158,7 +177,28 @@ impl Session<'_> {
         while !self.expect.is_empty() {
             self.next_go_ahead(link, sources.len())?;
         }
+        if self.delete.is_some() {
+            self.deletions(link)?;
+        }
         Ok(())
+    }
+
+    /// After the last answer of a session with a delete request: what the receiver deleted
+    /// and could not delete, until its `ok`.
+    fn deletions(&mut self, link: &mut Link<'_>) -> Result<(), Error> {
+        loop {
+            let what = "waiting for the receiver's deletions";
+            match read_status(link).map_err(|e| io_error(link, what, e))? {
+                Status::Ok => return Ok(()),
+                Status::Deleted(path) => {
+                    link.event(Event::Deleted { path: &path });
+                    self.report.deleted.push(path);
+                }
+                Status::Error(msg) => failed(link, &mut self.report, "--delete", &msg),
+                Status::Abort(msg) => return Err(Error::ReceiverStopped(msg)),
+                _ => return Err(Error::Protocol("protocol error: a file's status after the end".into())),
+            }
+        }
     }
 
     /// Announce entries up to (not including) `until`.
@@ -201,7 +241,14 @@ impl Session<'_> {
                 Expect::Verdict(j, sent) => {
                     let path = self.sources[j].path.as_str();
                     match (status, sent.failure) {
-                        (Status::Wait(_) | Status::Resume { .. } | Status::Have | Status::Abort(_), _) => {
+                        (
+                            Status::Wait(_)
+                            | Status::Resume { .. }
+                            | Status::Have
+                            | Status::Abort(_)
+                            | Status::Deleted(_),
+                            _,
+                        ) => {
                             return Err(Error::Protocol(
                                 "protocol error: an unexpected status after a file's data".into(),
                             ))

@@ -22,6 +22,11 @@ impl Claims {
         let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
         set.insert(name.to_string()).then(|| Claim { claims: self, name: name.to_string() })
     }
+
+    /// Whether a transfer holds `name` now.
+    pub fn held(&self, name: &str) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).contains(name)
+    }
 }
 
 impl Drop for Claim<'_> {

@@ -7,7 +7,7 @@
 //! ([`SessionDirs::finish`]); a failure on this side is told to the sender (`Status abort`)
 //! before closing, one of the sender's is not.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
@@ -17,10 +17,10 @@ use super::claims::Claims;
 use super::data::{compare_file, receive_file};
 use super::prepare::{prepare, Accepted, Target};
 use super::{consent, ReceiveOptions, ReceiveReport};
-use crate::landing::{walk, Root, SessionDirs};
+use crate::landing::{self, walk, Id, Keep, Root, SessionDirs};
 use crate::link::Link;
 use crate::protocol::{self, FileHeader, Header, Kind, Status, Tag, VERSION};
-use crate::{Error, Event, Observer};
+use crate::{Error, Event, Exclude, Observer};
 
 /// How long a connected peer has to send its header (a `udt send` sends it at once).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -53,6 +53,8 @@ pub struct Ctx<'c> {
     pub max_size: Option<u64>,
     /// Top-level names that begin with a dot are taken.
     pub allow_dotfiles: bool,
+    /// A sender's delete request is honoured.
+    pub allow_delete: bool,
 }
 
 /// Serve one connection and close it: normally once all is acknowledged, after a failure with
@@ -171,6 +173,13 @@ fn receive(
         answer(link, &Status::Error(refusal.to_string()))?;
         return Err(Failure::Peer(refusal));
     }
+    let delete = header.flags & protocol::FLAG_DELETE != 0;
+    if delete && !ctx.allow_delete {
+        let refusal = "this `udt recv` deletes nothing a sender does not send: start it with --delete \
+                       (or send without --delete)";
+        answer(link, &Status::Error(refusal.into()))?;
+        return Err(Failure::Peer(Error::DeleteNotAllowed));
+    }
     answer(link, &Status::Ok)?;
     *start = Some(Instant::now());
     link.event(Event::SessionStarted { entries: header.file_count });
@@ -179,9 +188,51 @@ fn receive(
     // Directories get their permissions and times once everything inside them is written.
     let mut dirs = SessionDirs::default();
     let ctx = &Ctx { skips: header.flags & protocol::FLAG_SKIPS != 0, ..*ctx };
-    let result = session_messages(link, header.file_count, ctx, report, &mut dirs);
+    let mut pruning = delete.then(Pruning::default);
+    let result = session_messages(link, header.file_count, ctx, report, &mut dirs, &mut pruning);
+    let result = match (result, pruning) {
+        (Ok(()), Some(pruning)) => prune(link, ctx, report, pruning),
+        (result, _) => result,
+    };
     dirs.finish(ctx.root);
     result
+}
+
+/// What a session with a delete request gathers for pruning at its end.
+#[derive(Default)]
+struct Pruning {
+    /// The sender's exclude patterns, once its request came.
+    exclude: Option<Exclude>,
+    /// Every path announced.
+    announced: HashSet<String>,
+    /// The directories announced and walked, with the identity they were walked with.
+    dirs: BTreeMap<String, Id>,
+}
+
+/// Delete what the sender's tree does not have from the directories it sent, tell the sender
+/// each path (or why one stays), then `ok`.
+fn prune(
+    link: &mut Link<'_>,
+    ctx: &Ctx<'_>,
+    report: &mut ReceiveReport,
+    pruning: Pruning,
+) -> Result<(), Failure> {
+    let Some(exclude) = pruning.exclude else {
+        return Err(Failure::Here(Error::Protocol("a delete request without its patterns".into())));
+    };
+    let busy = |path: &str| ctx.claims.held(path);
+    let keep = Keep { announced: &pruning.announced, exclude: &exclude, busy: &busy };
+    let pruned = landing::prune(ctx.root, &pruning.dirs, &keep);
+    for path in pruned.deleted {
+        answer(link, &Status::Deleted(path.clone()))?;
+        link.event(Event::Deleted { path: &path });
+        report.deleted.push(path);
+    }
+    for (path, why) in pruned.failed {
+        answer(link, &Status::Error(format!("not deleted: {}: {why}", protocol::display_name(&path))))?;
+        failed(link, report, &path, &format!("not deleted: {why}"));
+    }
+    answer(link, &Status::Ok)
 }
 
 /// An accepted file waiting for its data (or for the sender's proof that it holds the file
@@ -200,6 +251,7 @@ fn session_messages<'c>(
     ctx: &Ctx<'c>,
     report: &mut ReceiveReport,
     dirs: &mut SessionDirs,
+    pruning: &mut Option<Pruning>,
 ) -> Result<(), Failure> {
     let mut pending: HashMap<u32, Pending<'c>> = HashMap::new();
     let mut entries = 0u32;
@@ -208,6 +260,19 @@ fn session_messages<'c>(
             .map_err(|e| from_peer(link, e, || format!("after {entries} of {count} entries")))?;
         match tag {
             Tag::End => return Ok(()),
+            Tag::Delete => {
+                let patterns = protocol::read_patterns(link)
+                    .map_err(|e| from_peer(link, e, || "in the delete request".into()))?;
+                match pruning.as_mut() {
+                    Some(p) if p.exclude.is_none() && entries == 0 => {
+                        p.exclude = Some(Exclude::new(&patterns))
+                    }
+                    _ => return Err(Failure::Here(Error::Protocol(
+                        "a delete request out of place (without the header's flag, twice, or after entries)"
+                            .into(),
+                    ))),
+                }
+            }
             Tag::Entry => {
                 if entries == count {
                     return Err(Failure::Here(Error::Protocol(format!(
@@ -219,10 +284,16 @@ fn session_messages<'c>(
                 let fh = FileHeader::read(link)
                     .map_err(|e| from_peer(link, e, || format!("before entry {} of {count}", index + 1)))?;
                 let lossy = String::from_utf8_lossy(&fh.name).into_owned();
+                if let Some(p) = pruning.as_mut() {
+                    p.announced.insert(lossy.clone());
+                }
                 if fh.kind == Kind::Dir {
                     match make_dir(&fh, ctx, dirs) {
-                        Ok(path) => {
+                        Ok((path, id)) => {
                             answer(link, &Status::Ok)?;
+                            if let Some(p) = pruning.as_mut() {
+                                p.dirs.insert(path.clone(), id);
+                            }
                             dirs.want(path, fh.mode, fh.mtime);
                         }
                         Err(msg) => {
@@ -313,10 +384,11 @@ fn session_messages<'c>(
 }
 
 /// A directory entry: its path checked, the directory made where missing. Returns the path
-/// relative to the output directory, or the refusal for the sender.
-fn make_dir(fh: &FileHeader, ctx: &Ctx<'_>, dirs: &mut SessionDirs) -> Result<String, String> {
+/// relative to the output directory and the directory's identity, or the refusal for the sender.
+fn make_dir(fh: &FileHeader, ctx: &Ctx<'_>, dirs: &mut SessionDirs) -> Result<(String, Id), String> {
     let parts = protocol::check_path(&fh.name)?;
     consent::check(&parts, ctx.allow_dotfiles)?;
-    walk(ctx.root.dir(), &parts, Some(dirs.created_mut()))?;
-    Ok(parts.join("/"))
+    let dir = walk(ctx.root.dir(), &parts, Some(dirs.created_mut()))?;
+    let id = Id::of(&dir).map_err(|e| format!("cannot check the directory: {e}"))?;
+    Ok((parts.join("/"), id))
 }

@@ -92,9 +92,9 @@ pub(super) fn send_file(
             return Ok(None);
         }
         Status::Abort(msg) => return Err(Error::ReceiverStopped(msg)),
-        Status::Wait(_) => {
+        Status::Wait(_) | Status::Deleted(_) => {
             return Err(Error::Protocol(
-                "protocol error: a `wait` status in the middle of the session".into(),
+                "protocol error: a `wait` or `deleted` status in the middle of the session".into(),
             ))
         }
     };
