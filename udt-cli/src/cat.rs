@@ -17,6 +17,12 @@
 //!   `udt cat --listen :9000 > file < /dev/null`) waits for the peer to close, however long.
 //! - When the peer closes, we finish writing what it sent and exit. If some of our input was
 //!   then still unacknowledged, that data was lost: we say so and exit 1.
+//!
+//! `--listen --keep-listening` (netcat's `-l -k`) serves one connection after another until
+//! Ctrl-C, and only receives: each connection's bytes go to standard output whole, in the order
+//! the connections were accepted (one that arrives meanwhile waits its turn; its sender's
+//! writes block until then), each until its peer closes; standard input is not read. A
+//! connection that fails (a foreign protocol, a peer lost) is reported, and the next is served.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -60,6 +66,11 @@ pub struct Args {
     /// Accept one connection on ADDR:PORT (or :PORT, PORT) instead of connecting.
     #[arg(short, long, value_name = "ADDR:PORT", value_parser = net::parse_listen)]
     pub listen: Option<SocketAddr>,
+    /// With --listen: serve one connection after another until Ctrl-C (netcat's -k), writing
+    /// each one's bytes to standard output in turn, whole, until its peer closes; standard
+    /// input is not read (nothing is sent).
+    #[arg(short, long, requires = "listen", conflicts_with = "target")]
+    pub keep_listening: bool,
     /// After standard input ends and is acknowledged, close once the peer has been silent this
     /// long (0: at once; a bare number is seconds). Default: two round trips (at least 20 ms)
     /// if we sent anything, so a request's reply must start within that (give more for a slow
@@ -99,7 +110,7 @@ enum Event {
 }
 
 /// Wait for the one connection, a slice at a time so that Ctrl-C stops the wait at once.
-fn accept_or_stop(mut listener: udt::UdtListener) -> Result<(UdtStream, SocketAddr)> {
+fn accept_or_stop(listener: &mut udt::UdtListener) -> Result<(UdtStream, SocketAddr)> {
     listener.set_accept_timeout(Some(POLL));
     loop {
         match listener.accept() {
@@ -123,13 +134,16 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let stream = match (&args.target, args.listen) {
         (Some(target), _) => net::connect(target, options)?,
         (None, Some(addr)) => {
-            let listener = net::listen(addr, options)?;
+            let mut listener = net::listen(addr, options)?;
             let local = listener.local_addr().context("reading the bound address")?;
             if !quiet {
                 eprintln!("udt cat: listening on {local}");
             }
             security::show_code(&security, "cat", &format!("udt cat HOST:{}", local.port()), false);
-            let (stream, peer) = accept_or_stop(listener)?;
+            if args.keep_listening {
+                return keep_listening(listener);
+            }
+            let (stream, peer) = accept_or_stop(&mut listener)?;
             tracing::info!(%peer, "connection");
             // Dropping the listener stops accepting; the connection keeps the port.
             stream
@@ -159,7 +173,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let output = {
         let (stream, stop, last) = (Arc::clone(&stream), Arc::clone(&stop), Arc::clone(&last_received));
         thread::Builder::new().name("stdout".into()).spawn(move || {
-            let event = match copy_output(&stream, &stop, &last) {
+            let event = match copy_output(&stream, &|| stop.load(Ordering::SeqCst), &last) {
                 Ok(()) => Event::PeerClosed,
                 Err(e) => Event::OutputFailed(e),
             };
@@ -243,6 +257,24 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         let _ = input.join();
     }
     ended.map(|_| ())
+}
+
+/// `--listen --keep-listening`: each connection's bytes to standard output in turn, until
+/// Ctrl-C.
+fn keep_listening(mut listener: udt::UdtListener) -> Result<()> {
+    loop {
+        let (stream, peer) = accept_or_stop(&mut listener)?;
+        tracing::info!(%peer, "connection");
+        let last = Mutex::new(Instant::now());
+        let received = copy_output(&stream, &interrupt::requested, &last);
+        link::close_within(stream, ERROR_CLOSE_LIMIT);
+        if interrupt::requested() {
+            return Err(interrupt::error().into());
+        }
+        if let Err(e) = received {
+            eprintln!("udt cat: the connection from {peer} failed: {e:#}; still listening");
+        }
+    }
 }
 
 /// Copy standard input into the stream until it ends, then wait for the acknowledgement of
@@ -346,9 +378,9 @@ impl Opening {
     }
 }
 
-/// Copy the stream to standard output until the peer closes (`Ok`) or `stop` is set (`Ok` too;
+/// Copy the stream to standard output until the peer closes (`Ok`) or `stop` says so (`Ok` too;
 /// the caller knows). A stream that opens with another `udt` protocol's magic is refused.
-fn copy_output(stream: &UdtStream, stop: &AtomicBool, last_received: &Mutex<Instant>) -> Result<()> {
+fn copy_output(stream: &UdtStream, stop: &dyn Fn() -> bool, last_received: &Mutex<Instant>) -> Result<()> {
     let mut stdout = io::stdout().lock();
     let mut buf = vec![0u8; STREAM_CHUNK];
     let mut r = stream;
@@ -368,7 +400,7 @@ fn copy_output(stream: &UdtStream, stop: &AtomicBool, last_received: &Mutex<Inst
                 write(&opening.take(&buf[..n])?)?;
             }
             Err(e) if is_poll_timeout(&e) => {
-                if stop.load(Ordering::SeqCst) {
+                if stop() {
                     return write(&opening.rest());
                 }
             }

@@ -159,7 +159,7 @@ fn main() -> ExitCode {
         Command::Send(a) if !send::connects_directly(a) => (false, false, None, ""),
         Command::Recv(a) if !recv::listens(a) => (false, false, None, ""),
         Command::Send(a) => (true, false, Some(&a.security), "send"),
-        Command::Cat(a) => (a.target.is_some(), false, Some(&a.security), "cat"),
+        Command::Cat(a) => (a.target.is_some(), a.keep_listening, Some(&a.security), "cat"),
         Command::Recv(a) => (false, a.keep_listening, Some(&a.security), "recv"),
         Command::Perf(perf::Args { mode: Some(perf::Mode::Client(c)), .. }) => {
             (true, false, Some(&c.test.security), "perf client")

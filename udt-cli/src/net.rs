@@ -28,6 +28,9 @@ use udt::{Options, UdtListener, UdtStream};
 /// too (RFC 8305's recommended connection attempt delay).
 pub const ATTEMPT_DELAY: Duration = Duration::from_millis(250);
 
+/// How often a wait for a connection attempt looks whether Ctrl-C was pressed.
+const STOP_SLICE: Duration = Duration::from_millis(5);
+
 /// How long the `udt` tool waits without hearing anything from its peer before it declares the
 /// connection lost (`udt::Options::set_peer_idle_timeout`). The library's default is UDT4's
 /// rule, about 46 s; an interactive tool should say much sooner that the peer is gone. A live
@@ -156,13 +159,21 @@ pub fn connect_any(addrs: &[SocketAddr], options: Options, delay: Duration) -> i
             running += 1;
             next_start = Instant::now() + delay;
         }
-        let result = if started < order.len() {
-            match rx.recv_timeout(next_start.saturating_duration_since(Instant::now())) {
-                Ok(r) => r,
-                Err(_) => continue, // time for the next attempt
+        // Wait in slices, so that Ctrl-C ends the wait at once.
+        let mut slice = STOP_SLICE;
+        if started < order.len() {
+            slice = slice.min(next_start.saturating_duration_since(Instant::now()));
+        }
+        let result = match rx.recv_timeout(slice) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) if crate::interrupt::requested() => {
+                return Err(crate::interrupt::error())
             }
-        } else {
-            rx.recv().map_err(|_| io::Error::other("every connection attempt vanished"))?
+            // Time for the next attempt, or a look at Ctrl-C.
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(io::Error::other("every connection attempt vanished"))
+            }
         };
         running -= 1;
         match result {

@@ -370,3 +370,78 @@ fn perf_reverse_has_the_server_send() {
     both.args(["perf", "--self", "-R", "-n", "1M"]);
     assert_eq!(run(both).status.code(), Some(2));
 }
+
+/// `udt cat -l -k` (netcat's keep-listening): one connection after another, each one's bytes
+/// on standard output whole and in turn, a foreign peer refused without ending it; Ctrl-C ends
+/// it at once. A code phrase, which serves one connection, is refused with -k.
+#[test]
+fn cat_keeps_listening_and_writes_each_connection_in_turn() {
+    let mut cmd = udt();
+    cmd.args(["cat", "-l", "127.0.0.1:0", "-k", "--insecure"]);
+    let mut listening = Listening::start(cmd);
+    let target = format!("127.0.0.1:{}", listening.port());
+    let send = |what: &str| {
+        let mut c = udt();
+        c.args(["cat", "--insecure", &target]).stdin(Stdio::piped());
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(what.as_bytes()).unwrap();
+        let done = child.wait_with_output().unwrap();
+        assert!(done.status.success(), "{}", text(&done.stderr));
+    };
+    send("first line\nsecond line\n");
+    assert_eq!(Listening::line(&listening.out, "line"), "first line");
+    assert_eq!(Listening::line(&listening.out, "line"), "second line");
+    // A `udt send` is no `udt cat` peer: refused, and the next connection is served.
+    let (_dir, path) = file();
+    let done = run({
+        let mut c = udt();
+        c.arg("send").arg(&path).arg(&target).arg("--insecure");
+        c
+    });
+    assert_eq!(done.status.code(), Some(1));
+    Listening::line(&listening.err, "still listening");
+    send("third\n");
+    assert_eq!(Listening::line(&listening.out, "third"), "third");
+    let asked = Instant::now();
+    listening.interrupt();
+    assert_eq!(listening.wait(), Some(130));
+    assert!(asked.elapsed() < Duration::from_millis(500), "{:?}", asked.elapsed());
+
+    let mut coded = udt();
+    coded.args(["cat", "-l", "127.0.0.1:0", "-k", "--code", "4444-amber-lotus-quartz"]);
+    let done = run(coded);
+    assert_eq!(done.status.code(), Some(2));
+    assert!(text(&done.stderr).contains("--key-file"), "{}", text(&done.stderr));
+    let done = run({
+        let mut c = udt();
+        c.args(["cat", "-k", "--insecure", "127.0.0.1:9"]);
+        c
+    });
+    assert_eq!(done.status.code(), Some(2), "-k needs --listen");
+}
+
+/// Ctrl-C while a connecting end waits for an answer from a port nothing listens on ends it at
+/// once, not when the connection attempt times out.
+#[test]
+fn ctrl_c_ends_a_connection_attempt_at_once() {
+    let (_dir, path) = file();
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let target = format!("127.0.0.1:{port}");
+    for args in [
+        vec!["send", "--insecure", path.to_str().unwrap(), &target],
+        vec!["cat", "--insecure", &target],
+        vec!["perf", "client", "--insecure", &target],
+    ] {
+        let mut cmd = udt();
+        cmd.args(&args);
+        let mut waiting = Listening::start(cmd);
+        thread::sleep(Duration::from_millis(300));
+        let asked = Instant::now();
+        waiting.interrupt();
+        assert_eq!(waiting.wait(), Some(130), "{args:?}");
+        let took = asked.elapsed();
+        assert!(took < Duration::from_millis(200), "{args:?}: {took:?}");
+    }
+}
