@@ -10,6 +10,8 @@
 //! bytes go to a private temporary file, hashed as they arrive, and only a file whose BLAKE3
 //! hash matches the sender's is moved into place. Permissions are the sender's at most, masked
 //! by this host's umask, never group- or other-writable, and only on what this session created.
+//! Nothing is deleted unless [`ReceiveOptions::delete`] allows a sender's request, and then only
+//! inside the directories the session sent.
 //!
 //! Every connection is greeted at once ([`greet`]), so a sender knows it reached a receiver and
 //! whether it waits its turn; [`Receiver::serve`] then runs the session. Several sessions may

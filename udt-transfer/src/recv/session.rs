@@ -1,8 +1,12 @@
 //! One connection's exchange: the session header, then every message answered in the order it
-//! is read (an entry with its go-ahead or refusal, a file's data with its verdict), then the
-//! session's directories get their metadata and the connection closes.
+//! is read (an entry with its go-ahead or refusal, a file's data with its verdict), then, for a
+//! sender that asked and a receiver that allows it, what the sender's tree lacks is deleted from
+//! the directories it sent ([`crate::landing::prune`]), then the session's directories get their
+//! metadata and the connection closes.
 //!
-//! Invariants: at most [`MAX_AHEAD`] files wait for their data; whatever happens, the
+//! Invariants: a delete request is refused at the header unless allowed, and carried out only
+//! after the session's End was read (never after a broken session); at most [`MAX_AHEAD`] files
+//! wait for their data; whatever happens, the
 //! directories this session created get their permissions and times once it ends
 //! ([`SessionDirs::finish`]); a failure on this side is told to the sender (`Status abort`)
 //! before closing, one of the sender's is not.
