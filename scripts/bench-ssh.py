@@ -12,7 +12,8 @@ round so drift on a shared machine hits all alike:
   rsync   rsync -a -e SSH SRC root@B:DIR
 
 TCP (scp, rsync) runs with the system's congestion control unless --tcp-cc sets one in both
-namespaces (the JSON records which). Two workloads: one file of --file-size bytes (incompressible), and a tree of --tree-files files
+namespaces (one the system allows there: net.ipv4.tcp_allowed_congestion_control; the JSON
+records which). Two workloads: one file of --file-size bytes (incompressible), and a tree of --tree-files files
 (100 per directory, 1 to 16 KiB each). Each run starts from an empty destination and is timed
 from the tool's start to its exit; the destination's bytes and file count are checked after it
 (a short copy is reported, never timed).
@@ -207,7 +208,8 @@ def main():
     ap.add_argument("--rtt-ms", type=float, default=100)
     ap.add_argument("--loss", type=float, default=0.1, help="random loss each way, percent")
     ap.add_argument("--tcp-cc", default=None,
-                    help="TCP congestion control in both namespaces (scp and rsync), e.g. cubic; "
+                    help="TCP congestion control in both namespaces (scp and rsync), one of "
+                         "net.ipv4.tcp_allowed_congestion_control (a namespace may take no other); "
                          "default: the system's")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds any one copy may take")
     ap.add_argument("--work", default=None, help="directory for the data (default: a temporary one)")
@@ -231,9 +233,10 @@ def main():
         data = make_data(work, a.file_size, a.tree_files, seed=36)
         emu, emu_cmd, queue = start_emulator(a)
         for ns in (NS_A, NS_B):
-            if a.tcp_cc:
-                subprocess.run(in_ns(ns, ["sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={a.tcp_cc}"]),
-                               check=True)
+            if a.tcp_cc and subprocess.run(
+                    in_ns(ns, ["sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={a.tcp_cc}"])).returncode:
+                sys.exit(f"bench-ssh: cannot set {a.tcp_cc} in a namespace: it must be in "
+                         "net.ipv4.tcp_allowed_congestion_control")
         tcp_cc = subprocess.run(in_ns(NS_A, ["sysctl", "-n", "net.ipv4.tcp_congestion_control"]),
                                 capture_output=True, text=True, check=True).stdout.strip()
         sshd, ssh = start_sshd(work)
