@@ -368,8 +368,9 @@ fn key_in_process_list() -> Option<String> {
         .map(str::to_string)
 }
 
-/// Against a real sshd on loopback: push a tree to `USER@127.0.0.1:DIR`, pull it back, a far
-/// host without `udt`, and an interrupted push resumed; no key ever shows in `ps`.
+/// Against a real sshd on loopback: push a tree to `USER@127.0.0.1:DIR`, pull it back, a rerun
+/// that skips, `--delete`, a far host without `udt`, and an interrupted push resumed; no key
+/// ever shows in `ps`.
 #[test]
 fn a_real_sshd_on_loopback() {
     let sshd = match Sshd::start() {
@@ -419,6 +420,14 @@ fn a_real_sshd_on_loopback() {
     assert!(again.status.success(), "{again:?}");
     assert!(again.stdout.contains("4 skipped"), "{}", again.stdout);
     assert!(again.stdout.contains("0 B in"), "{}", again.stdout);
+
+    // --delete through the real sshd: what the far tree holds beyond ours goes, nothing else.
+    std::fs::write(far.join("tree/sub/stale.txt"), b"stale\n").unwrap();
+    let pruned = run(send(&[src.join("tree")], &far, &["--delete"]));
+    assert!(pruned.status.success(), "{pruned:?}");
+    assert!(pruned.stdout.contains("deleted tree/sub/stale.txt"), "{}", pruned.stdout);
+    assert!(!far.join("tree/sub/stale.txt").exists());
+    assert_eq!(contents(&far), contents(&src));
 
     let mut none = udt();
     none.args(["send", "--ssh", &ssh, "--remote-udt", "/nonexistent/bin/udt"])
