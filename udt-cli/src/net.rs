@@ -225,12 +225,6 @@ pub fn interleave(addrs: &[SocketAddr]) -> Vec<SocketAddr> {
     order
 }
 
-/// Close a connection: wait until everything sent is acknowledged (at most the linger time)
-/// and the shutdown packet has been handed to the socket, so the process may exit right after.
-pub fn close(stream: UdtStream) -> io::Result<()> {
-    stream.close()
-}
-
 /// Listen on `addr`, naming it in the error. The dual-stack `[::]` falls back to `0.0.0.0`
 /// (same port) where IPv6 is unavailable; a port in use is never a reason to fall back.
 pub fn listen(addr: SocketAddr, options: Options) -> Result<UdtListener> {

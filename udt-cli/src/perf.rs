@@ -6,8 +6,12 @@
 //!   sends a 32-byte test header on each (see [`TestHeader`] and the Protocol section of `README.md`), checks the
 //!   server's greeting (so that reaching another service fails at once), then writes
 //!   from a preallocated buffer as fast as it can for S seconds, printing one line per stream
-//!   (and a SUM line) every interval, and a summary. `--rate RATE` (`-b`) caps each connection's
-//!   rate (UDT4's `UDT_MAXBW`).
+//!   (and a SUM line) every interval, and a summary (with Jain's fairness index and the spread
+//!   of the streams' rates for several). `--rate RATE` (`-b`) caps each connection's
+//!   rate (UDT4's `UDT_MAXBW`). Its connections run as tasks on a small tokio runtime
+//!   (`tasks.rs`), not a thread each. `-R` has the server send; `--bidir` both at once, on two
+//!   sets of N connections (iperf3's way: UDT has no half-close, so a direction ends with its
+//!   connection), reported per direction.
 //! - `udt perf --self` runs a server on 127.0.0.1:0 inside this process and a client against
 //!   it: a real transfer over loopback that needs no second host.
 //!
@@ -18,9 +22,11 @@
 //! at both ends ([`TestReport`]); `-q` drops the interval lines.
 
 mod client;
-mod reverse;
+mod direction;
+mod fairness;
 mod round;
 mod server;
+mod tasks;
 
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -28,7 +34,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use udt::UdtStream;
+use udt::Snapshot;
+
+pub use fairness::Fairness;
 
 use crate::security::{self, SecurityArgs, Side};
 use crate::{link, net, units};
@@ -142,8 +150,13 @@ pub struct TestOpts {
     #[arg(short = 'n', long = "bytes", value_name = "SIZE", value_parser = units::parse_size, conflicts_with = "omit")]
     pub bytes: Option<u64>,
     /// Reverse: the server sends and the client receives (iperf3's -R).
-    #[arg(short = 'R', long, conflicts_with_all = ["bytes", "omit"])]
+    #[arg(short = 'R', long, conflicts_with = "bytes")]
     pub reverse: bool,
+    /// Both directions at once (iperf3's --bidir): N connections on which the client sends and
+    /// N on which the server sends, each direction reported on its own. The server sends for a
+    /// time, so not with -n; -R is one direction of it.
+    #[arg(long, conflicts_with_all = ["bytes", "reverse"])]
+    pub bidir: bool,
     /// Leave the first SECS of sending out of the results (slow start; iperf3's -O): their
     /// intervals are marked omitted, and the summary counts from there; --time follows them.
     #[arg(short = 'O', long, value_name = "SECS", value_parser = crate::units::parse_positive_secs)]
@@ -230,17 +243,24 @@ fn run_self(test: &TestOpts, quiet: bool) -> Result<()> {
         .spawn(move || server::serve(listener, true, server::Output::Silent, interval, mss, false))?;
     let mut result = client::run_with(&addr.to_string(), test, client_output(test, quiet), &security)?;
     // The server finishes once every stream has been read to its end.
-    let receiver = server
+    let served = server
         .join()
         .map_err(|_| anyhow::anyhow!("the in-process server panicked"))?
-        .context("the in-process server failed")?;
-    result.summary.receiver = receiver.map(Box::new);
+        .context("the in-process server failed")?
+        .unwrap_or_default();
+    match &mut result.bidir_reverse {
+        Some(reverse) => {
+            result.summary.receiver = served.received.map(Box::new);
+            reverse.summary.receiver = served.sent.map(Box::new);
+        }
+        None => result.summary.receiver = served.received.or(served.sent).map(Box::new),
+    }
     if test.json {
-        print_json(&result)?;
-    } else if let Some(r) = &result.summary.receiver {
+        return print_json(&result);
+    }
+    let server_line = |what: &str, r: &Summary| {
         println!(
-            "{}: {} bytes ({}) in {:.2} s = {}, {} packets lost, {} duplicates",
-            if test.reverse { "sender" } else { "receiver" },
+            "{what}: {} bytes ({}) in {:.2} s = {}, {} packets lost, {} duplicates",
             r.bytes,
             units::bytes(r.bytes),
             r.seconds,
@@ -248,6 +268,12 @@ fn run_self(test: &TestOpts, quiet: bool) -> Result<()> {
             r.loss,
             r.duplicates
         );
+    };
+    if let Some(r) = &result.summary.receiver {
+        server_line(if test.reverse { "sender" } else { "receiver" }, r);
+    }
+    if let Some(r) = result.bidir_reverse.as_ref().and_then(|d| d.summary.receiver.as_ref()) {
+        server_line("sender (server to client)", r);
     }
     Ok(())
 }
@@ -261,7 +287,7 @@ fn print_json(value: &impl Serialize) -> Result<()> {
 }
 
 /// Most parallel streams of one test: what `-P` takes and what a server accepts in a header.
-/// The client's connections share one UDP port and I/O thread (each has its writer thread);
+/// The client's connections share one UDP port and I/O thread (each is a task);
 /// the server's listener keeps up to `udt::DEFAULT_MAX_ACCEPTED` (16,384) connections.
 pub const MAX_PARALLEL: u32 = 4096;
 
@@ -269,8 +295,10 @@ pub const MAX_PARALLEL: u32 = 4096;
 pub const GREETING_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The 32 bytes a client sends first on each connection (little-endian):
-/// `"UDTP" | version u16 | flags u16 (bit 0: reversed, the server sends) | test id u64 |
-/// stream index u32 (1-based) | stream count u32 | duration ms u32 | reserved u32`.
+/// `"UDTP" | version u16 | flags u16 (bit 0: reversed, the server sends; bit 1: one direction of
+/// a --bidir test) | test id u64 | stream index u32 (1-based) | stream count u32 | duration ms
+/// u32 | reserved u32`. The two directions of a --bidir test are two tests to the server, with
+/// ids that differ in their lowest bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TestHeader {
     /// Groups the parallel streams of one test on the server.
@@ -283,6 +311,9 @@ pub struct TestHeader {
     pub duration_ms: u32,
     /// The server sends and the client receives (`-R`; flags bit 0).
     pub reverse: bool,
+    /// One direction of a `--bidir` test (flags bit 1): the other is the test whose id differs
+    /// in its lowest bit.
+    pub bidir: bool,
 }
 
 impl TestHeader {
@@ -294,13 +325,17 @@ impl TestHeader {
     pub const LEN: usize = 32;
     /// The flag of a reversed test: the server sends.
     pub const FLAG_REVERSE: u16 = 1;
+    /// The flag of one direction of a `--bidir` test.
+    pub const FLAG_BIDIR: u16 = 2;
 
     /// The wire form.
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0u8; Self::LEN];
         b[..4].copy_from_slice(&Self::MAGIC);
         b[4..6].copy_from_slice(&Self::VERSION.to_le_bytes());
-        b[6..8].copy_from_slice(&(if self.reverse { Self::FLAG_REVERSE } else { 0 }).to_le_bytes());
+        let flags =
+            if self.reverse { Self::FLAG_REVERSE } else { 0 } | if self.bidir { Self::FLAG_BIDIR } else { 0 };
+        b[6..8].copy_from_slice(&flags.to_le_bytes());
         b[8..16].copy_from_slice(&self.test_id.to_le_bytes());
         b[16..20].copy_from_slice(&self.index.to_le_bytes());
         b[20..24].copy_from_slice(&self.count.to_le_bytes());
@@ -329,6 +364,7 @@ impl TestHeader {
             count: u32_at(20),
             duration_ms: u32_at(24),
             reverse: u16::from_le_bytes([b[6], b[7]]) & Self::FLAG_REVERSE != 0,
+            bidir: u16::from_le_bytes([b[6], b[7]]) & Self::FLAG_BIDIR != 0,
         };
         if h.count == 0 || h.count > MAX_PARALLEL || h.index == 0 || h.index > h.count {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "udt perf header: bad stream index"));
@@ -359,6 +395,19 @@ pub struct TestReport {
     pub intervals: Vec<Interval<Sample>>,
     /// The totals.
     pub summary: Summary,
+    /// The server-to-client direction of a `--bidir` test (the fields above are the
+    /// client-to-server one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bidir_reverse: Option<Box<DirectionReport>>,
+}
+
+/// One direction of a `--bidir` test beside the other.
+#[derive(Debug, Serialize)]
+pub struct DirectionReport {
+    /// One entry per interval.
+    pub intervals: Vec<Interval<Sample>>,
+    /// The totals.
+    pub summary: Summary,
 }
 
 /// Test parameters.
@@ -380,6 +429,10 @@ pub struct Start {
     /// The server sent and the client received (`-R`; written only when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub reverse: bool,
+    /// Both directions at once (`--bidir`; written only when true). On the server, each
+    /// direction is a test of its own with this set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bidir: bool,
     /// Maximum segment size of this end, bytes.
     pub mss: u32,
     /// Congestion control of this end.
@@ -428,9 +481,8 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// Read (and clear) `stream`'s interval counters as stream `id` of a `role` end.
-    pub fn read(stream: &UdtStream, id: u32, role: Role, start: f64, end: f64) -> Sample {
-        let snap = stream.stats(true);
+    /// The sample of counters `snap` (read with `clear`) as stream `id` of a `role` end.
+    pub fn of(snap: &Snapshot, id: u32, role: Role, start: f64, end: f64) -> Sample {
         let secs = snap.interval_len.as_secs_f64();
         let (bytes, loss) = match role {
             Role::Client => (snap.interval.bytes_sent, snap.interval.snd_loss),
@@ -552,6 +604,9 @@ pub struct Summary {
     pub cpu_s_per_gb: f64,
     /// Per stream.
     pub streams: Vec<StreamSummary>,
+    /// How evenly the streams shared the path (several streams that moved anything).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<Fairness>,
     /// Streams that ended with an error, and streams that never connected.
     pub errors: Vec<String>,
     /// The server's summary (only with `--self`, where it is in this process).
@@ -577,10 +632,25 @@ impl Summary {
             cpu_user_s: cpu.user.as_secs_f64(),
             cpu_system_s: cpu.system.as_secs_f64(),
             cpu_s_per_gb: if bytes > 0 { cpu.total().as_secs_f64() / (bytes as f64 / 1e9) } else { 0.0 },
+            fairness: Fairness::over(&streams.iter().map(|s| s.bits_per_second).collect::<Vec<_>>()),
             streams,
             errors: Vec::new(),
             receiver: None,
         }
+    }
+}
+
+/// The fairness line of a summary of several streams.
+fn print_fairness(summary: &Summary) {
+    if let Some(f) = &summary.fairness {
+        println!(
+            "fairness over {} streams: Jain {:.3}; per stream min {}, median {}, max {}",
+            summary.streams.len(),
+            f.jain,
+            units::bits(f.min_bits_per_second),
+            units::bits(f.median_bits_per_second),
+            units::bits(f.max_bits_per_second)
+        );
     }
 }
 
@@ -666,6 +736,7 @@ mod tests {
             count: 4,
             duration_ms: 10_000,
             reverse: false,
+            bidir: false,
         };
         let b = h.encode();
         assert_eq!(&b[..4], b"UDTP");
@@ -673,6 +744,9 @@ mod tests {
         let reversed = TestHeader { reverse: true, ..h };
         assert_eq!(reversed.encode()[6..8], [1, 0]);
         assert_eq!(TestHeader::decode(&reversed.encode()).unwrap(), reversed);
+        let both = TestHeader { reverse: true, bidir: true, ..h };
+        assert_eq!(both.encode()[6..8], [3, 0]);
+        assert_eq!(TestHeader::decode(&both.encode()).unwrap(), both);
         let mut bad = b;
         bad[16] = 5;
         assert!(TestHeader::decode(&bad).is_err());
@@ -682,7 +756,14 @@ mod tests {
 
     #[test]
     fn a_server_takes_tests_of_up_to_max_parallel_streams() {
-        let h = |count| TestHeader { test_id: 1, index: count, count, duration_ms: 1000, reverse: false };
+        let h = |count| TestHeader {
+            test_id: 1,
+            index: count,
+            count,
+            duration_ms: 1000,
+            reverse: false,
+            bidir: false,
+        };
         assert!(TestHeader::decode(&h(MAX_PARALLEL).encode()).is_ok());
         assert!(TestHeader::decode(&h(MAX_PARALLEL + 1).encode()).is_err());
     }

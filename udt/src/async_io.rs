@@ -2,7 +2,9 @@
 //! tokio's `AsyncRead` and `AsyncWrite`, so a UDT connection drops into async programs.
 //!
 //! No runtime thread is added: the same I/O thread that serves blocking sockets wakes async
-//! tasks. An operation that would block registers the task's waker while holding the
+//! tasks. As `&TcpStream` in the standard library, `&AsyncUdtStream` reads and writes too, so a
+//! connection shared between tasks (an `Arc`) can be written by one while another samples its
+//! counters or reads it. An operation that would block registers the task's waker while holding the
 //! connection's lock; the I/O thread touches the connection only under that lock and, after a
 //! round that changed what callers wait for (see `view.rs`), wakes every registered task, so no
 //! wake-up is lost.
@@ -126,6 +128,37 @@ impl AsyncUdtStream {
         self.inner
     }
 
+    /// An established (or connecting) blocking socket as an async one: a connection set up
+    /// with the blocking API (a connect with fallbacks, a greeting) served by tasks from then
+    /// on. Its read and write timeouts no longer apply.
+    pub fn from_std(stream: UdtStream) -> Self {
+        AsyncUdtStream { inner: stream }
+    }
+
+    /// The congestion control's name.
+    pub fn congestion_control(&self) -> &'static str {
+        self.inner.congestion_control()
+    }
+
+    /// Wait until everything written has been acknowledged by the peer (as
+    /// [`UdtStream::flush_acknowledged`]); an error once the connection closed with data
+    /// unacknowledged.
+    pub async fn flush_acknowledged(&self) -> io::Result<()> {
+        std::future::poll_fn(|cx| self.poll_acknowledged(cx)).await
+    }
+
+    fn poll_acknowledged(&self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        let conn = self.inner.shared.lock();
+        if conn.is_flushed() {
+            return Poll::Ready(Ok(()));
+        }
+        if let State::Closed(reason) = conn.state() {
+            return Poll::Ready(Err(error::closed(reason)));
+        }
+        self.inner.shared.register(cx.waker());
+        Poll::Pending
+    }
+
     /// Performance counters; `clear` starts a new interval.
     pub fn stats(&self, clear: bool) -> Snapshot {
         self.inner.stats(clear)
@@ -134,6 +167,12 @@ impl AsyncUdtStream {
     /// The peer's address.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.inner.peer_addr()
+    }
+
+    /// The local UDP address (shared with the other connections of its multiplexer, as
+    /// [`UdtStream::local_addr`]).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
     }
 
     fn poll_connected(&self, cx: &Context<'_>) -> Poll<io::Result<()>> {
@@ -175,52 +214,75 @@ impl AsyncUdtStream {
     }
 }
 
-impl AsyncRead for AsyncUdtStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let mut conn = this.inner.shared.lock();
+impl AsyncUdtStream {
+    fn poll_read_shared(&self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let mut conn = self.inner.shared.lock();
         let before = conn.poll_timeout();
         match conn.read(buf.initialize_unfilled()) {
             Ok(n) => {
                 buf.advance(n);
                 // A window update may be due: the core then brings its ACK timer forward.
-                let wake = this.inner.shared.changed_by_app(&mut conn, before);
+                let wake = self.inner.shared.changed_by_app(&mut conn, before);
                 drop(conn);
                 if wake {
-                    this.inner.mux.wake(&this.inner.shared);
+                    self.inner.mux.wake(&self.inner.shared);
                 }
                 Poll::Ready(Ok(()))
             }
             Err(ConnError::WouldBlock) => {
-                this.inner.shared.register(cx.waker());
+                self.inner.shared.register(cx.waker());
                 Poll::Pending
             }
             Err(e) => Poll::Ready(Err(error::from_conn(e))),
         }
     }
-}
 
-impl AsyncWrite for AsyncUdtStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
+    fn poll_write_shared(&self, cx: &Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let chunk = &data[..data.len().min(256 * 1024)];
-        let mut conn = this.inner.shared.lock();
+        let mut conn = self.inner.shared.lock();
         let before = conn.poll_timeout();
         match conn.write(chunk) {
             Ok(n) => {
-                let wake = this.inner.shared.changed_by_app(&mut conn, before);
+                let wake = self.inner.shared.changed_by_app(&mut conn, before);
                 drop(conn);
                 if wake {
-                    this.inner.mux.wake(&this.inner.shared);
+                    self.inner.mux.wake(&self.inner.shared);
                 }
                 Poll::Ready(Ok(n))
             }
             Err(ConnError::WouldBlock) => {
-                this.inner.shared.register(cx.waker());
+                self.inner.shared.register(cx.waker());
                 Poll::Pending
             }
             Err(e) => Poll::Ready(Err(error::from_conn(e))),
         }
+    }
+
+    /// Close the connection (UDT has no half-close): flush, shut down, wait for it to leave.
+    fn poll_shutdown_shared(&self, cx: &Context<'_>) -> Poll<io::Result<()>> {
+        {
+            let mut conn = self.inner.shared.lock();
+            if conn.state() == State::Connected {
+                let now = clock::now_for(&conn);
+                conn.close(now);
+                self.inner.shared.touch(&conn);
+                drop(conn);
+                self.inner.mux.wake(&self.inner.shared);
+            }
+        }
+        self.poll_closed(cx)
+    }
+}
+
+impl AsyncRead for AsyncUdtStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().poll_read_shared(cx, buf)
+    }
+}
+
+impl AsyncWrite for AsyncUdtStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_write_shared(cx, data)
     }
 
     /// Written data is with the protocol already.
@@ -230,17 +292,28 @@ impl AsyncWrite for AsyncUdtStream {
 
     /// Close the connection (UDT has no half-close): flush, shut down, wait for it to leave.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        {
-            let mut conn = this.inner.shared.lock();
-            if conn.state() == State::Connected {
-                let now = clock::now_for(&conn);
-                conn.close(now);
-                this.inner.shared.touch(&conn);
-                drop(conn);
-                this.inner.mux.wake(&this.inner.shared);
-            }
-        }
-        this.poll_closed(cx)
+        self.get_mut().poll_shutdown_shared(cx)
+    }
+}
+
+impl AsyncRead for &AsyncUdtStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().poll_read_shared(cx, buf)
+    }
+}
+
+impl AsyncWrite for &AsyncUdtStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_write_shared(cx, data)
+    }
+
+    /// Written data is with the protocol already.
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    /// Close the connection (UDT has no half-close): flush, shut down, wait for it to leave.
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().poll_shutdown_shared(cx)
     }
 }

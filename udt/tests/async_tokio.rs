@@ -111,3 +111,55 @@ async fn an_async_listener_is_not_held_up_by_a_peer_that_stalls_its_key_agreemen
     drop(good.await.unwrap());
     drop(stalled);
 }
+
+/// A connection shared between tasks: one writes through `&AsyncUdtStream` while another reads
+/// its counters, `flush_acknowledged` returns once the peer acknowledged everything, and a
+/// connection set up with the blocking API carries on as an async one (`from_std`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_async_stream_is_written_by_one_task_and_watched_by_another() {
+    let listener = udt::UdtListener::bind_with("127.0.0.1:0", Options::default()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepting = std::thread::spawn(move || listener.accept().unwrap().0);
+    let blocking =
+        tokio::task::spawn_blocking(move || udt::UdtStream::connect_with(addr, Options::default()))
+            .await
+            .unwrap()
+            .unwrap();
+    let local = blocking.local_addr().unwrap();
+    let client = std::sync::Arc::new(AsyncUdtStream::from_std(blocking));
+    let server = AsyncUdtStream::from_std(
+        tokio::task::spawn_blocking(move || accepting.join().unwrap()).await.unwrap(),
+    );
+    assert_eq!(client.local_addr().unwrap(), local);
+    assert_eq!(client.congestion_control(), "udt");
+
+    let payload = data(3 << 20, 11);
+    let writer = {
+        let (client, payload) = (std::sync::Arc::clone(&client), payload.clone());
+        tokio::spawn(async move {
+            let mut w = &*client;
+            w.write_all(&payload).await.unwrap();
+            tokio::time::timeout(Duration::from_secs(30), client.flush_acknowledged())
+                .await
+                .unwrap()
+                .unwrap();
+        })
+    };
+    let reader = tokio::spawn(async move {
+        let mut server = server;
+        let mut got = vec![0u8; payload.len()];
+        server.read_exact(&mut got).await.unwrap();
+        (got == payload, server)
+    });
+    // Watched meanwhile, from this task.
+    while !writer.is_finished() {
+        let _ = client.stats(false);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    writer.await.unwrap();
+    let acked = client.stats(false);
+    assert_eq!(acked.now.flight, 0, "everything acknowledged once flush_acknowledged returned");
+    let (same, _server) = tokio::time::timeout(Duration::from_secs(30), reader).await.unwrap().unwrap();
+    assert!(same, "data differs");
+    std::sync::Arc::try_unwrap(client).unwrap().close().await.unwrap();
+}

@@ -1,9 +1,13 @@
 //! The server of `udt perf`: accepts connections, groups them into tests by the test id of
 //! their header, reads each to its end (or, for a reversed test, writes to it for the test's
-//! time), and samples `stats(true)` every interval.
+//! time), and samples `stats(true)` every interval. Each connection is a task on a small tokio
+//! runtime (`tasks.rs`), as the client's are, not a thread; each test has a reporting thread.
+//! The two directions of a `--bidir` test are
+//! two tests here (their ids differ in the lowest bit), each reported on its own; a one-off
+//! server waits for both.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -11,7 +15,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use udt::{Options, UdtListener, UdtStream};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use udt::{AsyncUdtStream, Options, UdtListener};
 
 use super::{
     bps, print_json, recv_line, recv_title, Interval, Role, Sample, Start, StreamSummary, Summary,
@@ -19,7 +24,7 @@ use super::{
 };
 use crate::cpu::CpuTime;
 use crate::protocol::{self, describe_magic};
-use crate::{interrupt, link, net, units};
+use crate::{interrupt, net, units};
 
 /// Read size of a test's only stream; tests of many streams read less at a time (see
 /// [`read_size`]).
@@ -31,12 +36,12 @@ const MIN_BUFFER: usize = 64 << 10;
 
 /// Read size of each of `streams` streams: 1 MiB, but no more than their share of 64 MiB (and
 /// no less than 64 KiB), so that `-P 1000` does not commit a gigabyte of read buffers.
-fn read_size(streams: u32) -> usize {
+pub(super) fn read_size(streams: u32) -> usize {
     (BUFFERS_TOTAL / streams.max(1) as usize).clamp(MIN_BUFFER, BUFFER)
 }
 /// How long accept waits before checking whether a one-off test has finished.
 const ACCEPT_POLL: Duration = Duration::from_millis(100);
-/// How long a blocked write of a reversed test waits before looking at the time again.
+/// How often a reversed test waiting for its last acknowledgement looks at Ctrl-C.
 const WRITE_POLL: Duration = Duration::from_millis(100);
 /// How long a reversed test waits for the acknowledgement of its last data.
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
@@ -74,7 +79,7 @@ struct Test {
 /// One connection of a test.
 struct Member {
     index: u32,
-    stream: Arc<UdtStream>,
+    stream: Arc<AsyncUdtStream>,
     bytes: AtomicU64,
     /// When its last byte arrived (or, with none, when it ended), and the error if it failed.
     ended: Mutex<Option<(Instant, Option<String>)>>,
@@ -82,7 +87,41 @@ struct Member {
 
 type Registry = Arc<Mutex<HashMap<u64, Arc<Test>>>>;
 
-/// Serve tests; with `one_off`, return the receiver's view of the first one when it ends.
+/// A finished test: its header and this end's summary.
+type Done = (TestHeader, Summary);
+
+/// The server's view of a client's test (both directions of a `--bidir` one).
+#[derive(Debug, Default)]
+pub struct Served {
+    /// Of the test in which the client sent and this end received.
+    pub received: Option<Summary>,
+    /// Of the test in which this end sent (`-R`, the other half of `--bidir`).
+    pub sent: Option<Summary>,
+}
+
+impl Served {
+    /// The first client's test among `done` once it is complete: its one direction, or both
+    /// of a `--bidir` test.
+    fn first_complete(done: &mut Vec<Done>) -> Option<Served> {
+        let first = done.first()?.0;
+        let partner = first.test_id ^ 1;
+        let wanted = |h: &TestHeader| h.test_id == first.test_id || (first.bidir && h.test_id == partner);
+        if first.bidir && !done.iter().any(|(h, _)| h.test_id == partner) {
+            return None;
+        }
+        let mut served = Served::default();
+        for (h, summary) in done.drain(..).filter(|(h, _)| wanted(h)) {
+            if h.reverse {
+                served.sent = Some(summary);
+            } else {
+                served.received = Some(summary);
+            }
+        }
+        Some(served)
+    }
+}
+
+/// Serve tests; with `one_off`, return this end's view of the first client's test when it ends.
 pub fn serve(
     mut listener: UdtListener,
     one_off: bool,
@@ -90,17 +129,20 @@ pub fn serve(
     interval: Duration,
     mss: u32,
     one_time_code: bool,
-) -> Result<Option<Summary>> {
+) -> Result<Option<Served>> {
     listener.set_accept_timeout(Some(ACCEPT_POLL));
+    let rt = super::tasks::runtime().context("starting the runtime of the connections' tasks")?;
     let registry: Registry = Arc::default();
-    let (done_tx, done_rx) = mpsc::channel::<Summary>();
+    let (done_tx, done_rx) = mpsc::channel::<Done>();
+    let mut done = Vec::new();
     loop {
         if interrupt::requested() {
             return Err(interrupt::error().into());
         }
         if one_off {
-            if let Ok(summary) = done_rx.try_recv() {
-                return Ok(Some(summary));
+            done.extend(done_rx.try_iter());
+            if let Some(served) = Served::first_complete(&mut done) {
+                return Ok(Some(served));
             }
         }
         let (stream, peer) = match listener.accept() {
@@ -120,58 +162,56 @@ pub fn serve(
             Err(e) => return Err(e).context("accepting a connection"),
         };
         let (registry, done_tx) = (Arc::clone(&registry), done_tx.clone());
-        thread::Builder::new().name("perf-reader".into()).spawn(move || {
-            if let Err(e) = handle(stream, peer, &registry, done_tx, output, interval, mss) {
+        let stream = AsyncUdtStream::from_std(stream);
+        rt.spawn(async move {
+            if let Err(e) = handle(stream, peer, &registry, done_tx, output, interval, mss).await {
                 tracing::warn!(%peer, "perf connection: {e:#}");
             }
-        })?;
+        });
     }
 }
 
 /// Greet a connection, read its header, join its test (starting the test's reporter if it is
 /// the first), then read it to the end. A peer that is not a `udt perf client` is refused.
-fn handle(
-    mut stream: UdtStream,
+async fn handle(
+    stream: AsyncUdtStream,
     peer: SocketAddr,
     registry: &Registry,
-    done: mpsc::Sender<Summary>,
+    done: mpsc::Sender<Done>,
     output: Output,
     interval: Duration,
     mss: u32,
 ) -> Result<()> {
     (&stream)
         .write_all(&protocol::hello(TestHeader::MAGIC, TestHeader::VERSION))
+        .await
         .context("greeting the client")?;
-    stream.set_read_timeout(Some(GREETING_TIMEOUT));
     let mut head = [0u8; TestHeader::LEN];
-    let header = match stream.read_exact(&mut head) {
-        Ok(()) => TestHeader::decode(&head).map_err(|e| {
+    let header = match tokio::time::timeout(GREETING_TIMEOUT, (&stream).read_exact(&mut head)).await {
+        Ok(Ok(_)) => TestHeader::decode(&head).map_err(|e| {
             if head[..4] == TestHeader::MAGIC {
                 e.to_string()
             } else {
                 format!("not a `udt perf client`: {}", describe_magic(&head[..4]))
             }
         }),
-        Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+        Err(_) => {
             Err(format!("not a `udt perf client`: no test header within {} s", GREETING_TIMEOUT.as_secs()))
         }
-        Err(e) => Err(format!("no test header: {e}")),
+        Ok(Err(e)) => Err(format!("no test header: {e}")),
     };
-    stream.set_read_timeout(None);
     let header = match header {
         Ok(h) => h,
         Err(msg) => {
             if output != Output::Silent {
                 eprintln!("udt perf server: connection from {peer} refused: {msg}");
             }
-            link::close_within(stream, Duration::from_secs(1));
+            // Deliver the shutdown, so the client says at once what it got.
+            let _ = tokio::time::timeout(Duration::from_secs(1), stream.close()).await;
             return Ok(());
         }
     };
     stream.stats(true);
-    if header.reverse {
-        stream.set_write_timeout(Some(WRITE_POLL));
-    }
     let stream = Arc::new(stream);
     let member =
         Arc::new(Member { index: header.index, stream, bytes: AtomicU64::new(0), ended: Mutex::new(None) });
@@ -189,7 +229,7 @@ fn handle(
             let spawned = thread::Builder::new().name("perf-report".into()).spawn(move || {
                 let summary = report(&test2, output, interval, mss);
                 registry2.lock().unwrap_or_else(|e| e.into_inner()).remove(&test2.header.test_id);
-                let _ = done.send(summary);
+                let _ = done.send((test2.header, summary));
             });
             if let Err(e) = spawned {
                 tracing::error!("cannot start the reporter thread: {e}");
@@ -202,7 +242,7 @@ fn handle(
     if header.reverse {
         let deadline =
             test_start(registry, header.test_id) + Duration::from_millis(u64::from(header.duration_ms));
-        let error = send_until(&member, deadline).err().map(|e| format!("{e:#}"));
+        let error = send_until(&member, deadline).await.err().map(|e| format!("{e:#}"));
         *member.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), error));
         return Ok(());
     }
@@ -210,7 +250,7 @@ fn handle(
     let mut r = &*member.stream;
     let mut last_data = None;
     let error = loop {
-        match r.read(&mut buf) {
+        match r.read(&mut buf).await {
             Ok(0) => break None,
             Ok(n) => {
                 member.bytes.fetch_add(n as u64, Ordering::Relaxed);
@@ -234,8 +274,13 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
     let interval_lines = output == Output::Text { intervals: true };
     if text {
         let plural = if test.header.count == 1 { "" } else { "s" };
+        let bidir = match (test.header.bidir, test.header.reverse) {
+            (false, _) => "",
+            (true, false) => " (--bidir: the client's half)",
+            (true, true) => " (--bidir: this end's half)",
+        };
         println!(
-            "test from {}: {} stream{plural}, {:.1} s",
+            "test from {}: {} stream{plural}, {:.1} s{bidir}",
             test.peer,
             test.header.count,
             f64::from(test.header.duration_ms) / 1000.0
@@ -328,6 +373,7 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
                 summary.cpu_system_s,
                 if test.header.reverse { "sender" } else { "receiver" }
             );
+            super::print_fairness(&summary);
             for e in &summary.errors {
                 println!("error: {e}");
             }
@@ -342,11 +388,13 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
                     bytes: None,
                     omit_s: None,
                     reverse: test.header.reverse,
+                    bidir: test.header.bidir,
                     mss,
                     congestion_control: cc,
                 },
                 intervals,
                 summary,
+                bidir_reverse: None,
             };
             if let Err(e) = print_json(&report) {
                 tracing::error!("{e:#}");
@@ -366,29 +414,29 @@ fn test_start(registry: &Registry, id: u64) -> Instant {
 /// A reversed test's stream: write from one buffer until `deadline` (or Ctrl-C), counting the
 /// bytes, then wait for the acknowledgement of everything. The connection closes when the
 /// test is reported and its last handle goes.
-fn send_until(member: &Member, deadline: Instant) -> Result<()> {
+async fn send_until(member: &Member, deadline: Instant) -> Result<()> {
     let buf: Vec<u8> = (0..BUFFER).map(|i| (i % 251) as u8).collect();
     let mut w = &*member.stream;
     let mut off = 0;
+    let until = tokio::time::Instant::from_std(deadline);
     while Instant::now() < deadline && !interrupt::requested() {
-        match w.write(&buf[off..]) {
-            Ok(n) => {
+        tokio::select! {
+            biased;
+            _ = tokio::time::sleep_until(until) => break,
+            r = w.write(&buf[off..]) => {
+                let n = r.context("sending")?;
                 member.bytes.fetch_add(n as u64, Ordering::Relaxed);
                 off = (off + n) % buf.len();
             }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => {}
-            Err(e) => return Err(e).context("sending"),
         }
     }
     let drain = Instant::now() + DRAIN_LIMIT;
     loop {
-        match member.stream.flush_acknowledged() {
-            Ok(()) => return Ok(()),
-            Err(e)
-                if e.kind() == io::ErrorKind::TimedOut
-                    && Instant::now() < drain
-                    && !interrupt::requested() => {}
-            Err(e) => return Err(e).context("waiting for the acknowledgement of the last data"),
+        match tokio::time::timeout(WRITE_POLL, member.stream.flush_acknowledged()).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => return Err(e).context("waiting for the acknowledgement of the last data"),
+            Err(_) if Instant::now() < drain && !interrupt::requested() => {}
+            Err(_) => anyhow::bail!("the last data was not acknowledged within {} s", DRAIN_LIMIT.as_secs()),
         }
     }
 }
@@ -407,7 +455,7 @@ fn sample(test: &Test, start: f64, end: f64) -> Interval<Sample> {
     let role = if test.header.reverse { Role::Client } else { Role::Server };
     let members = test.streams.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let mut samples: Vec<Sample> =
-        members.iter().map(|m| Sample::read(&m.stream, m.index, role, start, end)).collect();
+        members.iter().map(|m| Sample::of(&m.stream.stats(true), m.index, role, start, end)).collect();
     samples.sort_by_key(|s| s.id);
     let sum = Sample::sum(&samples, start, end);
     Interval { start, end, omitted: false, streams: samples, sum }

@@ -1,30 +1,33 @@
-//! The client: opens every connection from one UDP port (a `UdtListener`'s, through
-//! `UdtListener::connect`), then a few threads, each owning a share of the connections, write
-//! each connection's messages on schedule with blocking writes (a 64-byte write never waits for
-//! long: the send buffer has room).
+//! The client: every connection is a task on a small tokio runtime (`--threads` threads), all
+//! opened with the async API from this process's one shared client port (one UDP socket, one
+//! I/O thread); each task writes its connection's messages on schedule (a 64-byte write never
+//! waits for long: the send buffer has room).
 //!
 //! Connection `i` of `n` sends message 0 as it connects, then message `k` at
 //! `t0 + (k - 1) * interval + i * interval / n` while that is before `t0 + seconds` (so sends are
 //! spread evenly over each interval), then (`send_ends`) its end marker.
 
-use std::io::Write;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use udt::{UdtListener, UdtStream};
+use tokio::io::AsyncWriteExt;
+use tokio::runtime::Runtime;
+use tokio::sync::Semaphore;
+use udt::{AsyncUdtStream, Options};
 
 use crate::wire;
 
-/// Wake-ups closer together than this are merged: the thread sends whatever is due.
-const SLACK: Duration = Duration::from_millis(2);
-/// A connecting thread stops after this many failed connects.
+/// Connections being opened at once.
+const AT_ONCE: usize = 64;
+/// Connecting stops after this many failed connects.
 const MAX_CONNECT_ERRORS: usize = 10;
 
 /// One client connection.
 #[derive(Debug)]
 pub struct Conn {
     index: u32,
-    stream: UdtStream,
+    stream: AsyncUdtStream,
     /// Data messages written.
     pub sent: u32,
     /// The first write error.
@@ -32,11 +35,11 @@ pub struct Conn {
 }
 
 impl Conn {
-    fn send(&mut self, end: bool) {
+    async fn send(&mut self, end: bool) {
         if self.error.is_some() {
             return;
         }
-        match self.stream.write_all(&wire::encode(self.index, self.sent, end)) {
+        match self.stream.write_all(&wire::encode(self.index, self.sent, end)).await {
             Ok(()) if !end => self.sent += 1,
             Ok(()) => {}
             Err(e) => self.error = Some(format!("write: {e}")),
@@ -47,93 +50,108 @@ impl Conn {
 /// What the connect phase did.
 #[derive(Debug)]
 pub struct Connected {
-    /// The connections, one list per sending thread.
-    pub shares: Vec<Vec<Conn>>,
-    /// Failed connects, and the first error.
+    /// The connections, in index order.
+    pub conns: Vec<Conn>,
+    /// Failed connects.
     pub failed: usize,
     /// The first connect error.
     pub first_error: Option<String>,
 }
 
-/// Open `n` connections to `server` from `clients`' port on `threads` threads; each sends its
-/// message 0 at once.
-pub fn connect_all(clients: &UdtListener, server: SocketAddr, n: u32, threads: u32) -> Connected {
-    let mut connected = Connected { shares: Vec::new(), failed: 0, first_error: None };
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    let (mut mine, mut errors) = (Vec::new(), Vec::new());
-                    for index in (t..n).step_by(threads as usize) {
-                        if errors.len() >= MAX_CONNECT_ERRORS {
-                            break;
-                        }
-                        match clients.connect(server) {
-                            Ok(stream) => {
-                                let mut conn = Conn { index, stream, sent: 0, error: None };
-                                conn.send(false);
-                                mine.push(conn);
-                            }
-                            Err(e) => errors.push(format!("connect {index}: {e}")),
-                        }
+/// The runtime the connections' tasks run on.
+pub fn runtime(threads: u32) -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads as usize)
+        .enable_time()
+        .build()
+        .expect("runtime")
+}
+
+/// Open `n` connections to `server`, [`AT_ONCE`] at a time; each sends its message 0 at once.
+pub fn connect_all(rt: &Runtime, server: SocketAddr, n: u32, options: &Options) -> Connected {
+    let permits = Arc::new(Semaphore::new(AT_ONCE));
+    let failures = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..n)
+        .map(|index| {
+            let (permits, failures, options) = (Arc::clone(&permits), Arc::clone(&failures), options.clone());
+            rt.spawn(async move {
+                let _permit = permits.acquire().await.expect("permits");
+                if failures.load(std::sync::atomic::Ordering::SeqCst) >= MAX_CONNECT_ERRORS {
+                    return None;
+                }
+                match AsyncUdtStream::connect_with(server, options).await {
+                    Ok(stream) => {
+                        let mut conn = Conn { index, stream, sent: 0, error: None };
+                        conn.send(false).await;
+                        Some(Ok(conn))
                     }
-                    (mine, errors)
-                })
+                    Err(e) => {
+                        failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        Some(Err(format!("connect {index}: {e}")))
+                    }
+                }
             })
-            .collect();
-        for h in handles {
-            let (mine, errors) = h.join().expect("connecting thread");
-            connected.failed += errors.len();
-            if connected.first_error.is_none() {
-                connected.first_error = errors.into_iter().next();
+        })
+        .collect();
+    let mut connected = Connected { conns: Vec::new(), failed: 0, first_error: None };
+    for t in tasks {
+        match rt.block_on(t).expect("connecting task") {
+            Some(Ok(conn)) => connected.conns.push(conn),
+            Some(Err(e)) => {
+                connected.failed += 1;
+                connected.first_error.get_or_insert(e);
             }
-            connected.shares.push(mine);
+            None => {}
         }
-    });
+    }
     connected
 }
 
-/// Send every share's messages on schedule from `t0` for `seconds` (`interval` zero: none,
-/// just wait), one thread per share.
-pub fn send_all(shares: &mut [Vec<Conn>], n: u32, t0: Instant, interval: Duration, seconds: Duration) {
-    std::thread::scope(|scope| {
-        for share in shares.iter_mut() {
-            scope.spawn(move || send_share(share, n, t0, interval, seconds));
-        }
-    });
-}
-
-/// Send every connection's end marker.
-pub fn send_ends(shares: &mut [Vec<Conn>]) {
-    for conn in shares.iter_mut().flatten() {
-        conn.send(true);
-    }
-}
-
-fn send_share(share: &mut [Conn], n: u32, t0: Instant, interval: Duration, seconds: Duration) {
+/// Send every connection's messages on schedule from `t0` for `seconds` (`interval` zero:
+/// none, just wait), a task each.
+pub fn send_all(
+    rt: &Runtime,
+    conns: &mut Vec<Conn>,
+    n: u32,
+    t0: Instant,
+    interval: Duration,
+    seconds: Duration,
+) {
     let end = t0 + seconds;
     if interval.is_zero() {
         std::thread::sleep(end.saturating_duration_since(Instant::now()));
         return;
     }
-    // Bounded: every round moves the due times one interval on, towards `end`.
-    for round in 0u32.. {
-        let round_start = t0 + interval * round;
-        if round_start >= end {
-            break;
-        }
-        for conn in share.iter_mut() {
-            let due = round_start + interval.mul_f64(f64::from(conn.index) / f64::from(n));
-            if due >= end {
-                break;
-            }
-            let now = Instant::now();
-            if due > now + SLACK {
-                std::thread::sleep(due - now);
-            }
-            conn.send(false);
-        }
+    let tasks: Vec<_> = conns
+        .drain(..)
+        .map(|mut conn| {
+            rt.spawn(async move {
+                let offset = interval.mul_f64(f64::from(conn.index) / f64::from(n));
+                // Bounded: every round moves the due time one interval on, towards `end`.
+                for round in 0u32.. {
+                    let due = t0 + interval * round + offset;
+                    if due >= end {
+                        break;
+                    }
+                    tokio::time::sleep_until(due.into()).await;
+                    conn.send(false).await;
+                }
+                conn
+            })
+        })
+        .collect();
+    for t in tasks {
+        conns.push(rt.block_on(t).expect("sending task"));
     }
+}
+
+/// Send every connection's end marker.
+pub fn send_ends(rt: &Runtime, conns: &mut [Conn]) {
+    rt.block_on(async {
+        for conn in conns.iter_mut() {
+            conn.send(true).await;
+        }
+    });
 }
 
 /// The client connections' transport counters, summed.
@@ -149,10 +167,10 @@ pub struct Totals {
     pub unacknowledged: u64,
 }
 
-/// Sum the counters of every connection in `shares`.
-pub fn totals(shares: &[Vec<Conn>]) -> Totals {
+/// Sum the counters of every connection.
+pub fn totals(conns: &[Conn]) -> Totals {
     let mut t = Totals::default();
-    for conn in shares.iter().flatten() {
+    for conn in conns {
         let s = conn.stream.stats(false);
         t.pkts_sent += s.total.pkts_sent;
         t.retransmits += s.total.retransmits;
@@ -160,4 +178,9 @@ pub fn totals(shares: &[Vec<Conn>]) -> Totals {
         t.unacknowledged += u64::from(s.now.flight > 0);
     }
     t
+}
+
+/// The client's local UDP port (the one every connection shares).
+pub fn port(conns: &[Conn]) -> Option<u16> {
+    conns.first().and_then(|c| c.stream.local_addr().ok()).map(|a| a.port())
 }

@@ -12,7 +12,8 @@
 //!     [--connections N] [--interval SECS] [--seconds SECS] [--threads T] [--json]
 //! ```
 //!
-//! Defaults: 10,000 connections, a message every 1 s, 10 s, 4 client threads. `--json` prints
+//! Defaults: 10,000 connections, a message every 1 s, 10 s, 4 client threads (the connections
+//! are tasks on that many threads). `--json` prints
 //! one JSON line instead of the summary.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -28,7 +29,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use udt::{Options, UdtListener};
+use udt::Options;
 
 /// Set in the child: run as the listener; holds "CONNECTIONS SECONDS".
 const SERVER_ENV: &str = "UDT_MANY_CONNECTIONS_SERVER";
@@ -140,37 +141,36 @@ fn main() {
         read_timeout: Some(Duration::from_secs(10)),
         ..Options::default()
     };
-    // All connections on one multiplexer: one UDP port, one I/O thread.
-    let clients = UdtListener::bind_with("127.0.0.1:0", options).unwrap();
+    // All connections on the process's shared client port: one UDP socket, one I/O thread.
+    let rt = client::runtime(a.threads);
     let me = std::process::id();
     let (connect_start, server_cpu0, client_cpu0) = (Instant::now(), listener.cpu(), procfs::cpu_seconds(me));
-    let mut connected = client::connect_all(&clients, server, a.connections, a.threads);
-    let opened: usize = connected.shares.iter().map(Vec::len).sum();
+    let mut connected = client::connect_all(&rt, server, a.connections, &options);
+    let opened = connected.conns.len();
     listener.tell(&format!("connected {opened}"));
     let accepted = listener.expect("accepted");
     let connect_s = connect_start.elapsed().as_secs_f64();
     let (server_cpu1, client_cpu1) = (listener.cpu(), procfs::cpu_seconds(me));
 
     let t0 = Instant::now();
-    client::send_all(&mut connected.shares, a.connections, t0, a.interval, a.seconds);
+    client::send_all(&rt, &mut connected.conns, a.connections, t0, a.interval, a.seconds);
     let window = t0.elapsed().as_secs_f64();
     let (server_cpu2, client_cpu2) = (listener.cpu(), procfs::cpu_seconds(me));
-    let sent = client::totals(&connected.shares);
-    let client_port = clients.local_addr().unwrap().port();
+    let sent = client::totals(&connected.conns);
     let drops = |port| procfs::udp_drops(port).map_or(f64::NAN, |d| d as f64);
-    let (server_drops, client_drops) = (drops(port), drops(client_port));
-    client::send_ends(&mut connected.shares);
+    let (server_drops, client_drops) = (drops(port), client::port(&connected.conns).map_or(f64::NAN, drops));
+    client::send_ends(&rt, &mut connected.conns);
     listener.tell("ended");
     let report: HashMap<String, String> = listener
         .expect("report")
         .into_iter()
         .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
         .collect();
-    let conns = connected.shares.iter().flatten();
+    let conns = connected.conns.iter();
     let expected: u64 = conns.clone().map(|c| u64::from(c.sent)).sum();
     let write_errors = conns.clone().filter(|c| c.error.is_some()).count();
     let (_, client_peak) = procfs::resident_bytes(me);
-    drop(connected.shares);
+    drop(connected.conns);
     drop(listener.stdin);
     let _ = listener.child.wait();
 

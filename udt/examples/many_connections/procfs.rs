@@ -24,11 +24,13 @@ pub fn resident_bytes(pid: u32) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// Datagrams the kernel dropped for the UDP socket bound to 127.0.0.1:`port` (`/proc/net/udp`'s
-/// `drops` column: mostly a full receive buffer); `None` if there is no such socket.
+/// Datagrams the kernel dropped for the UDP socket bound to 127.0.0.1:`port` or 0.0.0.0:`port`
+/// (`/proc/net/udp`'s `drops` column: mostly a full receive buffer); `None` if there is no such
+/// socket.
 pub fn udp_drops(port: u16) -> Option<u64> {
     let table = std::fs::read_to_string("/proc/net/udp").ok()?;
-    let local = format!("0100007F:{port:04X}");
-    let line = table.lines().skip(1).find(|l| l.split_whitespace().nth(1) == Some(local.as_str()))?;
+    let locals = [format!("0100007F:{port:04X}"), format!("00000000:{port:04X}")];
+    let bound = |l: &str| l.split_whitespace().nth(1).is_some_and(|a| locals.iter().any(|x| x == a));
+    let line = table.lines().skip(1).find(|l| bound(l))?;
     line.split_whitespace().last()?.parse().ok()
 }
