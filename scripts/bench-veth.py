@@ -108,6 +108,8 @@ def configurations(a, key_file, place):
     """name -> function(tmp) returning a benchlib.Run. With --perf, only `udt perf`'s, each
     side under `perf record`."""
     t = a.time
+    if a.perf:
+        os.makedirs(a.perf, exist_ok=True)
 
     def at(name):
         return profiled(place, name, a.perf) if a.perf else place
