@@ -1,8 +1,9 @@
-"""Shared helpers of the loopback benchmark scripts (bench-loopback.py, bench-runtime.py).
+"""Shared helpers of the benchmark scripts (bench-loopback.py, bench-runtime.py, bench-veth.py).
 
 Each test runs its server and client as separate processes under GNU time, so each side's CPU
 seconds (user + system) and peak resident size are the kernel's own accounting. Traffic goes to
-127.0.0.1 only; every wait is bounded.
+127.0.0.1, or between the network namespaces bench-veth.py creates (`Place`: the command prefix
+and address of each side); every wait is bounded.
 """
 
 import json
@@ -25,11 +26,23 @@ def free_port():
         return s.getsockname()[1]
 
 
-def timed(cmd, tmpdir, name):
-    """Start cmd under GNU time; returns (Popen, path of the time report)."""
+class Place:
+    """Where a benchmark's two ends run: each side's command prefix (such as
+    `ip netns exec NAME`) and the address the client reaches the server at."""
+
+    def __init__(self, host="127.0.0.1", server_prefix=(), client_prefix=()):
+        self.host, self.server_prefix, self.client_prefix = host, list(server_prefix), list(client_prefix)
+
+
+LOOPBACK = Place()
+
+
+def timed(cmd, tmpdir, name, prefix=()):
+    """Start cmd under GNU time (after `prefix`, which must exec it: GNU time then measures cmd
+    alone); returns (Popen, path of the time report)."""
     report = os.path.join(tmpdir, name + ".time")
     p = subprocess.Popen(
-        ["/usr/bin/time", "-f", "%e %U %S %M", "-o", report] + cmd,
+        list(prefix) + ["/usr/bin/time", "-f", "%e %U %S %M", "-o", report] + cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -79,20 +92,24 @@ class Run:
         return self.cpu_send / gb, self.cpu_recv / gb
 
 
-def run_udt(udt, secs, tmp, parallel=1, bandwidth=None, server_args=(), client_args=()):
-    """`udt perf server -1` and `udt perf client -P parallel [-b bandwidth]` for secs seconds.
+def run_udt(
+    udt, secs, tmp, parallel=1, bandwidth=None, server_args=(), client_args=(), place=LOOPBACK, key_file=None
+):
+    """`udt perf server -1` and `udt perf client -P parallel [-b bandwidth]` for secs seconds,
+    in clear, or secured with `key_file` (a file both ends read).
 
     Bytes and seconds are the client's summary (application bytes the server acknowledged);
     Run.client and Run.server hold both ends' JSON reports."""
     port = free_port()
-    # In clear: the runtime measured as UDT4 is (no encryption there).
-    srv_cmd = [udt, "perf", "server", "-1", "--json", "--insecure", "-l", f"127.0.0.1:{port}", *server_args]
-    srv, srv_t = timed(srv_cmd, tmp, "udt-srv")
+    # In clear by default: the runtime measured as UDT4 is (no encryption there).
+    security = ["--key-file", key_file] if key_file else ["--insecure"]
+    srv_cmd = [udt, "perf", "server", "-1", "--json", *security, "-l", f"{place.host}:{port}", *server_args]
+    srv, srv_t = timed(srv_cmd, tmp, "udt-srv", place.server_prefix)
     time.sleep(0.3)
-    cli_cmd = [udt, "perf", "client", f"127.0.0.1:{port}", "-t", str(secs), "-P", str(parallel), "--json", "--insecure"]
+    cli_cmd = [udt, "perf", "client", f"{place.host}:{port}", "-t", str(secs), "-P", str(parallel), "--json", *security]
     if bandwidth:
         cli_cmd += ["-b", bandwidth]
-    cli, cli_t = timed(cli_cmd + list(client_args), tmp, "udt-cli")
+    cli, cli_t = timed(cli_cmd + list(client_args), tmp, "udt-cli", place.client_prefix)
     try:
         out = finish(cli, secs + 120)
     finally:
@@ -102,17 +119,17 @@ def run_udt(udt, secs, tmp, parallel=1, bandwidth=None, server_args=(), client_a
     return Run(summary["bytes"], summary["seconds"], time_of(cli_t), time_of(srv_t), client, server)
 
 
-def run_udt4(peer, secs, tmp, maxbw=None):
+def run_udt4(peer, secs, tmp, maxbw=None, place=LOOPBACK):
     """interop udt4_perf --listen / --connect for secs seconds (maxbw: UDT_MAXBW, bytes/s).
 
     Bytes are the receiver's; seconds the sender's (connected to close() returned)."""
-    srv, srv_t = timed([peer, "--listen", "0"], tmp, "udt4-srv")
+    srv, srv_t = timed([peer, "--listen", "0", "--bind", place.host], tmp, "udt4-srv", place.server_prefix)
     line = srv.stdout.readline()
     port = int(line.split()[1])
-    cmd = [peer, "--connect", f"127.0.0.1:{port}", "--secs", str(secs)]
+    cmd = [peer, "--connect", f"{place.host}:{port}", "--secs", str(secs)]
     if maxbw:
         cmd += ["--maxbw", str(maxbw)]
-    cli, cli_t = timed(cmd, tmp, "udt4-cli")
+    cli, cli_t = timed(cmd, tmp, "udt4-cli", place.client_prefix)
     try:
         cli_out = finish(cli, secs + 60)
     finally:
@@ -122,13 +139,17 @@ def run_udt4(peer, secs, tmp, maxbw=None):
     return Run(int(done["bytes"]), float(sent["secs"]), time_of(cli_t), time_of(srv_t))
 
 
-def run_iperf(secs, tmp, udp):
-    """iperf3 TCP, or UDP at full speed with 1472-byte datagrams (delivered bytes only)."""
+def run_iperf(secs, tmp, udp, place=LOOPBACK, bandwidth=None):
+    """iperf3 TCP (capped at `bandwidth`, iperf3's -b, when given), or UDP at full speed with
+    1472-byte datagrams (delivered bytes only)."""
     port = free_port()
-    srv, srv_t = timed(["iperf3", "-s", "-1", "-p", str(port)], tmp, "ip-srv")
+    srv, srv_t = timed(["iperf3", "-s", "-1", "-p", str(port)], tmp, "ip-srv", place.server_prefix)
     time.sleep(0.3)
     extra = ["-u", "-b", "0", "-l", "1472"] if udp else []
-    cli, cli_t = timed(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", str(secs), "-J"] + extra, tmp, "ip-cli")
+    if bandwidth and not udp:
+        extra += ["-b", bandwidth]
+    cmd = ["iperf3", "-c", place.host, "-p", str(port), "-t", str(secs), "-J"] + extra
+    cli, cli_t = timed(cmd, tmp, "ip-cli", place.client_prefix)
     out = json.loads(finish(cli, secs + 60))
     finish(srv, 60)
     end = out["end"]

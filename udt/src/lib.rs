@@ -34,6 +34,8 @@ mod clock;
 mod conn;
 mod error;
 mod file;
+#[cfg(test)]
+mod gro_tests;
 mod landing;
 mod listener;
 #[cfg(test)]

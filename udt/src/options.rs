@@ -19,7 +19,9 @@ pub struct Options {
     /// Protocol options: MSS, flow window, buffers, linger, congestion control, ... (`UDT_MSS`,
     /// `UDT_FC`, `UDT_SNDBUF`, `UDT_RCVBUF`, `UDT_LINGER`, `UDT_CC`, `UDT_MAXBW`), and how soon a
     /// silent peer is declared lost: `config.peer_idle_timeout` (default `None`, UDT4's rule,
-    /// about 46 s; see [`Options::set_peer_idle_timeout`]).
+    /// about 46 s; see [`Options::set_peer_idle_timeout`]). The runtime's default pacing debt
+    /// is 2 ms (`config.max_pacing_debt`; the core's is 1 ms), so that paced bursts may cover
+    /// 1 ms, the quantum Linux paces TCP with (`udt/src/pace.rs`).
     pub config: Config,
     /// UDP receive buffer in bytes (`UDP_RCVBUF`, default 12,288,000 as UDT4); raised with
     /// `SO_RCVBUFFORCE` when running as root.
@@ -143,7 +145,11 @@ impl Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            config: Config { cc: default_congestion_control(), ..Config::default() },
+            config: Config {
+                cc: default_congestion_control(),
+                max_pacing_debt: crate::pace::PACING_DEBT,
+                ..Config::default()
+            },
             udp_recv_buffer: 12_288_000,
             udp_send_buffer: 4 << 20,
             read_timeout: None,

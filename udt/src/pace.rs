@@ -2,11 +2,11 @@
 //! (the thread's timer slack is 1 µs), spin only for the last few microseconds, and never wake
 //! for a deadline sooner than a gap after the previous round started: [`MIN_GAP`], or while
 //! paced data leaves, [`burst_gap`] (one GSO send's worth of packets at the fastest
-//! connection's rate, within half the pacing debt).
+//! connection's rate, within the 1 ms pacing quantum and half the pacing debt).
 //!
 //! Why this keeps the rate exact: the core schedules each packet one period after the previous
 //! one's *target* time, not after the time it actually left, and a late sender catches up (at
-//! most `Config::max_pacing_debt`, 1 ms by default) by sending every packet already due in the
+//! most `Config::max_pacing_debt`, 2 ms as the runtime sets it) by sending every packet already due in the
 //! same round. So a few microseconds of wake-up lateness shift packets, never the average rate,
 //! and when the period is shorter than the gap each round sends the packets of the periods it
 //! covers as one burst (one GSO run), so a thread wakes at most once per gap instead of once
@@ -39,19 +39,30 @@ use udt_proto::Instant;
 /// packet period is shorter, packets leave in bursts covering this long.
 pub(crate) const MIN_GAP: Duration = Duration::from_micros(250);
 
+/// How far a late sender may catch up, as the runtime configures its connections
+/// (`Config::max_pacing_debt`; the core's default is 1 ms): twice [`MAX_BURST_GAP`], so a round
+/// that wakes up to a whole gap late still sends everything due.
+pub(crate) const PACING_DEBT: Duration = Duration::from_millis(2);
+
+/// Longest gap between paced bursts: the pacing quantum, 1 ms, as Linux paces TCP (bursts of
+/// 1 ms of data at the pacing rate, `tcp_tso_autosize`). Below about 500 Mb/s a GSO send's
+/// worth of packets takes longer than this, so slower senders wake once a millisecond.
+pub(crate) const MAX_BURST_GAP: Duration = Duration::from_millis(1);
+
 /// Data packets a paced burst may hold: one GSO send of full-size datagrams (64 KB).
 pub(crate) const BURST_PACKETS: u32 = 44;
 
 /// The gap between rounds woken by deadlines, for a thread whose fastest sending connection
 /// has packet period `period` and may catch up at most `max_debt`: a burst of
 /// [`BURST_PACKETS`] (one GSO send), as Linux sizes TCP's paced bursts to what one segmentation
-/// offload carries, but at least [`MIN_GAP`] (the timer's useful resolution) and at most half
-/// `max_debt`, so that a round that wakes late still finds every packet due since the last
-/// one within what the core lets it catch up: the average rate stays exact. At 100 Mb/s
-/// (period 117 us) with the 1 ms default debt that is 500 us and 4 packets a burst, not 250 us
-/// and 2: half the wake-ups.
+/// offload carries, but at least [`MIN_GAP`] (the timer's useful resolution) and at most the
+/// pacing quantum [`MAX_BURST_GAP`] and half `max_debt`, so that a round that wakes late still
+/// finds every packet due since the last one within what the core lets it catch up: the
+/// average rate stays exact. At 100 Mb/s (period 117 us) with the runtime's 2 ms debt
+/// ([`PACING_DEBT`]) that is 1 ms and 8 or 9 packets a burst, not 250 us and 2: a quarter of
+/// the wake-ups, each one GSO send.
 pub(crate) fn burst_gap(period: Duration, max_debt: Duration) -> Duration {
-    (period * BURST_PACKETS).min(max_debt / 2).max(MIN_GAP)
+    (period * BURST_PACKETS).min(MAX_BURST_GAP).min(max_debt / 2).max(MIN_GAP)
 }
 /// Waits shorter than this are spun: a `ppoll` round trip costs about as much.
 pub(crate) const SPIN: Duration = Duration::from_micros(4);
@@ -274,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn paced_bursts_are_one_gso_send_within_half_the_debt() {
+    fn paced_bursts_are_one_gso_send_within_the_quantum_and_half_the_debt() {
         let debt = Duration::from_millis(1);
         // 10 Gb/s (1.2 us a packet): the timer's resolution bounds it.
         assert_eq!(burst_gap(Duration::from_nanos(1_200), debt), MIN_GAP);
@@ -284,6 +295,11 @@ mod tests {
         assert_eq!(burst_gap(us(117), debt), us(500));
         // A debt below twice the minimum gap leaves the minimum gap.
         assert_eq!(burst_gap(us(117), us(100)), MIN_GAP);
+        // The runtime's debt: at 100 Mb/s the pacing quantum, 1 ms (8 or 9 packets); at
+        // 10 Mb/s (1.17 ms a packet) no longer either.
+        assert_eq!(burst_gap(us(117), PACING_DEBT), MAX_BURST_GAP);
+        assert_eq!(burst_gap(us(1_170), PACING_DEBT), MAX_BURST_GAP);
+        assert_eq!(burst_gap(us(11), PACING_DEBT), us(11 * 44));
         // A longer gap means fewer rounds.
         let t = origin();
         assert_eq!(plan(Some(t + us(15)), t, t + us(10), us(500)), Wait::Sleep(Some(us(490))));

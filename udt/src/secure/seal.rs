@@ -367,7 +367,9 @@ impl Sealer {
                 Err(_) => Opening::Failed,
             };
         }
-        let Ok(plain) = key.open_in_place(nonce(number), Aad::from(&clear[..]), &mut sealed[NUMBER..]) else {
+        // Decrypted to where the packet number was, in the same pass (no second copy): the
+        // plain packet is then the clear header followed by the plaintext.
+        let Ok(plain) = key.open_within(nonce(number), Aad::from(&clear[..]), sealed, NUMBER..) else {
             return Opening::Failed;
         };
         let plain_len = plain.len();
@@ -377,7 +379,6 @@ impl Sealer {
             self.recv_prev = Some(std::mem::replace(&mut self.recv, current));
         }
         self.replay.mark(number);
-        buf.copy_within(HEADER + NUMBER..HEADER + NUMBER + plain_len, HEADER);
         Opening::Opened(HEADER + plain_len)
     }
 }
@@ -427,6 +428,37 @@ mod tests {
         assert_eq!(a.handle_incoming(&mut d, false), Incoming::Opened(20));
         assert_eq!(&d[..20], &control);
         assert_eq!(b.counters().opened, 1);
+    }
+
+    #[test]
+    fn sealed_datagrams_in_one_batch_buffer_open_in_place_and_a_resent_one_is_byte_exact() {
+        let (mut a, mut b) = pair(EPOCH_BITS);
+        // Full-size payloads sealed back to back into one buffer, as a GSO run is staged, then
+        // the first packet again: a retransmission is sealed anew, under its own number.
+        let payloads: Vec<Vec<u8>> =
+            (0..4u8).map(|k| (0..1456).map(|i| (i as u8) ^ k.wrapping_mul(37)).collect()).collect();
+        let mut batch = Vec::new();
+        for p in payloads.iter().chain([&payloads[0]]) {
+            assert!(a.seal(&DATA_HEADER, p, &mut batch));
+        }
+        let size = 16 + 1456 + OVERHEAD;
+        assert_eq!(batch.len(), 5 * size, "equal sizes: one GSO run");
+        let (first, resent) = (batch[..size].to_vec(), batch[4 * size..].to_vec());
+        assert_ne!(first[16..], resent[16..], "the resent datagram has a new number and ciphertext");
+        // Opened in place, one by one as a GRO receive hands them over: each is its plain
+        // packet in the first bytes of its own buffer, the resent one as well.
+        for (k, datagram) in batch.chunks_mut(size).enumerate() {
+            let Incoming::Opened(n) = b.handle_incoming(datagram, true) else {
+                panic!("datagram {k} must open")
+            };
+            assert_eq!(n, 16 + 1456);
+            assert_eq!(&datagram[..16], &DATA_HEADER);
+            assert!(datagram[16..n] == payloads[k % 4][..], "datagram {k} is byte-exact");
+        }
+        // The first transmission, replayed, is refused; its retransmission was taken.
+        let mut again = first;
+        assert_eq!(b.handle_incoming(&mut again, true), Incoming::Drop);
+        assert_eq!((b.counters().opened, b.counters().replayed), (5, 1));
     }
 
     #[test]
