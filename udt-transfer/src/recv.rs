@@ -27,6 +27,7 @@ mod consent;
 mod data;
 mod prepare;
 mod session;
+mod store;
 
 use std::io::{self, Write};
 use std::path::Path;

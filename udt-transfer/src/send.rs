@@ -13,6 +13,7 @@
 //! cost a round trip per window, not one each.
 
 mod file;
+mod read_ahead;
 
 use std::collections::VecDeque;
 use std::io::{self, Write};

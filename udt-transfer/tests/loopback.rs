@@ -236,3 +236,69 @@ fn identical_files_are_kept_on_the_senders_proof() {
     let (received, _) = receiving.join().unwrap();
     assert_eq!((received.skipped, received.failed.len()), (0, 1));
 }
+
+/// A file of several chunks, sent in records of uneven sizes (as any sender may): stored whole
+/// and verified when its hash matches; refused with nothing stored when one byte of one chunk
+/// differs from what the hash covers.
+#[test]
+fn a_large_file_in_uneven_records_is_verified_and_a_corrupted_chunk_is_refused() {
+    use std::io::{Read, Write};
+    use udt_transfer::protocol::{
+        self, FileHeader, Header, Kind, Start, Status, Tag, CHUNK, FLAG_SKIPS, HELLO_LEN, VERSION,
+    };
+    let content = data(3 * CHUNK + 777, 11);
+    let out = tempfile::tempdir().unwrap();
+    for (name, corrupt) in [("good.bin", false), ("bad.bin", true)] {
+        let (addr, receiving) = serve_once(out.path());
+        let mut s = UdtStream::connect(addr).unwrap();
+        s.write_all(&Header { version: VERSION, flags: FLAG_SKIPS, file_count: 1 }.encode()).unwrap();
+        protocol::write_message_tag(&mut s, Tag::Entry).unwrap();
+        let header = FileHeader {
+            kind: Kind::File,
+            name: name.as_bytes().to_vec(),
+            size: content.len() as u64,
+            mode: 0o644,
+            mtime: (0, 0),
+        };
+        let mut entry = Vec::new();
+        header.write(&mut entry).unwrap();
+        s.write_all(&entry).unwrap();
+        let mut hello = [0u8; HELLO_LEN];
+        s.read_exact(&mut hello).unwrap();
+        assert_eq!(Status::read(&mut s).unwrap(), Status::Ok, "the session");
+        assert_eq!(Status::read(&mut s).unwrap(), Status::Ok, "the entry");
+        protocol::write_message_tag(&mut s, Tag::Data).unwrap();
+        s.write_all(&0u32.to_le_bytes()).unwrap();
+        protocol::write_start(&mut s, &Start::Whole).unwrap();
+        let mut sent = content.clone();
+        if corrupt {
+            sent[2 * CHUNK + 5] ^= 0x40;
+        }
+        let mut at = 0;
+        for len in [1000, CHUNK, 333_333, CHUNK].into_iter().cycle() {
+            let len = len.min(sent.len() - at);
+            if len == 0 {
+                break;
+            }
+            s.write_all(&protocol::chunk_prefix(len)).unwrap();
+            s.write_all(&sent[at..at + len]).unwrap();
+            at += len;
+        }
+        s.write_all(blake3::hash(&content).as_bytes()).unwrap();
+        let verdict = Status::read(&mut s).unwrap();
+        protocol::write_message_tag(&mut s, Tag::End).unwrap();
+        let (received, _) = receiving.join().unwrap();
+        if corrupt {
+            match verdict {
+                Status::Error(why) => assert!(why.contains("BLAKE3 mismatch"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!((received.stored, received.failed.len()), (0, 1), "{received:?}");
+            assert!(!out.path().join(name).exists(), "nothing stored");
+        } else {
+            assert_eq!(verdict, Status::Ok);
+            assert_eq!(received.stored, 1, "{received:?}");
+            assert!(fs::read(out.path().join(name)).unwrap() == content, "the bytes");
+        }
+    }
+}

@@ -1,5 +1,7 @@
 //! A file's data: where it starts (from the beginning, or where an interrupted transfer's part
-//! ends, if the sender proves it holds the same bytes), its chunks, its hash, and the commit.
+//! ends, if the sender proves it holds the same bytes), its chunks (hashed and written off the
+//! connection's thread by [`super::store`], in buffers aligned to [`CHUNK`] in the file), its
+//! hash, and the commit.
 //!
 //! Invariants: the sender's proof (BLAKE3 of its first `offset` bytes) is compared with the
 //! part's hash in constant time, and the part is used only on a match; on a mismatch the data
@@ -10,12 +12,13 @@
 //! only a file whose hash matches the sender's is moved. A connection failure keeps the part
 //! (if it is under the resumable name and resumes are on); any other failure removes it.
 
-use std::io::{self, BufWriter, Read, Seek, Write};
+use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
 use super::prepare::{Held, Target, EXISTS};
 use super::session::{from_peer, Failure};
+use super::store::Store;
 use crate::landing::{commit, mode, open_existing};
 use crate::link::Link;
 use crate::protocol::{self, AbortScope, FileHeader, Record, Start, CHUNK, HASH_LEN};
@@ -170,57 +173,114 @@ fn drain(link: &mut Link<'_>, fh: &FileHeader, start: u64) -> Result<(), Failure
 /// What [`receive_data`] gives: the hash computed, the hash sent, a write error if any.
 type Received = (blake3::Hash, [u8; HASH_LEN], Option<io::Error>);
 
-/// Read a file's chunks from `start` on into `out`, hashing them, then the sender's hash. A
-/// write error (disk full) does not stop the reading, so the stream stays in step. The inner
-/// error is the sender's abort of this file.
-fn receive_data(
+/// Read a file's chunks from `start` on into `out` (hashed and written by a [`Store`], in
+/// buffers that end at multiples of [`CHUNK`] in the file), then the sender's hash. A write
+/// error (disk full) does not stop the reading, so the stream stays in step. The inner error
+/// is the sender's abort of this file.
+fn receive_data<W: Write + Send + Clone>(
     link: &mut Link<'_>,
     fh: &FileHeader,
     start: u64,
-    mut hasher: blake3::Hasher,
-    out: impl Write,
+    hasher: blake3::Hasher,
+    out: W,
 ) -> Result<Result<Received, String>, Failure> {
-    let mut writer = BufWriter::with_capacity(CHUNK, out);
-    let mut write_error: Option<io::Error> = None;
-    let mut buf = vec![0u8; CHUNK.min(usize::try_from(fh.size).unwrap_or(CHUNK)).max(1)];
-    let mut left = fh.size - start;
-    let after = |left: u64| format!("after {} of {} bytes of the file", fh.size - left, fh.size);
-    while left > 0 {
-        let mut chunk =
-            match protocol::read_record(link, left).map_err(|e| from_peer(link, e, || after(left)))? {
-                Record::Chunk(len) => len as usize,
-                Record::Abort(AbortScope::File, msg) => {
-                    return Ok(Err(format!("the sender gave it up: {}", protocol::display_name(&msg))))
-                }
-                Record::Abort(AbortScope::Session, msg) => {
-                    return Err(Failure::Peer(Error::SenderStopped(format!(
-                        "{} ({})",
-                        protocol::display_name(&msg),
-                        after(left)
-                    ))))
-                }
-            };
-        while chunk > 0 {
-            let want = chunk.min(buf.len());
-            let n = link.read(&mut buf[..want]).map_err(|e| from_peer(link, e, || after(left)))?;
-            if n == 0 {
-                return Err(from_peer(link, io::ErrorKind::UnexpectedEof.into(), || after(left)));
-            }
-            hasher.update(&buf[..n]);
-            if write_error.is_none() {
-                if let Err(e) = writer.write_all(&buf[..n]) {
-                    write_error = Some(e);
-                }
-            }
-            chunk -= n;
-            left -= n as u64;
-            link.moved(n as u64);
+    std::thread::scope(|scope| {
+        let mut store = Store::start(scope, out, fh.size - start, hasher);
+        let outcome = read_chunks(link, fh, start, &mut store);
+        // Everything that arrived is written before the caller keeps a part for a resume.
+        let (hasher, write_error) = store.finish();
+        Ok(outcome?.map(|expected| (hasher.finalize(), expected, write_error)))
+    })
+}
+
+/// Read a file's chunk records from `start` on into buffers of `store`, then the sender's
+/// hash (returned).
+fn read_chunks<W: Write>(
+    link: &mut Link<'_>,
+    fh: &FileHeader,
+    start: u64,
+    store: &mut Store<'_, W>,
+) -> Result<Result<[u8; HASH_LEN], String>, Failure> {
+    let mut filling = Filling { buf: None, filled: 0, target: 0 };
+    let outcome = read_records(link, fh, start, store, &mut filling);
+    if let Some(buf) = filling.buf.take() {
+        if filling.filled > 0 {
+            store.store(buf, filling.filled);
         }
+    }
+    if let Err(msg) = outcome? {
+        return Ok(Err(msg));
     }
     let mut expected = [0u8; HASH_LEN];
     link.read_exact(&mut expected).map_err(|e| from_peer(link, e, || "before the file's hash".into()))?;
-    if write_error.is_none() {
-        write_error = writer.flush().err();
+    Ok(Ok(expected))
+}
+
+/// The buffer being filled from the connection: its bytes so far, and how many it takes.
+struct Filling {
+    buf: Option<Vec<u8>>,
+    filled: usize,
+    target: usize,
+}
+
+/// Read the chunk records of a file's data from `start` on, handing full buffers to `store`;
+/// what is in `filling` at the end is the caller's to store.
+fn read_records<W: Write>(
+    link: &mut Link<'_>,
+    fh: &FileHeader,
+    start: u64,
+    store: &mut Store<'_, W>,
+    filling: &mut Filling,
+) -> Result<Result<(), String>, Failure> {
+    let mut left = fh.size - start;
+    let mut at = start;
+    let mut record = 0usize;
+    let after = |left: u64| format!("after {} of {} bytes of the file", fh.size - left, fh.size);
+    while left > 0 {
+        if record == 0 {
+            record =
+                match protocol::read_record(link, left).map_err(|e| from_peer(link, e, || after(left)))? {
+                    Record::Chunk(len) => len as usize,
+                    Record::Abort(AbortScope::File, msg) => {
+                        return Ok(Err(format!("the sender gave it up: {}", protocol::display_name(&msg))))
+                    }
+                    Record::Abort(AbortScope::Session, msg) => {
+                        return Err(Failure::Peer(Error::SenderStopped(format!(
+                            "{} ({})",
+                            protocol::display_name(&msg),
+                            after(left)
+                        ))))
+                    }
+                };
+        }
+        let buf = match &mut filling.buf {
+            Some(buf) => buf,
+            None => {
+                let buf = filling.buf.insert(store.buffer());
+                // Up to the next multiple of CHUNK in the file, so writes stay aligned.
+                let to_boundary = CHUNK - (at % CHUNK as u64) as usize;
+                filling.target = to_boundary.min(buf.len()).min(usize::try_from(left).unwrap_or(usize::MAX));
+                filling.filled = 0;
+                buf
+            }
+        };
+        let want = record.min(filling.target - filling.filled);
+        let n = link
+            .read(&mut buf[filling.filled..filling.filled + want])
+            .map_err(|e| from_peer(link, e, || after(left)))?;
+        if n == 0 {
+            return Err(from_peer(link, io::ErrorKind::UnexpectedEof.into(), || after(left)));
+        }
+        filling.filled += n;
+        record -= n;
+        left -= n as u64;
+        at += n as u64;
+        link.moved(n as u64);
+        if filling.filled == filling.target {
+            if let Some(buf) = filling.buf.take() {
+                store.store(buf, filling.filled);
+            }
+        }
     }
-    Ok(Ok((hasher.finalize(), expected, write_error)))
+    Ok(Ok(()))
 }

@@ -1,5 +1,6 @@
 //! One file's data on the sending side: where it starts (from the beginning, or where the
-//! receiver's part ends, with our proof), its chunks, and its hash or an abort record.
+//! receiver's part ends, with our proof), its chunks (read and hashed ahead of the connection
+//! by [`super::read_ahead`]), and its hash or an abort record.
 //!
 //! Invariants: the file is opened only once the receiver's go-ahead came (one open file at a
 //! time, whatever the tree); a failure on this side (it cannot be opened, it shrank, a read
@@ -11,6 +12,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::time::{Duration, Instant};
 
+use super::read_ahead::{Piece, ReadAhead};
 use super::{failed, io_error, SendReport, ERROR_LIMIT};
 use crate::link::Link;
 use crate::protocol::{self, AbortScope, Kind, Start, Status, CHUNK};
@@ -107,7 +109,7 @@ pub(super) fn send_file(
     // Opened only now: a tree of any size holds one file open at a time.
     let opened = File::open(&src.source).map_err(|e| format!("cannot open it: {e}"));
     let mut local_failure = opened.as_ref().err().cloned();
-    let (start, mut hasher) = match (&opened, held) {
+    let (start, hasher) = match (&opened, held) {
         (Ok(file), Some(offset)) => match resume_point(file, offset, src.size) {
             Ok(x) => x,
             Err(e) => {
@@ -129,39 +131,15 @@ pub(super) fn send_file(
     if !compared {
         link.data_started(&src.path, src.size - start);
     }
-    let mut buf = vec![0u8; 4 + CHUNK.min(usize::try_from(src.size).unwrap_or(CHUNK))];
-    let mut done = start;
     let file = opened.ok();
-    while done < src.size && local_failure.is_none() {
-        let Some(file) = &file else { break };
-        if link.cancelled() {
-            return Err(stop_session(link, "the sender was interrupted"));
-        }
-        let want = usize::try_from(src.size - done).unwrap_or(usize::MAX).min(CHUNK);
-        let n = match (&*file).read(&mut buf[4..4 + want]) {
-            Ok(0) => {
-                local_failure =
-                    Some(format!("the file shrank while being sent ({done} of {} bytes)", src.size));
-                break;
-            }
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                local_failure = Some(format!("reading the file failed after {done} bytes: {e}"));
-                break;
-            }
-        };
-        buf[..4].copy_from_slice(&protocol::chunk_prefix(n));
-        if let Err((e, written)) = link.write_tracked(&buf[..4 + n]) {
-            if link.cancelled() && link.write_urgent(&buf[written..4 + n], ERROR_LIMIT) {
-                return Err(stop_session(link, "the sender was interrupted"));
-            }
-            return Err(write_failed(link, e));
-        }
-        hasher.update(&buf[4..4 + n]);
-        done += n as u64;
-        link.moved(n as u64);
-    }
+    let hasher = match (&file, &local_failure) {
+        (Some(file), None) => std::thread::scope(|scope| {
+            let mut chunks = ReadAhead::start(scope, file, start, src.size, hasher);
+            send_chunks(link, &mut chunks, &mut local_failure)?;
+            Ok(chunks.finish())
+        })?,
+        _ => hasher,
+    };
     let sent = match &local_failure {
         Some(reason) => protocol::write_abort(link, AbortScope::File, reason),
         None => link.write_all(hasher.finalize().as_bytes()),
@@ -180,6 +158,36 @@ pub(super) fn send_file(
         failure: local_failure,
         compared,
     }))
+}
+
+/// Send the chunk records of `chunks` until they end; this side's failure goes to
+/// `local_failure` (the caller sends the abort record). An error ends the session.
+fn send_chunks(
+    link: &mut Link<'_>,
+    chunks: &mut ReadAhead<'_>,
+    local_failure: &mut Option<String>,
+) -> Result<(), Error> {
+    loop {
+        let (buf, n) = match chunks.next() {
+            Piece::Chunk(buf, n) => (buf, n),
+            Piece::Failed(reason) => {
+                *local_failure = Some(reason);
+                return Ok(());
+            }
+            Piece::End => return Ok(()),
+        };
+        if link.cancelled() {
+            return Err(stop_session(link, "the sender was interrupted"));
+        }
+        if let Err((e, written)) = link.write_tracked(&buf[..4 + n]) {
+            if link.cancelled() && link.write_urgent(&buf[written..4 + n], ERROR_LIMIT) {
+                return Err(stop_session(link, "the sender was interrupted"));
+            }
+            return Err(write_failed(link, e));
+        }
+        chunks.recycle(buf);
+        link.moved(n as u64);
+    }
 }
 
 /// Writing to the receiver failed: a stop request (the receiver will see the connection
