@@ -1,6 +1,6 @@
 //! A file's data: where it starts (from the beginning, or where an interrupted transfer's part
 //! ends, if the sender proves it holds the same bytes), its chunks (hashed and written off the
-//! connection's thread by [`super::store`], in buffers aligned to [`CHUNK`] in the file), its
+//! connection's thread by [`super::store`], in buffers aligned to their size in the file), its
 //! hash, and the commit.
 //!
 //! Invariants: the sender's proof (BLAKE3 of its first `offset` bytes) is compared with the
@@ -21,7 +21,7 @@ use super::session::{from_peer, Failure};
 use super::store::Store;
 use crate::landing::{commit, mode, open_existing};
 use crate::link::Link;
-use crate::protocol::{self, AbortScope, FileHeader, Record, Start, CHUNK, HASH_LEN};
+use crate::protocol::{self, AbortScope, FileHeader, Record, Start, HASH_LEN};
 use crate::Error;
 
 /// What a stored file gives: the time taken, the hash, the bytes received this time.
@@ -174,7 +174,7 @@ fn drain(link: &mut Link<'_>, fh: &FileHeader, start: u64) -> Result<(), Failure
 type Received = (blake3::Hash, [u8; HASH_LEN], Option<io::Error>);
 
 /// Read a file's chunks from `start` on into `out` (hashed and written by a [`Store`], in
-/// buffers that end at multiples of [`CHUNK`] in the file), then the sender's hash. A write
+/// buffers that end at multiples of their size in the file), then the sender's hash. A write
 /// error (disk full) does not stop the reading, so the stream stays in step. The inner error
 /// is the sender's abort of this file.
 fn receive_data<W: Write + Send + Clone>(
@@ -257,9 +257,11 @@ fn read_records<W: Write>(
             Some(buf) => buf,
             None => {
                 let buf = filling.buf.insert(store.buffer());
-                // Up to the next multiple of CHUNK in the file, so writes stay aligned.
-                let to_boundary = CHUNK - (at % CHUNK as u64) as usize;
-                filling.target = to_boundary.min(buf.len()).min(usize::try_from(left).unwrap_or(usize::MAX));
+                // Up to the next multiple of the buffer's size in the file, so that the writes of
+                // a large file stay aligned.
+                let len = buf.len();
+                let to_boundary = len - (at % len as u64) as usize;
+                filling.target = to_boundary.min(usize::try_from(left).unwrap_or(usize::MAX));
                 filling.filled = 0;
                 buf
             }

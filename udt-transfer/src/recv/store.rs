@@ -1,5 +1,5 @@
 //! A file's bytes on the receiving side, hashed and written off the connection's thread: for a
-//! file of more than one chunk a helper thread feeds BLAKE3 and writes each filled buffer
+//! file of more than one [`CHUNK`] a helper thread feeds BLAKE3 and writes each filled buffer
 //! while the session's thread reads the next one from the connection, so receiving, hashing
 //! and writing overlap instead of taking turns; a file of one chunk or less is hashed and
 //! written in place.
@@ -16,8 +16,12 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use crate::protocol::CHUNK;
 
-/// Buffers in flight at most (each [`CHUNK`] bytes).
-pub const DEPTH: usize = 8;
+/// Bytes per buffer of a file of more than one [`CHUNK`]: a quarter of a chunk, so the
+/// buffers in flight between the threads stay in the processor's cache.
+pub const PIECE: usize = CHUNK / 4;
+
+/// Buffers in flight at most (each [`PIECE`] bytes).
+pub const DEPTH: usize = 4;
 
 /// What a [`Store`] gives at the end: the hash, and the first write error if any.
 pub type Stored = (blake3::Hasher, Option<io::Error>);
@@ -66,9 +70,9 @@ impl<W: Write> Sink<W> {
     }
 }
 
-/// A buffer for a file with `left` bytes still to come.
-fn buffer(left: u64) -> Vec<u8> {
-    vec![0u8; CHUNK.min(usize::try_from(left).unwrap_or(CHUNK)).max(1)]
+/// A buffer of `len` bytes (at least one).
+fn buffer(len: usize) -> Vec<u8> {
+    vec![0u8; len.max(1)]
 }
 
 impl<'scope, W: Write + Send + Clone + 'scope> Store<'scope, W> {
@@ -81,7 +85,8 @@ impl<'scope, W: Write + Send + Clone + 'scope> Store<'scope, W> {
         left: u64,
         hasher: blake3::Hasher,
     ) -> Self {
-        let in_place = |sink| Store::InPlace(Box::new(InPlace { sink, buf: Some(buffer(left)) }));
+        let len = usize::try_from(left).unwrap_or(CHUNK).min(CHUNK);
+        let in_place = |sink| Store::InPlace(Box::new(InPlace { sink, buf: Some(buffer(len)) }));
         if left <= CHUNK as u64 {
             return in_place(Sink { out, hasher, error: None });
         }
@@ -89,7 +94,7 @@ impl<'scope, W: Write + Send + Clone + 'scope> Store<'scope, W> {
         let (free_tx, free) = sync_channel::<Vec<u8>>(DEPTH);
         for _ in 0..DEPTH {
             // Cannot fail: the channel has room for all of them and its receiver is here.
-            let _ = free_tx.send(buffer(left));
+            let _ = free_tx.send(buffer(PIECE));
         }
         let mut sink = Sink { out: out.clone(), hasher: hasher.clone(), error: None };
         let spawned = std::thread::Builder::new().name("udt-write".into()).spawn_scoped(scope, move || {
@@ -114,8 +119,8 @@ impl<W: Write> Store<'_, W> {
     /// An empty buffer to fill (waits for one the helper thread is done with).
     pub fn buffer(&mut self) -> Vec<u8> {
         match self {
-            Store::InPlace(p) => p.buf.take().unwrap_or_else(|| buffer(CHUNK as u64)),
-            Store::Threaded(t) => t.free.recv().unwrap_or_else(|_| buffer(CHUNK as u64)),
+            Store::InPlace(p) => p.buf.take().unwrap_or_else(|| buffer(CHUNK)),
+            Store::Threaded(t) => t.free.recv().unwrap_or_else(|_| buffer(PIECE)),
         }
     }
 

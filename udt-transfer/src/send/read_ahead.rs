@@ -1,10 +1,11 @@
 //! A file's chunks on the sending side, read and hashed ahead of the connection: for a file of
-//! more than one chunk a helper thread reads whole chunks into a few recycled buffers and feeds
+//! more than one [`CHUNK`] a helper thread reads whole pieces into a few recycled buffers and feeds
 //! BLAKE3 while the session's thread writes the previous ones to the receiver, so reading,
 //! hashing and sending overlap instead of taking turns; a file of one chunk or less is read in
 //! place.
 //!
-//! Invariants: the chunks come in file order, each one full ([`CHUNK`] bytes) except the last;
+//! Invariants: the chunks come in file order, each one full ([`PIECE`] bytes from the helper
+//! thread, [`CHUNK`] in place) except the last;
 //! the hash covers exactly the bytes handed out, in that order; a failure (the file shrank, a
 //! read failed) ends the chunks with its reason, and nothing after it is read; the buffers
 //! (at most [`DEPTH`] of them) are allocated once per file and reused. Dropping a
@@ -17,8 +18,12 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use crate::protocol::{self, CHUNK};
 
-/// Chunks read ahead at most (each [`CHUNK`] bytes and a record prefix).
-pub const DEPTH: usize = 8;
+/// Bytes per chunk record of a file of more than one [`CHUNK`]: a quarter of the largest the
+/// protocol allows, so the chunks in flight between the threads stay in the processor's cache.
+pub const PIECE: usize = CHUNK / 4;
+
+/// Chunks read ahead at most (each [`PIECE`] bytes and a record prefix).
+pub const DEPTH: usize = 4;
 
 /// One step of a file's data.
 pub enum Piece {
@@ -69,7 +74,7 @@ impl Chunker {
             self.ended = true;
             return Ok(None);
         }
-        let want = usize::try_from(self.size - self.done).unwrap_or(usize::MAX).min(CHUNK);
+        let want = usize::try_from(self.size - self.done).unwrap_or(usize::MAX).min(buf.len() - 4);
         let mut got = 0;
         while got < want {
             match (&*file).read(&mut buf[4 + got..4 + want]) {
@@ -103,9 +108,9 @@ impl Chunker {
     }
 }
 
-/// A buffer for one chunk record of a file with `left` bytes still to send.
-fn buffer(left: u64) -> Vec<u8> {
-    vec![0u8; 4 + CHUNK.min(usize::try_from(left).unwrap_or(CHUNK))]
+/// A buffer for chunk records of at most `len` bytes.
+fn buffer(len: usize) -> Vec<u8> {
+    vec![0u8; 4 + len]
 }
 
 impl<'scope> ReadAhead<'scope> {
@@ -122,7 +127,8 @@ impl<'scope> ReadAhead<'scope> {
         let left = size.saturating_sub(start);
         let in_place = |hasher| {
             let reader = Chunker { done: start, size, hasher, ended: false };
-            ReadAhead::InPlace(Box::new(InPlace { file, reader, buf: Some(buffer(left)) }))
+            let len = usize::try_from(left).unwrap_or(CHUNK).min(CHUNK);
+            ReadAhead::InPlace(Box::new(InPlace { file, reader, buf: Some(buffer(len)) }))
         };
         if left <= CHUNK as u64 {
             return in_place(hasher);
@@ -131,7 +137,7 @@ impl<'scope> ReadAhead<'scope> {
         let (free, free_rx) = sync_channel::<Vec<u8>>(DEPTH);
         for _ in 0..DEPTH {
             // Cannot fail: the channel has room for all of them and its receiver is here.
-            let _ = free.send(buffer(left));
+            let _ = free.send(buffer(PIECE));
         }
         let mut reader = Chunker { done: start, size, hasher: hasher.clone(), ended: false };
         let spawned = std::thread::Builder::new().name("udt-read".into()).spawn_scoped(scope, move || {
@@ -247,7 +253,9 @@ mod tests {
         let file = file_of(&bytes);
         let (chunks, failure, hash) = drain(&file, 0, bytes.len() as u64, blake3::Hasher::new());
         assert_eq!(failure, None);
-        assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [CHUNK, CHUNK, CHUNK, 12_345]);
+        let mut sizes = vec![PIECE; 3 * CHUNK / PIECE];
+        sizes.push(12_345);
+        assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), sizes);
         assert!(chunks.concat() == bytes);
         assert_eq!(hash, blake3::hash(&bytes));
     }
@@ -284,7 +292,7 @@ mod tests {
         let file = file_of(&bytes);
         let size = 4 * CHUNK as u64;
         let (chunks, failure, _) = drain(&file, 0, size, blake3::Hasher::new());
-        assert_eq!(chunks.len(), 2, "the full chunks");
+        assert_eq!(chunks.len(), 2 * CHUNK / PIECE, "the full chunks");
         let reason = failure.unwrap();
         assert!(
             reason.contains(&format!("the file shrank while being sent ({} of {size} bytes)", bytes.len())),
