@@ -5,11 +5,10 @@
 //! place.
 //!
 //! Invariants: the chunks come in file order, each one full ([`PIECE`] bytes from the helper
-//! thread, [`CHUNK`] in place) except the last;
-//! the hash covers exactly the bytes handed out, in that order; a failure (the file shrank, a
-//! read failed) ends the chunks with its reason, and nothing after it is read; the buffers
-//! (at most [`DEPTH`] of them) are allocated once per file and reused. Dropping a
-//! [`ReadAhead`] stops its thread at its next chunk.
+//! thread, [`CHUNK`] in place) except the last; the hash covers exactly the bytes handed out,
+//! in that order; a failure (the file shrank, a read failed) ends the chunks with its reason,
+//! and nothing after it is read; the buffers (at most [`DEPTH`] of them) are allocated once per
+//! file and reused. Dropping a [`ReadAhead`] stops its thread within [`DEPTH`] chunks.
 
 use std::fs::File;
 use std::io::{self, Read};
