@@ -159,12 +159,27 @@ impl ModelCc {
                 // its window, not to an estimate above it: after the bottleneck slowed, or
                 // beside a flow that took more, the estimate is what the flow no longer gets,
                 // and `beta` of it would leave the queue standing.
-                let got = if delivered > 0.0 { delivered.min(base) } else { base };
+                // The newest rate report is what the flow gets now; the last full round may still
+                // count the rate before a change. Below what the decrease would leave (`beta` of
+                // the rounds' rate), the path changed under the flow (the bottleneck slowed, a
+                // flow arrived): the decrease applies to the newest rate, and the queue it
+                // measured drains as its own would, so it is gone within a few round trips
+                // whichever it was. Else TCP's AIMD on the rate of the last rounds.
+                let newest = if self.round_samples() > 0 { self.round_bw() } else { self.last_round_bw };
+                let newest = self.through_bottleneck(newest);
+                let changed = newest > 0.0 && newest < delivered * self.config.loss_beta;
+                let got = if changed { newest } else { delivered };
+                let got = if got > 0.0 { got.min(base) } else { base };
                 let bound =
                     if probe_caused { delivered.max(beta).min(base) } else { got * self.config.loss_beta };
                 if !probe_caused {
-                    // Another flow took more: one that fills the queue is present.
                     self.competed_cycle = Some(self.cycle);
+                    if let Some(queue) = self.last_queue.filter(|_| changed) {
+                        self.drain_queue(ctx.now, ctx.syn_interval, queue);
+                        // The reports on packets sent until the drain's end show that queue
+                        // falling: not a new one to answer.
+                        self.queue.restart(ctx.now, settled.max(self.own_drain_next));
+                    }
                 }
                 // Never below the smallest window per round trip: a run of congested windows
                 // (or heavy random loss) must leave the flow its ACK clock, as TCP keeps one.

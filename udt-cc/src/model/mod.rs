@@ -37,11 +37,15 @@
 //!   the flow's own) -> Up
 //!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, until the model says the probe's
 //!   queue is gone, `(probe_up_gain - 1) / (1 - probe_down_gain)` times the probe's length, or
-//!   from one round on when the reports show it; at most `drain_max_rounds`) -> Cruise. Congestion
-//!   during Up or Down, or within two rounds after the probe, was caused by the probe: the probe
-//!   ends and the bound becomes the rate delivered (at least `loss_beta` of the estimate).
-//!   Congestion while cruising means another flow took more: the bound becomes `loss_beta`
-//!   times the rate (a multiplicative decrease). A cycle without congestion raises the bound by
+//!   from one round on when the reports show it; at most `drain_max_rounds`) -> Cruise, or Up
+//!   again when the link delivered the whole probe with no queue ([`ModelCc::after_probe`]).
+//!   Congestion during Up or Down, or within two rounds after the probe, was caused by the
+//!   probe: the probe ends and the bound becomes the rate delivered (at least `loss_beta` of the
+//!   estimate). Congestion while cruising means another flow took more or the bottleneck
+//!   slowed: the bound becomes `loss_beta` times the rate (a multiplicative decrease); the
+//!   newest rate, with a drain of the measured queue, when the newest reports show less than
+//!   that already (the path changed under the flow). A cycle without congestion raises the
+//!   bound by
 //!   `cap_increase` of the link's capacity (the packet-pair estimate): the same additive step
 //!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
 //!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
@@ -215,6 +219,10 @@ pub struct ModelCc {
     probe_started: Instant,
     /// When ProbeBW Down has drained what its probe queued, by the model ([`ModelCc::enter`]).
     probe_drained_at: Instant,
+    /// The estimate the current probe paced above, and the most its rounds delivered
+    /// ([`ModelCc::after_probe`]), packets/s.
+    probe_base: f64,
+    probe_delivered: f64,
 }
 
 impl ModelCc {
@@ -275,6 +283,8 @@ impl ModelCc {
             own_drain_next: Instant::ZERO,
             probe_started: Instant::ZERO,
             probe_drained_at: Instant::ZERO,
+            probe_base: 0.0,
+            probe_delivered: 0.0,
         }
     }
 
@@ -330,25 +340,11 @@ impl ModelCc {
                 self.config.drain_max_rounds
             }
             State::ProbeBw(Phase::Cruise) => {
-                // A probe cycle that met no congestion raises the loss bound by the same
-                // amount for every flow on the link, a fraction of the link's capacity: with
-                // the multiplicative decrease this is AIMD, which converges to equal shares
-                // (Chiu and Jain), and with cycles of equal length in time it is RTT-fair (the
-                // thesis' DAIMD makes its increase a function of the link, not of the flow).
                 if self.state == State::Drain {
                     self.probe_end_round = Some(self.round);
                 }
-                if self.state == State::ProbeBw(Phase::Down) && !self.probe_congested {
-                    // A probe that built no queue found the link with room for its gain: the
-                    // bound rises to the probe's rate (no competitor holds the queue to share).
-                    let additive = self.bw_cap + self.increase_step(ctx);
-                    let room =
-                        self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
-                    self.bw_cap =
-                        if room { additive.max(self.bw_cap * self.config.probe_up_gain) } else { additive };
-                    if self.bw_cap >= self.bw.get() {
-                        self.bw_cap = f64::INFINITY;
-                    }
+                if self.state == State::ProbeBw(Phase::Down) {
+                    self.raise_bound_after_probe(ctx);
                 }
                 self.cruise_started = ctx.now;
                 let (lo, hi) = self.config.cruise_rounds;
@@ -358,6 +354,11 @@ impl ModelCc {
                 lo + (ctx.rng.next_u32() % (hi - lo + 1))
             }
             State::ProbeBw(Phase::Up) => {
+                if self.state == State::ProbeBw(Phase::Down) {
+                    self.raise_bound_after_probe(ctx);
+                }
+                self.probe_base = self.bandwidth();
+                self.probe_delivered = 0.0;
                 self.probe_congested = false;
                 self.cycle_queue = 0.0;
                 self.cycle += 1;
@@ -501,6 +502,9 @@ impl ModelCc {
         self.round += 1;
         self.round_start = ctx.now;
         self.bw.update(self.cycle, self.bw_sample());
+        if matches!(self.state, State::ProbeBw(Phase::Up | Phase::Down)) {
+            self.probe_delivered = self.probe_delivered.max(self.bw_sample());
+        }
         tracing::trace!(target: "udt::cc", round = self.round, state = ?self.state, bw = self.bw.get(), cap = self.bw_cap, round_bw = self.round_bw(), reported = self.round_reported.mean(), acked = self.round_acked.mean(), n = self.round_samples(), rtt = ?self.last_rtt, min = ?self.min_rtt.get(), window = self.window, flight = ctx.flight, q_recent = self.queue.recent(), q_peak = self.queue.peak(), "udt model: round");
         let sampled = self.round_samples() > 0;
         if sampled {
@@ -533,6 +537,7 @@ impl ModelCc {
                         }
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
+                        State::ProbeBw(Phase::Down) => self.after_probe(),
                         _ => Phase::Cruise,
                     };
                     self.enter(ctx, State::ProbeBw(next));
@@ -571,7 +576,44 @@ impl ModelCc {
             _ => false,
         };
         if done {
-            self.enter(ctx, State::ProbeBw(Phase::Cruise));
+            let next = if self.state == State::Drain { Phase::Cruise } else { self.after_probe() };
+            self.enter(ctx, State::ProbeBw(next));
+        }
+    }
+
+    /// Where ProbeBW goes when Down ends: a probe the link delivered whole (its rate rose by at
+    /// least half the probe's gain, with no congestion and no queue) found room, and the next
+    /// probe follows at once, so the rate grows by the probe's gain every probe instead of
+    /// every cycle (a bottleneck that sped up, a competitor that left); else Cruise.
+    fn after_probe(&self) -> Phase {
+        let grown = 1.0 + (self.config.probe_up_gain - 1.0) / 2.0;
+        let room = self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
+        if !self.probe_congested
+            && room
+            && self.probe_base > 0.0
+            && self.probe_delivered >= grown * self.probe_base
+        {
+            Phase::Up
+        } else {
+            Phase::Cruise
+        }
+    }
+
+    /// A probe cycle that met no congestion raises the loss bound by the same amount for every
+    /// flow on the link, a fraction of the link's capacity: with the multiplicative decrease
+    /// this is AIMD, which converges to equal shares (Chiu and Jain), and with cycles of equal
+    /// length in time it is RTT-fair (the thesis' DAIMD makes its increase a function of the
+    /// link, not of the flow). A probe that built no queue found the link with room for its
+    /// gain: the bound rises to the probe's rate (no competitor holds the queue to share).
+    fn raise_bound_after_probe(&mut self, ctx: &CcContext<'_>) {
+        if self.probe_congested {
+            return;
+        }
+        let additive = self.bw_cap + self.increase_step(ctx);
+        let room = self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
+        self.bw_cap = if room { additive.max(self.bw_cap * self.config.probe_up_gain) } else { additive };
+        if self.bw_cap >= self.bw.get() {
+            self.bw_cap = f64::INFINITY;
         }
     }
 
@@ -643,9 +685,13 @@ impl ModelCc {
         if self.draining_own_queue && now >= self.own_drain_until {
             self.draining_own_queue = false;
         }
-        let cruising = self.state == State::ProbeBw(Phase::Cruise) && !self.competing();
-        if !cruising {
+        if self.state != State::ProbeBw(Phase::Cruise) {
             self.draining_own_queue = false;
+            return;
+        }
+        // Beside a competitor the queue is not the flow's own: only the drain a decrease
+        // started runs on ([`Self::drain_queue`]).
+        if self.competing() {
             return;
         }
         let Some((queue, floor)) = self.last_queue.zip(self.queue_floor()) else { return };
@@ -654,6 +700,13 @@ impl ModelCc {
         if self.draining_own_queue || queue <= floor || now < self.own_drain_next || !reports_current {
             return;
         }
+        self.drain_queue(now, syn, queue);
+    }
+
+    /// Cruise at Down's gain for as long as the model says a standing queue of `queue` takes to
+    /// drain (at gain `g`, `queue / (1 - g)`); the next drain of the flow's own queue waits for
+    /// reports on packets sent after this one.
+    pub(super) fn drain_queue(&mut self, now: Instant, syn: Duration, queue: Duration) {
         let drained = (1.0 - self.config.probe_down_gain).max(f64::EPSILON);
         self.own_drain_until = now + queue.mul_f64((1.0 / drained).min(f64::from(u16::MAX)));
         self.own_drain_next = self.own_drain_until + self.rtt_estimate() + syn * RATE_REPORT_ACKS;

@@ -199,16 +199,49 @@ fn a_probe_that_builds_no_queue_lifts_the_bound_by_its_gain() {
             d.ack(ms(10), ms(100), 10_000);
         }
         d.queue = Some(queue_in_probe);
-        while d.cc.state() != State::ProbeBw(Phase::Cruise) {
+        while d.cc.state() != State::ProbeBw(Phase::Down) {
             d.ack(ms(10), ms(100), 10_000);
         }
-        (cut, d.cc.bandwidth())
+        while d.cc.state() == State::ProbeBw(Phase::Down) {
+            d.ack(ms(10), ms(100), 10_000);
+        }
+        (cut, d.cc.bandwidth(), d.cc.state())
     };
-    let (cut, room) = run(Duration::ZERO);
+    let (cut, room, next) = run(Duration::ZERO);
     assert!((room / cut - ModelConfig::default().probe_up_gain).abs() < 1e-6, "{cut} -> {room}");
-    let (cut, shared) = run(ms(20));
+    // The link delivered the whole probe (10,000 packets/s reported against 7,000): probe again.
+    assert_eq!(next, State::ProbeBw(Phase::Up));
+    let (cut, shared, next) = run(ms(20));
+    assert_eq!(next, State::ProbeBw(Phase::Cruise));
     // 1/16 of the link's capacity (no packet-pair estimate here: the bandwidth estimate).
     assert!(shared > cut && shared < cut * 1.1, "{cut} -> {shared}");
+}
+
+/// A bottleneck that halves under the flow: the newest reports show half the rate while the
+/// rounds before still count the old one, and losses come with a standing queue. The decrease
+/// applies to the newest rate, and the flow paces at Down's gain for as long as the model says
+/// the measured queue takes to drain (25 ms at gain 0.8: 125 ms), then at the bound.
+#[test]
+fn a_rate_drop_decreases_from_the_newest_rate_and_drains_the_queue() {
+    let config = ModelConfig::default();
+    let rate = |d: &Driver| PAIR_FACTOR / d.cc.send_period().as_secs_f64();
+    let mut d = Driver::settled_with_queue_reports();
+    let bw = d.cc.bandwidth();
+    d.queue = Some(ms(25));
+    let mut steps = 0;
+    while d.cc.bandwidth() >= bw * 0.99 && steps < 40 {
+        d.ack(ms(10), ms(125), 5_000);
+        d.lose(10);
+        steps += 1;
+    }
+    let cut = d.cc.bandwidth();
+    assert!(cut <= 5_000.0 * config.loss_beta * 1.01, "{bw} -> {cut}");
+    assert!((rate(&d) / cut - config.probe_down_gain).abs() < 1e-3, "{} at {cut}", rate(&d));
+    d.queue = Some(Duration::ZERO);
+    for _ in 0..13 {
+        d.ack(ms(10), ms(100), 5_000);
+    }
+    assert!((rate(&d) / d.cc.bandwidth() - 1.0).abs() < 1e-3, "{} at {}", rate(&d), d.cc.bandwidth());
 }
 
 /// Steps of 10 ms ACKs reporting `rtt` until the controller is in `state`; the time then.
