@@ -38,7 +38,7 @@
 //!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, until the model says the probe's
 //!   queue is gone, `(probe_up_gain - 1) / (1 - probe_down_gain)` times the probe's length, or
 //!   from one round on when the reports show it; at most `drain_max_rounds`) -> Cruise, or Up
-//!   again when the link delivered the whole probe with no queue ([`ModelCc::after_probe`]).
+//!   again when the link delivered the whole probe with no queue.
 //!   Congestion during Up or Down, or within two rounds after the probe, was caused by the
 //!   probe: the probe ends and the bound becomes the rate delivered (at least `loss_beta` of the
 //!   estimate). Congestion while cruising means another flow took more or the bottleneck
