@@ -30,6 +30,11 @@ pub struct Args {
     /// fraction `0.001`; a bare number above 1 is refused (write `5%`).
     #[arg(long, value_name = "LOSS,...", default_value = "0,0.1%,1%", value_delimiter = ',', value_parser = parse_loss)]
     pub loss: Vec<f64>,
+    /// Add the heavy-loss cells to the matrix: 3%, 5% and 10% random loss (each way, unless
+    /// --reverse-loss says otherwise) on every rate x RTT, where BBR-like and loss-based
+    /// controllers part ways.
+    #[arg(long)]
+    pub heavy_loss: bool,
     /// Random loss B to A (the return direction: ACKs, NAKs, ACK2, TCP's ACKs): `same` loses on
     /// each path what --loss loses A to B; a loss (`0.1%`, `0.001`) is the loss on every path
     /// (not a matrix dimension), and 0 loses data packets only.

@@ -35,6 +35,10 @@ fn distinct<T: PartialEq + Copy>(xs: &[T]) -> Vec<T> {
     out
 }
 
+/// The heavy-loss cells of `--heavy-loss`, percent: from where a loss-based controller
+/// collapses to where the link keeps only nine packets in ten.
+const HEAVY_LOSSES: [f64; 3] = [3.0, 5.0, 10.0];
+
 impl Plan {
     /// The plan of `args`.
     pub fn new(args: &Args) -> Plan {
@@ -48,6 +52,10 @@ impl Plan {
         systems.dedup();
         if args.files && !systems.contains(&System::UdtFile) {
             systems.push(System::UdtFile);
+        }
+        let mut losses = losses;
+        if args.heavy_loss && !args.quick {
+            losses.extend(HEAVY_LOSSES);
         }
         let (rtts, losses) = (distinct(&rtts), distinct(&losses));
         let mut paths = Vec::new();
@@ -103,6 +111,16 @@ mod tests {
         assert_eq!(first, vec![(10.0, 0.0), (10.0, 0.1), (10.0, 1.0), (100.0, 0.0)]);
         let slugs: Vec<String> = p.paths.iter().map(PathSpec::slug).collect();
         assert!(slugs.iter().enumerate().all(|(i, s)| !slugs[..i].contains(s)), "{slugs:?}");
+    }
+
+    #[test]
+    fn heavy_loss_adds_three_lossy_cells_to_every_rate_and_rtt() {
+        let p = plan(&["--rate", "100mbit", "--rtt", "20", "--loss", "0,5%", "--heavy-loss"]);
+        let cells: Vec<(f64, f64)> =
+            p.paths.iter().map(|p| (p.loss_percent, p.reverse_loss_percent)).collect();
+        assert_eq!(cells, vec![(0.0, 0.0), (5.0, 5.0), (3.0, 3.0), (10.0, 10.0)]);
+        assert_eq!(plan(&["--heavy-loss"]).paths.len(), 3 * 3 * 6);
+        assert_eq!(plan(&["--heavy-loss", "--quick"]).paths.len(), 1);
     }
 
     #[test]
