@@ -7,11 +7,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
+mod listening;
+
+use listening::Listening;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -242,70 +243,4 @@ fn nothing_is_deleted_after_a_read_failure_here() {
     assert!(text(&done.stderr).contains("--delete not done"), "{}", text(&done.stderr));
     assert!(far.join("tree/stale.txt").exists());
     assert!(far.join("tree/sub/deeper/d.txt").exists(), "the rest still went");
-}
-
-/// A listening command whose standard output and error lines arrive on channels; killed on
-/// drop.
-struct Listening {
-    child: Child,
-    out: mpsc::Receiver<String>,
-    err: mpsc::Receiver<String>,
-}
-
-impl Listening {
-    fn start(mut cmd: Command) -> Listening {
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let lines = |r: Box<dyn std::io::Read + Send>| {
-            let (tx, rx) = mpsc::channel();
-            thread::spawn(move || {
-                for line in BufReader::new(r).lines().map_while(Result::ok) {
-                    let _ = tx.send(line);
-                }
-            });
-            rx
-        };
-        let out = lines(Box::new(child.stdout.take().unwrap()));
-        let err = lines(Box::new(child.stderr.take().unwrap()));
-        Listening { child, out, err }
-    }
-
-    /// The next line of `which` containing `needle`, within 10 s.
-    fn line(which: &mpsc::Receiver<String>, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match which.recv_timeout(left) {
-                Ok(l) if l.contains(needle) => return l,
-                Ok(_) => {}
-                Err(_) => panic!("no line with {needle:?}"),
-            }
-        }
-    }
-
-    /// The port of its `listening on ADDR` line.
-    fn port(&self) -> u16 {
-        let line = Self::line(&self.err, "listening on ");
-        let addr = line.split("listening on ").nth(1).unwrap().split([',', ' ']).next().unwrap();
-        addr.rsplit(':').next().unwrap().parse().unwrap()
-    }
-
-    /// Its exit status, within 10 s.
-    fn wait(&mut self) -> Option<i32> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s.code();
-            }
-            assert!(Instant::now() < deadline, "still running");
-            thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Listening {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
