@@ -136,6 +136,31 @@ fn plain_and_secured_ends_are_told_what_to_do_and_the_receiver_keeps_listening()
     assert_eq!(coded.wait(), Some(0));
 }
 
+/// A peer that connects and then vanishes before it says anything (killed, its path cut) is
+/// refused once its silence says it is gone, and the receiver takes the next connection.
+#[test]
+fn a_peer_that_vanishes_before_its_header_leaves_the_receiver_listening() {
+    let (_dir, path) = file();
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = udt();
+    cmd.args(["recv", "--insecure", "--peer-timeout", "1", "-l", "127.0.0.1:0", "-o"]).arg(out.path());
+    cmd.env("RUST_LOG", "info");
+    let mut recv = Listening::start(cmd);
+    let target = format!("127.0.0.1:{}", recv.port());
+    let mut silent = udt();
+    silent.args(["cat", &target, "--insecure"]).stdin(Stdio::piped());
+    let mut silent = Listening::start(silent);
+    Listening::line(&recv.err, "serving a connection");
+    silent.child.kill().unwrap();
+    let refused = Listening::line(&recv.err, "still listening");
+    assert!(refused.contains("before a `udt send` header"), "{refused}");
+    let mut ok = udt();
+    ok.arg("send").arg(&path).arg(&target).arg("--insecure");
+    let done = run(ok);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    assert_eq!(recv.wait(), Some(0));
+}
+
 /// Ctrl-C while `udt cat --listen` and `udt serve -k` wait for a connection ends them at once.
 #[test]
 fn ctrl_c_ends_every_wait_at_once() {

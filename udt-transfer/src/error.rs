@@ -43,7 +43,8 @@ pub enum Error {
     /// Sending: the receiver stopped the session, for this reason.
     #[error("the receiver stopped: {0}")]
     ReceiverStopped(String),
-    /// Receiving: the peer is not a sender of this protocol (the whole sentence).
+    /// Receiving: the peer is not a sender of this protocol, or left before saying it was one
+    /// (the whole sentence).
     #[error("{0}")]
     NotASender(String),
     /// Receiving: the sender speaks another version of the protocol.

@@ -217,10 +217,12 @@ impl UdtStream {
             result,
             Err(HandshakeError::WrongCredential(_)
                 | HandshakeError::OtherMode { .. }
-                | HandshakeError::ChangedOnPath(_))
+                | HandshakeError::ChangedOnPath(_)
+                | HandshakeError::NotSecure)
         ) {
-            // The refusal we wrote must reach the peer before the connection closes (the
-            // process may exit right after): wait briefly for its acknowledgement.
+            // The refusal we wrote (or, to a plain peer, our opening, which tells it that this
+            // end encrypts) must reach the peer before the connection closes (the process may
+            // exit right after): wait briefly for its acknowledgement.
             self.write_timeout = Some(REFUSAL_LINGER);
             let _ = self.flush_acknowledged();
         }

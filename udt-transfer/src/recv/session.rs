@@ -169,6 +169,13 @@ fn receive(
                 "the peer closed the connection before sending a `udt send` header".into(),
             )))
         }
+        // Nothing was received: whatever broke the connection, the receiver's one transfer is
+        // still to come.
+        Err(e) if !link.cancelled() => {
+            return Err(Failure::Peer(Error::NotASender(format!(
+                "the connection failed before a `udt send` header: {e}"
+            ))))
+        }
         Err(e) => return Err(from_peer(link, e, || "before the header".into())),
     };
     link.set_deadline(None, "");
