@@ -150,7 +150,7 @@ fn a_peer_that_vanishes_before_its_header_leaves_the_receiver_listening() {
     let target = format!("127.0.0.1:{}", recv.port());
     let mut silent = udt();
     silent.args(["cat", &target, "--insecure"]).stdin(Stdio::piped());
-    let mut silent = Listening::start(silent);
+    let silent = Listening::start(silent);
     Listening::line(&recv.err, "serving a connection");
     // Stopped, not killed: its socket stays open, so nothing (not even the kernel's port
     // unreachable) tells the receiver it went; only its silence does.
