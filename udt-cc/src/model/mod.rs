@@ -21,8 +21,7 @@
 //! The standing queue is the receiver's one-way measure, the smallest queueing delay of an ACK
 //! period (`Policy::queue_delay_reports`, which this controller declares), or from a UDT4
 //! receiver the smoothed RTT over `min_rtt`. After a decrease, only reports on packets sent
-//! after it count (a round trip with the queue in it): one queue is answered once, as TCP
-//! answers one window's losses once, and a queue that falls since is draining, not answered.
+//! after it count: one queue is answered once, as TCP answers one window's losses once.
 //!
 //! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
 //! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
@@ -45,11 +44,8 @@
 //!   estimate). Congestion while cruising means another flow took more or the bottleneck
 //!   slowed: the bound becomes `loss_beta` times the rate (a multiplicative decrease); the
 //!   newest rate, with a drain of the measured queue, when the newest reports show less than
-//!   that already (the path changed under the flow). Such a decrease, or a queue that stands
-//!   through a cruise, starts the competitive mode (`compete.rs`): no probes, the bound follows
-//!   CUBIC's curve from the decrease, until the bound regains the estimate with no queue
-//!   standing or no queue stood for the curve's regrowth time (the competitor left). A cycle
-//!   without congestion raises the bound by
+//!   that already (the path changed under the flow). A cycle without congestion raises the
+//!   bound by
 //!   `cap_increase` of the link's capacity (the packet-pair estimate): the same additive step
 //!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
 //!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
@@ -64,7 +60,6 @@
 //! window of rounds, RTT after ProbeRTT); nothing reads a clock or a global RNG (`ctx.now`,
 //! `ctx.rng`); every transition emits a `tracing` debug event on target `udt::cc`.
 
-mod compete;
 mod config;
 mod delivery;
 mod filters;
@@ -211,13 +206,8 @@ pub struct ModelCc {
     cycle_queue: f64,
     /// When the last cruise began (the probe cycle's start).
     cruise_started: Instant,
-    /// The competitive mode's congestion epoch, while a competitor fills the queue
-    /// ([`compete`]).
-    epoch: Option<compete::Epoch>,
-    /// The last epoch's rate before its decrease (CUBIC's fast convergence).
-    last_rate_max: Option<f64>,
-    /// When a queue last stood while competing.
-    queue_stood_at: Instant,
+    /// The probe cycle of the last decrease while cruising: a competitor filled the queue.
+    competed_cycle: Option<u64>,
     /// When the current state began.
     state_since: Instant,
     /// Cruising at Down's gain to drain the flow's own queue ([`ModelCc::check_own_queue`]),
@@ -286,9 +276,7 @@ impl ModelCc {
             last_queue: None,
             cycle_queue: 0.0,
             cruise_started: Instant::ZERO,
-            epoch: None,
-            last_rate_max: None,
-            queue_stood_at: Instant::ZERO,
+            competed_cycle: None,
             state_since: Instant::ZERO,
             draining_own_queue: false,
             own_drain_until: Instant::ZERO,
@@ -541,15 +529,12 @@ impl ModelCc {
                     State::ProbeBw(Phase::Down) => !draining,
                     _ => self.rounds_left == 0 && !cruising,
                 };
-                self.follow_epoch(ctx);
                 if done {
                     let next = match self.state {
                         State::ProbeBw(Phase::Cruise) if self.queue_stands() => {
                             self.handle_held_queue(ctx);
                             Phase::Cruise
                         }
-                        // Beside a competitor the bound is the epoch's curve: no probe.
-                        State::ProbeBw(Phase::Cruise) if self.competing() => Phase::Cruise,
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
                         State::ProbeBw(Phase::Down) => self.after_probe(),
@@ -604,7 +589,6 @@ impl ModelCc {
         let grown = 1.0 + (self.config.probe_up_gain - 1.0) / 2.0;
         let room = self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
         if !self.probe_congested
-            && !self.competing()
             && room
             && self.probe_base > 0.0
             && self.probe_delivered >= grown * self.probe_base
@@ -626,13 +610,9 @@ impl ModelCc {
             return;
         }
         let additive = self.bw_cap + self.increase_step(ctx);
-        // Beside a competitor that backed off, a probe finds room too, but the room is the
-        // competitor's to regrow into: only the additive step.
-        let room = !self.competing()
-            && self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
+        let room = self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
         self.bw_cap = if room { additive.max(self.bw_cap * self.config.probe_up_gain) } else { additive };
-        // Beside a competitor the bound stays: the epoch's curve sets it.
-        if self.bw_cap >= self.bw.get() && !self.competing() {
+        if self.bw_cap >= self.bw.get() {
             self.bw_cap = f64::INFINITY;
         }
     }

@@ -180,53 +180,41 @@ fn probe_bw_cycles_cruise_up_down() {
     assert!(seen.len() >= 6, "{seen:?}");
 }
 
-/// A decrease while cruising says a competitor fills the queue: the flow stops probing and its
-/// bound follows CUBIC's curve from the decrease (window `W_max` = 700 packets: `K` =
-/// cbrt(700 x 0.3 / 0.4) = 8.07 s, the curve back at the rate before the decrease then), though
-/// the queue is gone (the competitor backed off too; the room is the competitor's to regrow
-/// into). Once the bound regains the estimate with no queue standing the competitor has gone:
-/// probes resume, and one the link delivers whole lifts the bound by its gain and is followed
-/// by the next at once.
+/// After a decrease, a probe cycle that builds no standing queue found room for its gain: the
+/// bound rises by the probe's gain (here 7,000 -> 8,750 in one cycle), where a probe that met
+/// a standing queue (a competitor's) raises it by the additive step only.
 #[test]
-fn beside_a_competitor_the_bound_follows_cubics_curve_until_it_regains_the_estimate() {
-    let mut d = Driver::settled_with_queue_reports();
-    let estimate = d.cc.bandwidth();
-    // One decrease: losses with a standing queue while cruising.
-    d.queue = Some(ms(25));
-    while d.cc.bandwidth() > 9_000.0 {
-        d.ack(ms(10), ms(125), 10_000);
-        d.lose(10);
-    }
-    let decreased_at = d.sc.now;
-    let cut = d.cc.bandwidth();
-    assert!((cut / 10_000.0 - 0.7).abs() < 0.01, "{cut}");
-    d.queue = Some(Duration::ZERO);
-    let mut trajectory = Vec::new();
-    while d.cc.competing() {
-        assert_ne!(d.cc.state(), State::ProbeBw(Phase::Up), "a probe beside a competitor");
-        d.ack(ms(10), ms(100), 10_000);
-        trajectory.push(((d.sc.now - decreased_at).as_secs_f64(), d.cc.bandwidth()));
-        assert!(d.sc.now < decreased_at + Duration::from_secs(30), "still competing");
-    }
-    // The curve: concave up to K, at 4 s still below 95% of the rate before.
-    let at = |t: f64| trajectory.iter().find(|&&(s, _)| s >= t).map(|&(_, b)| b).unwrap();
-    assert!(at(1.0) > cut && at(4.0) < 0.95 * estimate && at(4.0) > at(1.0), "{trajectory:?}");
-    let regained = trajectory.last().unwrap().0;
-    assert!((7.5..9.5).contains(&regained), "the estimate regained after {regained} s");
-    // Probes resume: the first with room lifts the estimate by the probe's gain.
-    while d.cc.state() != State::ProbeBw(Phase::Up) {
-        d.ack(ms(10), ms(100), 10_000);
-    }
-    let before = d.cc.bandwidth();
-    while d.cc.state() != State::ProbeBw(Phase::Down) {
-        d.ack(ms(10), ms(100), 12_500);
-    }
-    while d.cc.state() == State::ProbeBw(Phase::Down) {
-        d.ack(ms(10), ms(100), 12_500);
-    }
-    assert_eq!(d.cc.state(), State::ProbeBw(Phase::Up));
-    let gain = ModelConfig::default().probe_up_gain;
-    assert!(d.cc.bandwidth() >= before * gain * 0.99, "{before} -> {}", d.cc.bandwidth());
+fn a_probe_that_builds_no_queue_lifts_the_bound_by_its_gain() {
+    let run = |queue_in_probe: Duration| {
+        let mut d = Driver::settled_with_queue_reports();
+        // One decrease: losses with a standing queue while cruising.
+        d.queue = Some(ms(25));
+        while d.cc.bandwidth() > 9_000.0 {
+            d.ack(ms(10), ms(125), 10_000);
+            d.lose(10);
+        }
+        let cut = d.cc.bandwidth();
+        d.queue = Some(Duration::ZERO);
+        while d.cc.state() != State::ProbeBw(Phase::Up) {
+            d.ack(ms(10), ms(100), 10_000);
+        }
+        d.queue = Some(queue_in_probe);
+        while d.cc.state() != State::ProbeBw(Phase::Down) {
+            d.ack(ms(10), ms(100), 10_000);
+        }
+        while d.cc.state() == State::ProbeBw(Phase::Down) {
+            d.ack(ms(10), ms(100), 10_000);
+        }
+        (cut, d.cc.bandwidth(), d.cc.state())
+    };
+    let (cut, room, next) = run(Duration::ZERO);
+    assert!((room / cut - ModelConfig::default().probe_up_gain).abs() < 1e-6, "{cut} -> {room}");
+    // The link delivered the whole probe (10,000 packets/s reported against 7,000): probe again.
+    assert_eq!(next, State::ProbeBw(Phase::Up));
+    let (cut, shared, next) = run(ms(20));
+    assert_eq!(next, State::ProbeBw(Phase::Cruise));
+    // 1/16 of the link's capacity (no packet-pair estimate here: the bandwidth estimate).
+    assert!(shared > cut && shared < cut * 1.1, "{cut} -> {shared}");
 }
 
 /// A bottleneck that halves under the flow: the newest reports show half the rate while the
@@ -387,8 +375,7 @@ fn losses_with_a_standing_queue_are_congestion() {
     for _ in 0..40 {
         d.ack(ms(10), ms(125), 10_000);
         d.lose(10);
-        // The decreases (between them the bound follows the competitive mode's curve).
-        if bounds.last().is_none_or(|&b| d.cc.bandwidth() < b * 0.99) {
+        if bounds.last() != Some(&d.cc.bandwidth()) {
             bounds.push(d.cc.bandwidth());
         }
     }
@@ -487,8 +474,8 @@ fn the_competitive_mode_is_entered_only_for_a_queue_that_stands() {
         assert_eq!(d.cc.competing(), row.competing, "{}", row.what);
         let rate = d.cc.bandwidth() / bw;
         assert!(rate >= row.rate.0 && rate <= row.rate.1, "{}: {rate:.3} of the estimate", row.what);
-        // The competitor leaves: the queue drains, the mode ends once no queue stood for the
-        // curve's regrowth time, probes resume and the flow paces on its estimate again.
+        // The competitor leaves: the queue drains, probes resume, and after the cycles the
+        // mode remembers, the flow paces on its estimate again.
         d.queue = Some(ms(0));
         for _ in 0..1500 {
             d.ack(ms(10), ms(100), 10_000);
