@@ -20,51 +20,36 @@ fn report(name: &str, what: &str, t: f64) {
     println!("{name:10} {what:5} {:.3} s/GB  {:.1} Gb/s", t / gb, gb * 8.0 / t);
 }
 
-fn bench_ring(key: &[u8; 32], aad: &[u8; 16]) {
-    use ring::aead::*;
-    let k = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).unwrap());
-    let mut buf = vec![7u8; PAYLOAD];
-    let t = Instant::now();
-    for i in 0..N {
-        let tag = k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce12(i as u64)), Aad::from(aad), &mut buf).unwrap();
-        std::hint::black_box(tag.as_ref());
-    }
-    report("ring", "seal", t.elapsed().as_secs_f64());
-    let sealed: Vec<Vec<u8>> = (0..M).map(|i| { let mut m = vec![i as u8; PAYLOAD]; let tag = k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce12(i as u64)), Aad::from(aad), &mut m).unwrap(); m.extend_from_slice(tag.as_ref()); m }).collect();
-    let mut b = vec![0u8; PAYLOAD + 16];
-    let t = Instant::now();
-    let mut ok = 0;
-    for i in 0..N {
-        b.copy_from_slice(&sealed[i % M]);
-        ok += k.open_in_place(Nonce::assume_unique_for_key(nonce12((i % M) as u64)), Aad::from(aad), &mut b).is_ok() as usize;
-    }
-    report("ring", "open", t.elapsed().as_secs_f64());
-    assert_eq!(ok, N);
-    std::hint::black_box(ok);
+/// ring and aws-lc-rs share one API (aws-lc-rs follows ring's): one benchmark body for both.
+macro_rules! ring_api_bench {
+    ($fn_name:ident, $krate:ident, $label:literal) => {
+        fn $fn_name(key: &[u8; 32], aad: &[u8; 16]) {
+            use $krate::aead::*;
+            let k = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).unwrap());
+            let mut buf = vec![7u8; PAYLOAD];
+            let t = Instant::now();
+            for i in 0..N {
+                let tag = k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce12(i as u64)), Aad::from(aad), &mut buf).unwrap();
+                std::hint::black_box(tag.as_ref());
+            }
+            report($label, "seal", t.elapsed().as_secs_f64());
+            let sealed: Vec<Vec<u8>> = (0..M).map(|i| { let mut m = vec![i as u8; PAYLOAD]; let tag = k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce12(i as u64)), Aad::from(aad), &mut m).unwrap(); m.extend_from_slice(tag.as_ref()); m }).collect();
+            let mut b = vec![0u8; PAYLOAD + 16];
+            let t = Instant::now();
+            let mut ok = 0;
+            for i in 0..N {
+                b.copy_from_slice(&sealed[i % M]);
+                ok += k.open_in_place(Nonce::assume_unique_for_key(nonce12((i % M) as u64)), Aad::from(aad), &mut b).is_ok() as usize;
+            }
+            report($label, "open", t.elapsed().as_secs_f64());
+            assert_eq!(ok, N);
+            std::hint::black_box(ok);
+        }
+    };
 }
 
-fn bench_awslc(key: &[u8; 32], aad: &[u8; 16]) {
-    use aws_lc_rs::aead::*;
-    let k = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key).unwrap());
-    let mut buf = vec![7u8; PAYLOAD];
-    let t = Instant::now();
-    for i in 0..N {
-        let tag = k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce12(i as u64)), Aad::from(aad), &mut buf).unwrap();
-        std::hint::black_box(tag.as_ref());
-    }
-    report("aws-lc-rs", "seal", t.elapsed().as_secs_f64());
-    let sealed: Vec<Vec<u8>> = (0..M).map(|i| { let mut m = vec![i as u8; PAYLOAD]; let tag = k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce12(i as u64)), Aad::from(aad), &mut m).unwrap(); m.extend_from_slice(tag.as_ref()); m }).collect();
-    let mut b = vec![0u8; PAYLOAD + 16];
-    let t = Instant::now();
-    let mut ok = 0;
-    for i in 0..N {
-        b.copy_from_slice(&sealed[i % M]);
-        ok += k.open_in_place(Nonce::assume_unique_for_key(nonce12((i % M) as u64)), Aad::from(aad), &mut b).is_ok() as usize;
-    }
-    report("aws-lc-rs", "open", t.elapsed().as_secs_f64());
-    assert_eq!(ok, N);
-    std::hint::black_box(ok);
-}
+ring_api_bench!(bench_ring, ring, "ring");
+ring_api_bench!(bench_awslc, aws_lc_rs, "aws-lc-rs");
 
 fn bench_rustcrypto(key: &[u8; 32], aad: &[u8; 16]) {
     use aes_gcm::aead::{AeadInPlace, KeyInit};
