@@ -17,6 +17,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = protocol::read_greeting(&mut &data[..]);
     let _ = protocol::read_message_tag(&mut &data[..]);
     let _ = protocol::read_start(&mut &data[..]);
+    let _ = protocol::read_stripe(&mut &data[..]);
+    let _ = protocol::read_join(&mut &data[..]);
+    let _ = protocol::read_greeting_with_flags(&mut &data[..]);
+    let mut ranges = data;
+    while protocol::read_range(&mut ranges).is_ok() {}
     let _ = protocol::check_path(data);
     let _ = protocol::check_name(data);
     let mut r = data;

@@ -37,6 +37,25 @@ pub enum Error {
          version of udt at both ends"
     )]
     ReceiverVersion(u16),
+    /// Sending: the receiver does not take striped transfers (one that predates them).
+    #[error(
+        "the receiver does not take parallel streams (-P): it is a `udt recv` of an older version; \
+         send with -P 1, or update it"
+    )]
+    StripingUnsupported,
+    /// Sending: a connection of a striped transfer could not join it.
+    #[error("connection {member} of the {connections} of the striped transfer could not join: {why}")]
+    JoinFailed {
+        /// Its number (from 1; the session's is 0).
+        member: u16,
+        /// Connections in all.
+        connections: u16,
+        /// Why.
+        why: String,
+    },
+    /// Sending: a joined connection of a striped transfer failed (which, and why).
+    #[error("{0}")]
+    ConnectionLost(String),
     /// Sending: the receiver refused the session.
     #[error("the receiver refused the transfer: {0}")]
     Refused(String),

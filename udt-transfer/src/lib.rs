@@ -46,8 +46,8 @@ pub use landing::{Swept, Ttl};
 pub use link::{close_within, POLL};
 pub use observer::{Event, Ignore, Observer};
 pub use protocol::{display_name, Kind};
-pub use recv::{greet, ReceiveOptions, ReceiveReport, Receiver, Turn};
-pub use send::{send, SendOptions, SendReport, GREETING_TIMEOUT};
+pub use recv::{greet, Members, ReceiveOptions, ReceiveReport, Receiver, Turn};
+pub use send::{send, SendOptions, SendReport, Striping, GREETING_TIMEOUT, STRIPE_MIN};
 pub use tree::{Entry, Plan};
 
 /// The README's example, compiled as a doc-test.

@@ -75,6 +75,16 @@ impl<'o> Link<'o> {
         self.deadline = limit.map(|l| (Instant::now() + l, what.to_string()));
     }
 
+    /// What stops reads and writes.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// Stop reads and writes on `cancel` from now on (instead of the one given at first).
+    pub fn set_cancel(&mut self, cancel: Cancel) {
+        self.cancel = cancel;
+    }
+
     /// Fail a read that waits `limit` without a byte (`None`: wait as long as the peer is
     /// alive): a peer that keeps the connection up but sends nothing.
     pub fn set_idle_limit(&mut self, limit: Option<Duration>) {
@@ -123,6 +133,11 @@ impl<'o> Link<'o> {
             }
         }
         true
+    }
+
+    /// The connection, to be used without this wrapper.
+    pub fn into_stream(self) -> UdtStream {
+        self.stream
     }
 
     /// Close, telling the peer (its reads end), waiting at most `limit` for it to acknowledge

@@ -52,6 +52,22 @@ pub const FLAG_SKIPS: u16 = 1;
 /// it sends, what its tree does not have (rsync's `--delete`); its [`Tag::Delete`] message
 /// follows the header. A receiver that does not allow it refuses the session.
 pub const FLAG_DELETE: u16 = 2;
+/// The session header's flag by which a sender stripes the transfer over several connections:
+/// a [`Tag::Stripe`] message follows the header at once; only to a receiver whose hello has
+/// [`HELLO_STRIPES`] (one that predates it takes the message for a protocol error).
+pub const FLAG_STRIPES: u16 = 4;
+/// The session header's flag of a connection that joins a striped transfer (entry count 0): a
+/// [`Tag::Join`] message follows at once; then only range records (`PROTOCOL.md`, "Parallel
+/// streams").
+pub const FLAG_JOIN: u16 = 8;
+/// The hello's flag by which a receiver says it takes striped transfers.
+pub const HELLO_STRIPES: u16 = 1;
+/// Bytes of the random token that ties the connections of one striped transfer together.
+pub const TOKEN_LEN: usize = 16;
+/// Most connections of one striped transfer.
+pub const MAX_STRIPES: u16 = 16;
+/// Bytes before a range's data: length u32, entry index u32, offset u64.
+pub const RANGE_HEAD_LEN: usize = 16;
 /// Most exclude patterns a delete request carries.
 pub const MAX_PATTERNS: usize = 1024;
 /// The `nanos` of a modification time that is unknown.
@@ -111,9 +127,15 @@ impl Header {
 /// A greeting: 4 bytes of magic, a version, flags. The receiver sends one (`"UDTR"`) as soon as
 /// it accepts a connection, and so does a `udt perf` server (`"UDTP"`).
 pub fn hello(magic: [u8; 4], version: u16) -> [u8; HELLO_LEN] {
+    hello_with_flags(magic, version, 0)
+}
+
+/// A greeting with flags ([`HELLO_STRIPES`]).
+pub fn hello_with_flags(magic: [u8; 4], version: u16, flags: u16) -> [u8; HELLO_LEN] {
     let mut b = [0u8; HELLO_LEN];
     b[..4].copy_from_slice(&magic);
     b[4..6].copy_from_slice(&version.to_le_bytes());
+    b[6..8].copy_from_slice(&flags.to_le_bytes());
     b
 }
 
@@ -130,17 +152,24 @@ pub enum Greeting {
 
 /// Read a greeting. The error is the connection's (closed, timed out).
 pub fn read_greeting(r: &mut impl Read) -> io::Result<Greeting> {
+    read_greeting_with_flags(r).map(|(greeting, _)| greeting)
+}
+
+/// Read a greeting and its flags (0 unless it is a receiver's or a `udt perf` server's).
+pub fn read_greeting_with_flags(r: &mut impl Read) -> io::Result<(Greeting, u16)> {
     let mut b = [0u8; HELLO_LEN];
     r.read_exact(&mut b[..4])?;
-    let version = |r: &mut dyn Read, b: &mut [u8; HELLO_LEN]| -> io::Result<u16> {
+    let rest = |r: &mut dyn Read, b: &mut [u8; HELLO_LEN]| -> io::Result<(u16, u16)> {
         r.read_exact(&mut b[4..])?;
-        Ok(u16::from_le_bytes([b[4], b[5]]))
+        Ok((u16::from_le_bytes([b[4], b[5]]), u16::from_le_bytes([b[6], b[7]])))
     };
     if b[..4] == RECEIVER_MAGIC {
-        return Ok(Greeting::Receiver(version(r, &mut b)?));
+        let (version, flags) = rest(r, &mut b)?;
+        return Ok((Greeting::Receiver(version), flags));
     }
     if b[..4] == PERF_MAGIC {
-        return Ok(Greeting::PerfServer(version(r, &mut b)?));
+        let (version, flags) = rest(r, &mut b)?;
+        return Ok((Greeting::PerfServer(version), flags));
     }
     // A version-1 receiver says nothing first, then refuses our header with an error status.
     let len = usize::from(u16::from_le_bytes([b[1], b[2]])).min(MAX_MESSAGE_LEN);
@@ -148,13 +177,14 @@ pub fn read_greeting(r: &mut impl Read) -> io::Result<Greeting> {
         let mut msg = vec![0u8; len];
         msg[0] = b[3];
         if r.read_exact(&mut msg[1..]).is_ok() {
-            return Ok(Greeting::Other(format!(
+            let what = format!(
                 "it answered \"{}\": an older `udt recv`?",
                 display_name(&String::from_utf8_lossy(&msg))
-            )));
+            );
+            return Ok((Greeting::Other(what), 0));
         }
     }
-    Ok(Greeting::Other(describe_magic(&b[..4])))
+    Ok((Greeting::Other(describe_magic(&b[..4])), 0))
 }
 
 /// `it sent "UDTP"`, or the bytes in hex when they are not printable.
@@ -260,6 +290,17 @@ pub enum Tag {
     /// Only after a header with [`FLAG_DELETE`], once, before the entries: the sender's exclude
     /// patterns ([`write_patterns`]), whose matches the receiver keeps. Not answered.
     Delete,
+    /// Only right after a header with [`FLAG_STRIPES`]: the transfer's token and connection
+    /// count ([`write_stripe`]). Answered by the session's status.
+    Stripe,
+    /// Only right after a header with [`FLAG_JOIN`]: the token and this connection's number
+    /// ([`write_join`]). Answered by one status: joined, or refused.
+    Join,
+    /// Only in a striped session: the data of an accepted file in ranges ([`read_range`]) on
+    /// any of the transfer's connections: its entry's index (u32) and start as for [`Tag::Data`],
+    /// then, on this connection, range records, an end record and the hash (or an abort
+    /// record); the receiver answers with its verdict once every range is in.
+    Striped,
 }
 
 /// Write a message tag.
@@ -269,6 +310,9 @@ pub fn write_message_tag(w: &mut impl Write, tag: Tag) -> io::Result<()> {
         Tag::Data => b'D',
         Tag::End => b'E',
         Tag::Delete => b'X',
+        Tag::Stripe => b'P',
+        Tag::Join => b'J',
+        Tag::Striped => b'S',
     }])
 }
 
@@ -281,6 +325,9 @@ pub fn read_message_tag(r: &mut impl Read) -> io::Result<Tag> {
         b'D' => Ok(Tag::Data),
         b'E' => Ok(Tag::End),
         b'X' => Ok(Tag::Delete),
+        b'P' => Ok(Tag::Stripe),
+        b'J' => Ok(Tag::Join),
+        b'S' => Ok(Tag::Striped),
         other => Err(invalid(format!("unknown message tag {other:#04x}"))),
     }
 }
@@ -398,6 +445,109 @@ pub fn read_record(r: &mut impl Read, left: u64) -> io::Result<Record> {
         return Err(invalid(format!("bad chunk length {len} with {left} bytes of the file left")));
     }
     Ok(Record::Chunk(len))
+}
+
+/// Write a stripe message's body: the transfer's token, then its connection count (u16,
+/// 2..=[`MAX_STRIPES`]).
+pub fn write_stripe(w: &mut impl Write, token: &[u8; TOKEN_LEN], connections: u16) -> io::Result<()> {
+    write_token_and(w, token, connections)
+}
+
+/// Read a stripe message's body ([`write_stripe`]).
+pub fn read_stripe(r: &mut impl Read) -> io::Result<([u8; TOKEN_LEN], u16)> {
+    let (token, connections) = read_token_and(r)?;
+    if !(2..=MAX_STRIPES).contains(&connections) {
+        return Err(invalid(format!("a striped transfer of {connections} connections (2 to {MAX_STRIPES})")));
+    }
+    Ok((token, connections))
+}
+
+/// Write a join message's body: the transfer's token, then this connection's number (u16,
+/// from 1; the session's connection is 0).
+pub fn write_join(w: &mut impl Write, token: &[u8; TOKEN_LEN], member: u16) -> io::Result<()> {
+    write_token_and(w, token, member)
+}
+
+/// A token, then a u16.
+fn write_token_and(w: &mut impl Write, token: &[u8; TOKEN_LEN], n: u16) -> io::Result<()> {
+    let mut b = token.to_vec();
+    b.extend_from_slice(&n.to_le_bytes());
+    w.write_all(&b)
+}
+
+/// A token, then a u16.
+fn read_token_and(r: &mut impl Read) -> io::Result<([u8; TOKEN_LEN], u16)> {
+    let mut b = [0u8; TOKEN_LEN + 2];
+    r.read_exact(&mut b)?;
+    let mut token = [0u8; TOKEN_LEN];
+    token.copy_from_slice(&b[..TOKEN_LEN]);
+    Ok((token, u16::from_le_bytes([b[TOKEN_LEN], b[TOKEN_LEN + 1]])))
+}
+
+/// Read a join message's body ([`write_join`]): the token and a member number of 1 to
+/// [`MAX_STRIPES`] - 1 (the transfer's own count is the receiver's to check).
+pub fn read_join(r: &mut impl Read) -> io::Result<([u8; TOKEN_LEN], u16)> {
+    let (token, member) = read_token_and(r)?;
+    if !(1..MAX_STRIPES).contains(&member) {
+        return Err(invalid(format!("a joining connection numbered {member} (1 to {})", MAX_STRIPES - 1)));
+    }
+    Ok((token, member))
+}
+
+/// One record of a striped file's data, as the receiver reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RangeRecord {
+    /// `len` bytes (1..=[`CHUNK`]) of entry `index` at `offset` follow.
+    Range {
+        /// Bytes that follow.
+        len: u32,
+        /// The entry whose bytes they are.
+        index: u32,
+        /// Where they go in the file.
+        offset: u64,
+    },
+    /// The end: on the session's connection, of this file's ranges there (its hash follows);
+    /// on a joined connection, of the transfer.
+    End,
+    /// Only on the session's connection: the sender gave up, for this reason.
+    Abort(AbortScope, String),
+}
+
+/// The head of a range record of `len` bytes (1..=[`CHUNK`]) of entry `index` at `offset`.
+pub fn range_head(len: usize, index: u32, offset: u64) -> [u8; RANGE_HEAD_LEN] {
+    let mut b = [0u8; RANGE_HEAD_LEN];
+    b[..4].copy_from_slice(&(len as u32).to_le_bytes());
+    b[4..8].copy_from_slice(&index.to_le_bytes());
+    b[8..].copy_from_slice(&offset.to_le_bytes());
+    b
+}
+
+/// The end record of a striped file's ranges, or of a joined connection.
+pub const RANGE_END: [u8; 4] = [0; 4];
+
+/// Read the next range record: its length (at most [`CHUNK`]) is checked here, whether it
+/// fits the file is the receiver's to check.
+pub fn read_range(r: &mut impl Read) -> io::Result<RangeRecord> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len);
+    if len == 0 {
+        return Ok(RangeRecord::End);
+    }
+    if len == ABORT_MARK {
+        return match read_record(&mut len.to_le_bytes().chain(r), 0)? {
+            Record::Abort(scope, msg) => Ok(RangeRecord::Abort(scope, msg)),
+            Record::Chunk(_) => Err(invalid("a range record that is not one")),
+        };
+    }
+    if len as usize > CHUNK {
+        return Err(invalid(format!("a range of {len} bytes (at most {CHUNK})")));
+    }
+    let mut b = [0u8; 12];
+    r.read_exact(&mut b)?;
+    let index = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let offset = u64::from_le_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]]);
+    Ok(RangeRecord::Range { len, index, offset })
 }
 
 /// The receiver's answer to the session header, to a file header, and to a file's bytes.

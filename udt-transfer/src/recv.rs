@@ -25,12 +25,18 @@
 mod claims;
 mod consent;
 mod data;
+mod join;
+mod member;
 mod prepare;
+mod ranges;
 mod session;
 mod store;
+mod stripe;
 
 use std::io::{self, Write};
+use std::net::IpAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use udt::UdtStream;
@@ -39,6 +45,7 @@ use crate::landing::{self, mode, Root, Swept, Ttl};
 use crate::protocol::{self, Status, VERSION};
 use crate::{Cancel, Error, Observer};
 use claims::Claims;
+use join::Joins;
 use session::Ctx;
 
 /// How to receive.
@@ -114,6 +121,7 @@ pub struct ReceiveReport {
 pub struct Receiver {
     root: Root,
     claims: Claims,
+    joins: Arc<Joins>,
     options: ReceiveOptions,
 }
 
@@ -124,7 +132,7 @@ impl Receiver {
     pub fn new(out: &Path, options: ReceiveOptions) -> Result<Receiver, Error> {
         let umask = mode::read_umask();
         let root = Root::open(out, umask, options.partial_ttl)?;
-        Ok(Receiver { root, claims: Claims::default(), options })
+        Ok(Receiver { root, claims: Claims::default(), joins: Arc::default(), options })
     }
 
     /// The output directory as resolved when it was opened (for this host's messages; never
@@ -154,8 +162,40 @@ impl Receiver {
             max_size: self.options.max_size,
             allow_dotfiles: self.options.allow_dotfiles,
             allow_delete: self.options.delete,
+            joins: &self.joins,
+            idle: self.options.idle_timeout,
         };
         session::serve(stream, &ctx, &self.options, observer)
+    }
+
+    /// A handle on this receiver's striped transfers, for the thread that accepts connections:
+    /// see [`Members`].
+    pub fn members(&self) -> Members {
+        Members { joins: Arc::clone(&self.joins), options: self.options.clone() }
+    }
+}
+
+/// The striped transfers of a [`Receiver`] (`udt send -P N`), shared with the thread that
+/// accepts connections: a striped session's other connections come while its session is
+/// served, so they must be served at once, whatever the number of transfers being served.
+#[derive(Clone, Debug)]
+pub struct Members {
+    joins: Arc<Joins>,
+    options: ReceiveOptions,
+}
+
+impl Members {
+    /// Whether a striped transfer whose session came from `ip` still waits for connections to
+    /// join (for at most 10 s after its session was accepted): a new connection from there is
+    /// most likely one of them, to be served at once with [`Members::serve`].
+    pub fn expects(&self, ip: IpAddr) -> bool {
+        self.joins.expects(ip)
+    }
+
+    /// Serve a connection (greeted) that joins a striped transfer until the transfer ends; a
+    /// connection that is not one is refused.
+    pub fn serve(&self, stream: UdtStream) -> Result<(), Error> {
+        member::serve_stream(stream, &self.joins, &self.options)
     }
 }
 
@@ -174,7 +214,8 @@ pub enum Turn<'a> {
 /// Greet a newly accepted connection at once, so its sender knows it reached a receiver of
 /// this protocol, and tell it its turn.
 pub fn greet(mut stream: &UdtStream, turn: Turn<'_>) -> io::Result<()> {
-    let mut first = protocol::hello(protocol::RECEIVER_MAGIC, VERSION).to_vec();
+    let mut first =
+        protocol::hello_with_flags(protocol::RECEIVER_MAGIC, VERSION, protocol::HELLO_STRIPES).to_vec();
     match turn {
         Turn::Now => {}
         Turn::Wait(why) => Status::Wait(why.into()).write(&mut first)?,

@@ -14,6 +14,7 @@
 
 mod file;
 mod read_ahead;
+mod stripe;
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -26,6 +27,8 @@ use crate::protocol::{self, FileHeader, Greeting, Header, Status, VERSION};
 use crate::tree::{Entry, Plan};
 use crate::{Cancel, Error, Event, Observer};
 use file::{send_file, Sent};
+use stripe::Members;
+pub use stripe::{Striping, STRIPE_MIN};
 
 /// How long the receiver has to greet us once connected. A `udt recv` greets at once, a
 /// `udt perf` server too, and a `udt cat --listen` closes on seeing our header.
@@ -49,6 +52,11 @@ pub struct SendOptions {
     /// ([`Error::Refused`]). Leave it off when the plan left out something that could not be
     /// read ([`Plan::failed`]): the receiver would delete its copy.
     pub delete: Option<Vec<String>>,
+    /// Stripe the transfer over several connections (`udt send -P N`): files of at least
+    /// [`STRIPE_MIN`] bytes go in ranges over all of them, smaller ones whole on the session's.
+    /// A receiver that predates striping is refused before anything is sent
+    /// ([`Error::StripingUnsupported`]).
+    pub striping: Option<Striping>,
 }
 
 /// What a session that ran to its end did (per file: the events).
@@ -88,8 +96,19 @@ pub fn send(
         announced: 0,
         start: None,
         delete: options.delete.as_deref(),
+        striping: options.striping.as_ref(),
+        members: None,
     };
-    let result = session.run(&mut link);
+    let mut result = session.run(&mut link);
+    if let Some(members) = session.members.take() {
+        // A joined connection that failed is the cause, whatever it broke on this one.
+        if let (Err(e), Some(why)) = (&mut result, members.failure()) {
+            if !options.cancel.requested() {
+                *e = Error::ConnectionLost(why);
+            }
+        }
+        members.finish(result.is_ok());
+    }
     let took = session.start.map(|s| s.elapsed());
     match &result {
         Ok(()) => link.close(CLOSE_LIMIT),
@@ -121,6 +140,10 @@ struct Session<'p> {
     start: Option<Instant>,
     /// The exclude patterns of a delete request.
     delete: Option<&'p [String]>,
+    /// How to stripe the transfer, if at all.
+    striping: Option<&'p Striping>,
+    /// The joined connections of a striped transfer, once joined.
+    members: Option<Members>,
 }
 
 impl Session<'_> {
@@ -131,7 +154,20 @@ impl Session<'_> {
         if self.delete.is_some() {
             header.flags |= protocol::FLAG_DELETE;
         }
-        link.write_all(&header.encode()).map_err(|e| io_error(link, "sending the transfer header", e))?;
+        if let Some(striping) = self.striping {
+            // Only to a receiver that says it takes them: one that predates striping would take
+            // the stripe message for a protocol error.
+            if greet(link)? & protocol::HELLO_STRIPES == 0 {
+                return Err(Error::StripingUnsupported);
+            }
+            header.flags |= protocol::FLAG_STRIPES;
+            link.write_all(&header.encode())
+                .and_then(|()| protocol::write_message_tag(link, protocol::Tag::Stripe))
+                .and_then(|()| protocol::write_stripe(link, &striping.token, striping.connections))
+                .map_err(|e| io_error(link, "sending the transfer header", e))?;
+        } else {
+            link.write_all(&header.encode()).map_err(|e| io_error(link, "sending the transfer header", e))?;
+        }
         if let Some(patterns) = self.delete {
             protocol::write_message_tag(link, protocol::Tag::Delete)
                 .and_then(|()| protocol::write_patterns(link, patterns))
@@ -140,7 +176,9 @@ impl Session<'_> {
         // The first window of announcements goes with the transfer's header: the receiver
         // reads them once it accepts the transfer, and the round trip of waiting first is saved.
         self.announce(link, WINDOW)?;
-        greet(link)?;
+        if self.striping.is_none() {
+            greet(link)?;
+        }
         loop {
             let what = "waiting for the receiver to accept the transfer";
             match read_status(link).map_err(|e| io_error(link, what, e))? {
@@ -152,6 +190,11 @@ impl Session<'_> {
                     return Err(Error::Protocol("protocol error: a file's status for the transfer".into()))
                 }
             }
+        }
+        if let Some(striping) = self.striping {
+            let members = Members::join(striping, link.cancel())?;
+            link.set_cancel(members.cancel_with(link.cancel()));
+            self.members = Some(members);
         }
         self.start = Some(Instant::now());
         link.event(Event::SessionStarted { entries: count });
@@ -169,7 +212,8 @@ impl Session<'_> {
                     source: Box::new(e),
                 },
             };
-            if let Some(sent) = send_file(link, i, src, answer, &mut self.report).map_err(wrap)? {
+            let members = self.members.as_ref();
+            if let Some(sent) = send_file(link, (i, members), src, answer, &mut self.report).map_err(wrap)? {
                 self.expect.push_back(Expect::Verdict(i, sent));
             }
         }
@@ -302,9 +346,10 @@ pub(crate) fn io_error(link: &Link<'_>, context: impl Into<String>, e: io::Error
 }
 
 /// Read the receiver's greeting: anything but a receiver of our version ends the session.
-fn greet(link: &mut Link<'_>) -> Result<(), Error> {
+/// Returns its flags ([`protocol::HELLO_STRIPES`]).
+fn greet(link: &mut Link<'_>) -> Result<u16, Error> {
     link.set_deadline(Some(GREETING_TIMEOUT), "greeting from the receiver");
-    let greeting = match protocol::read_greeting(link) {
+    let (greeting, flags) = match protocol::read_greeting_with_flags(link) {
         Ok(g) => g,
         Err(e) if e.kind() == io::ErrorKind::TimedOut && !link.cancelled() => {
             return Err(Error::NotAReceiver(format!("no greeting within {} s", GREETING_TIMEOUT.as_secs())))
@@ -319,7 +364,7 @@ fn greet(link: &mut Link<'_>) -> Result<(), Error> {
     };
     link.set_deadline(None, "");
     match greeting {
-        Greeting::Receiver(v) if v == VERSION => Ok(()),
+        Greeting::Receiver(v) if v == VERSION => Ok(flags),
         Greeting::Receiver(v) => Err(Error::ReceiverVersion(v)),
         Greeting::PerfServer(_) => Err(Error::NotAReceiver("it is a `udt perf server`".into())),
         Greeting::Other(what) => Err(Error::NotAReceiver(what)),

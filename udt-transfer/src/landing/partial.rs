@@ -194,7 +194,16 @@ impl Temp<'_> {
     /// Open it for writing in `dir` (its directory, found again): only the same file, still
     /// trusted.
     pub fn open(&self, dir: &File) -> Result<File, String> {
-        let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        self.open_with(dir, OFlags::WRONLY)
+    }
+
+    /// As [`Temp::open`], for reading too (a striped file is hashed once its ranges are in).
+    pub fn open_read_write(&self, dir: &File) -> Result<File, String> {
+        self.open_with(dir, OFlags::RDWR)
+    }
+
+    fn open_with(&self, dir: &File, access: OFlags) -> Result<File, String> {
+        let flags = access | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let file = rustix::fs::openat(dir, self.name.as_str(), flags, Mode::empty())
             .map(File::from)
             .map_err(|e| format!("cannot open the temporary file: {}", io::Error::from(e)))?;

@@ -218,3 +218,41 @@ fn delete_requests_and_deleted_paths_round_trip() {
     over.extend(std::iter::repeat_n(b'a', MAX_PATH_LEN + 1));
     assert!(Status::read(&mut &over[..]).is_err());
 }
+
+#[test]
+fn stripe_join_and_range_records_round_trip_and_refuse_what_does_not_fit() {
+    let token = [9u8; TOKEN_LEN];
+    let mut b = Vec::new();
+    write_stripe(&mut b, &token, 4).unwrap();
+    assert_eq!(read_stripe(&mut &b[..]).unwrap(), (token, 4));
+    for bad in [0u16, 1, MAX_STRIPES + 1] {
+        let mut b = Vec::new();
+        write_token_and(&mut b, &token, bad).unwrap();
+        assert!(read_stripe(&mut &b[..]).is_err(), "{bad} connections");
+    }
+    let mut b = Vec::new();
+    write_join(&mut b, &token, 3).unwrap();
+    assert_eq!(read_join(&mut &b[..]).unwrap(), (token, 3));
+    for bad in [0u16, MAX_STRIPES] {
+        let mut b = Vec::new();
+        write_token_and(&mut b, &token, bad).unwrap();
+        assert!(read_join(&mut &b[..]).is_err(), "member {bad}");
+    }
+    let mut b = range_head(CHUNK, 7, 1 << 33).to_vec();
+    b.extend_from_slice(&RANGE_END);
+    write_abort(&mut b, AbortScope::File, "gone").unwrap();
+    let r = &mut &b[..];
+    assert_eq!(read_range(r).unwrap(), RangeRecord::Range { len: CHUNK as u32, index: 7, offset: 1 << 33 });
+    assert_eq!(read_range(r).unwrap(), RangeRecord::End);
+    assert_eq!(read_range(r).unwrap(), RangeRecord::Abort(AbortScope::File, "gone".into()));
+    let too_long = range_head(CHUNK + 1, 0, 0);
+    assert!(read_range(&mut &too_long[..]).is_err());
+    let (greeting, flags) =
+        read_greeting_with_flags(&mut &hello_with_flags(RECEIVER_MAGIC, VERSION, HELLO_STRIPES)[..]).unwrap();
+    assert_eq!((greeting, flags), (Greeting::Receiver(VERSION), HELLO_STRIPES));
+    for tag in [Tag::Stripe, Tag::Join, Tag::Striped] {
+        let mut b = Vec::new();
+        write_message_tag(&mut b, tag).unwrap();
+        assert_eq!(read_message_tag(&mut &b[..]).unwrap(), tag);
+    }
+}

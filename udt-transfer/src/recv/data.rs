@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::prepare::{Held, Target, EXISTS};
 use super::session::{from_peer, Failure};
 use super::store::Store;
-use crate::landing::{commit, mode, open_existing};
+use crate::landing::{commit, mode, open_existing, Temp};
 use crate::link::Link;
 use crate::protocol::{self, AbortScope, FileHeader, Record, Start, HASH_LEN};
 use crate::Error;
@@ -104,11 +104,36 @@ pub fn receive_file(
             return Err(failure);
         }
     };
-    if let Some(e) = write_error {
-        return Ok(Err(format!("writing failed: {e}")));
+    let verified = Verified { hash, expected, write_error: write_error.map(|e| e.to_string()) };
+    Ok(store_verified(fh, &mut temp, &dir, file, &dest, verified, force)
+        .map(|()| (took, hash, fh.size - offset)))
+}
+
+/// A file's bytes as they ended: the hash computed, the hash sent, the first write error.
+pub struct Verified {
+    pub hash: blake3::Hash,
+    pub expected: [u8; HASH_LEN],
+    pub write_error: Option<String>,
+}
+
+/// Move a received file into place at `dest` if it was written whole and its hash is the
+/// sender's, with the sender's permission bits (masked) and time set on its descriptor
+/// first; else why not (the temporary file is then removed when `temp` drops).
+pub fn store_verified(
+    fh: &FileHeader,
+    temp: &mut Temp<'_>,
+    dir: &std::fs::File,
+    file: std::fs::File,
+    dest: &str,
+    verified: Verified,
+    force: bool,
+) -> Result<(), String> {
+    let shown = protocol::display_name(&String::from_utf8_lossy(&fh.name));
+    if let Some(e) = verified.write_error {
+        return Err(format!("writing failed: {e}"));
     }
-    if hash != blake3::Hash::from_bytes(expected) {
-        return Ok(Err("BLAKE3 mismatch: the data arrived corrupted; not stored".into()));
+    if verified.hash != blake3::Hash::from_bytes(verified.expected) {
+        return Err("BLAKE3 mismatch: the data arrived corrupted; not stored".into());
     }
     let bits = mode::file_mode(fh.mode, temp.spot.root().umask);
     if let Err(e) = file.set_permissions(std::fs::Permissions::from_mode(bits)) {
@@ -120,11 +145,9 @@ pub fn receive_file(
         }
     }
     drop(file);
-    if let Err(msg) = commit(&dir, &temp.name, temp.id, &dest, force) {
-        return Ok(Err(msg));
-    }
+    commit(dir, &temp.name, temp.id, dest, force)?;
     temp.keep();
-    Ok(Ok((took, hash, fh.size - offset)))
+    Ok(())
 }
 
 /// The sender's proof for a file this receiver holds one of the same size of ([`Held`]):
@@ -166,7 +189,7 @@ pub fn compare_file(
 }
 
 /// Read a file's data from `start` on and throw it away (to stay in step with the sender).
-fn drain(link: &mut Link<'_>, fh: &FileHeader, start: u64) -> Result<(), Failure> {
+pub fn drain(link: &mut Link<'_>, fh: &FileHeader, start: u64) -> Result<(), Failure> {
     receive_data(link, fh, start, blake3::Hasher::new(), io::sink()).map(|_| ())
 }
 

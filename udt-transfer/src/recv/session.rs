@@ -13,13 +13,17 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Read};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use udt::UdtStream;
 
 use super::claims::Claims;
 use super::data::{compare_file, receive_file};
+use super::join::{Identity, Joins, Striped};
+use super::member::serve_member;
 use super::prepare::{prepare, Accepted, Target};
+use super::stripe::receive_striped;
 use super::{consent, ReceiveOptions, ReceiveReport};
 use crate::landing::{self, walk, Id, Keep, Root, SessionDirs};
 use crate::link::Link;
@@ -27,7 +31,7 @@ use crate::protocol::{self, FileHeader, Header, Kind, Status, Tag, VERSION};
 use crate::{Error, Event, Exclude, Observer};
 
 /// How long a connected peer has to send its header (a `udt send` sends it at once).
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a normal close may wait for the sender's last acknowledgements.
 const CLOSE_LIMIT: Duration = Duration::from_secs(10);
 /// How long an error path waits to tell the sender why.
@@ -59,6 +63,10 @@ pub struct Ctx<'c> {
     pub allow_dotfiles: bool,
     /// A sender's delete request is honoured.
     pub allow_delete: bool,
+    /// The receiver's open striped transfers.
+    pub joins: &'c Joins,
+    /// How long a striped file may wait for its next range.
+    pub idle: Option<Duration>,
 }
 
 /// Serve one connection and close it: normally once all is acknowledged, after a failure with
@@ -69,19 +77,26 @@ pub fn serve(
     options: &ReceiveOptions,
     observer: &mut dyn Observer,
 ) -> Result<ReceiveReport, Error> {
+    let identity = Identity::of(&stream);
     let mut link = Link::new(stream, options.cancel.clone(), observer);
     let mut report = ReceiveReport::default();
     let mut start = None;
     link.set_idle_limit(options.idle_timeout);
-    let result = receive(&mut link, ctx, &mut report, &mut start);
+    let result = receive(&mut link, ctx, identity, &mut report, &mut start);
     if let Some(start) = start {
         report.took = start.elapsed();
         link.event(Event::SessionEnded { files: report.files, took: report.took });
     }
+    close(link, result).map(|()| report)
+}
+
+/// Close a connection: normally once all is acknowledged, after a failure on this side with
+/// the reason sent first.
+pub fn close(mut link: Link<'_>, result: Result<(), Failure>) -> Result<(), Error> {
     match result {
         Ok(()) => {
             link.close(CLOSE_LIMIT);
-            Ok(report)
+            Ok(())
         }
         Err(Failure::Peer(e)) => {
             link.close(ERROR_LIMIT);
@@ -135,7 +150,7 @@ fn to_peer(link: &Link<'_>, e: io::Error) -> Failure {
 }
 
 /// Answer the sender.
-fn answer(link: &mut Link<'_>, status: &Status) -> Result<(), Failure> {
+pub fn answer(link: &mut Link<'_>, status: &Status) -> Result<(), Failure> {
     status.write(link).map_err(|e| to_peer(link, e))
 }
 
@@ -149,6 +164,7 @@ fn failed(link: &mut Link<'_>, report: &mut ReceiveReport, path: &str, reason: &
 fn receive(
     link: &mut Link<'_>,
     ctx: &Ctx<'_>,
+    identity: Identity,
     report: &mut ReceiveReport,
     start: &mut Option<Instant>,
 ) -> Result<(), Failure> {
@@ -184,6 +200,14 @@ fn receive(
         answer(link, &Status::Error(refusal.to_string()))?;
         return Err(Failure::Peer(refusal));
     }
+    if header.flags & protocol::FLAG_JOIN != 0 {
+        let cancel = link.cancel().clone();
+        return serve_member(link, ctx.joins, identity, &cancel);
+    }
+    let registration = match header.flags & protocol::FLAG_STRIPES {
+        0 => None,
+        _ => Some(open_striped(link, ctx, identity)?),
+    };
     let delete = header.flags & protocol::FLAG_DELETE != 0;
     if delete && !ctx.allow_delete {
         let refusal = "this `udt recv` deletes nothing a sender does not send: start it with --delete \
@@ -200,13 +224,35 @@ fn receive(
     let mut dirs = SessionDirs::default();
     let ctx = &Ctx { skips: header.flags & protocol::FLAG_SKIPS != 0, ..*ctx };
     let mut pruning = delete.then(Pruning::default);
-    let result = session_messages(link, header.file_count, ctx, report, &mut dirs, &mut pruning);
+    let striped = registration.as_ref().map(|r| &r.striped);
+    let result = session_messages(link, (header.file_count, striped), ctx, report, &mut dirs, &mut pruning);
     let result = match (result, pruning) {
         (Ok(()), Some(pruning)) => prune(link, ctx, report, pruning),
         (result, _) => result,
     };
     dirs.finish(ctx.root);
     result
+}
+
+/// The stripe message that follows a striped session's header: its token opened for the
+/// transfer's other connections, or the session refused.
+fn open_striped<'j>(
+    link: &mut Link<'_>,
+    ctx: &Ctx<'j>,
+    identity: Identity,
+) -> Result<super::join::Registration<'j>, Failure> {
+    let stripe = protocol::read_message_tag(link).and_then(|tag| match tag {
+        Tag::Stripe => protocol::read_stripe(link),
+        _ => Err(protocol::invalid("a striped session's header without its stripe message")),
+    });
+    let (token, connections) = stripe.map_err(|e| from_peer(link, e, || "after the header".into()))?;
+    match ctx.joins.open(token, connections, identity) {
+        Ok(registration) => Ok(registration),
+        Err(why) => {
+            answer(link, &Status::Error(why.clone()))?;
+            Err(Failure::Peer(Error::Protocol(format!("refused a striped transfer: {why}"))))
+        }
+    }
 }
 
 /// What a session with a delete request gathers for pruning at its end.
@@ -258,7 +304,7 @@ struct Pending<'c> {
 /// refusal), a file's data with its verdict, until the end.
 fn session_messages<'c>(
     link: &mut Link<'_>,
-    count: u32,
+    (count, striped): (u32, Option<&Arc<Striped>>),
     ctx: &Ctx<'c>,
     report: &mut ReceiveReport,
     dirs: &mut SessionDirs,
@@ -343,6 +389,31 @@ fn session_messages<'c>(
                     }
                 }
             }
+            Tag::Stripe | Tag::Join => {
+                return Err(Failure::Here(Error::Protocol(
+                    "a stripe or join message in the middle of a session".into(),
+                )))
+            }
+            Tag::Striped => {
+                let Some(striped) = striped else {
+                    return Err(Failure::Here(Error::Protocol(
+                        "striped data in a session that is not striped".into(),
+                    )));
+                };
+                let mut index = [0u8; 4];
+                link.read_exact(&mut index)
+                    .map_err(|e| from_peer(link, e, || "before a file's data".into()))?;
+                let index = u32::from_le_bytes(index);
+                let Some(Pending { fh, target: Accepted::Receive(target), lossy }) = pending.remove(&index)
+                else {
+                    return Err(Failure::Here(Error::Protocol(format!(
+                        "striped data for entry {index}, which was not accepted for its data or was sent already"
+                    ))));
+                };
+                let replace = ctx.force || target.replace;
+                let result = receive_striped(link, striped, (index, &fh, &lossy), target, replace, ctx.idle)?;
+                stored(link, report, &lossy, result)?;
+            }
             Tag::Data => {
                 let mut index = [0u8; 4];
                 link.read_exact(&mut index)
@@ -372,26 +443,33 @@ fn session_messages<'c>(
                     Accepted::Skip(_) => continue,
                 };
                 let replace = ctx.force || target.replace;
-                match receive_file(link, &fh, target, replace, &lossy)? {
-                    Ok((took, hash, moved)) => {
-                        answer(link, &Status::Ok)?;
-                        report.stored += 1;
-                        report.bytes += moved;
-                        link.event(Event::FileDone {
-                            path: &lossy,
-                            bytes: moved,
-                            took,
-                            hash: *hash.as_bytes(),
-                        });
-                    }
-                    Err(msg) => {
-                        answer(link, &Status::Error(msg.clone()))?;
-                        failed(link, report, &lossy, &msg);
-                    }
-                }
+                let result = receive_file(link, &fh, target, replace, &lossy)?;
+                stored(link, report, &lossy, result)?;
             }
         }
     }
+}
+
+/// Answer a file's data with its verdict, and report it.
+fn stored(
+    link: &mut Link<'_>,
+    report: &mut ReceiveReport,
+    path: &str,
+    result: Result<super::data::Stored, String>,
+) -> Result<(), Failure> {
+    match result {
+        Ok((took, hash, moved)) => {
+            answer(link, &Status::Ok)?;
+            report.stored += 1;
+            report.bytes += moved;
+            link.event(Event::FileDone { path, bytes: moved, took, hash: *hash.as_bytes() });
+        }
+        Err(msg) => {
+            answer(link, &Status::Error(msg.clone()))?;
+            failed(link, report, path, &msg);
+        }
+    }
+    Ok(())
 }
 
 /// A directory entry: its path checked, the directory made where missing. Returns the path

@@ -13,6 +13,7 @@ use std::io::{self, Read, Seek, Write};
 use std::time::{Duration, Instant};
 
 use super::read_ahead::{Piece, ReadAhead};
+use super::stripe::{Broke, Members, STRIPE_MIN};
 use super::{failed, io_error, SendReport, ERROR_LIMIT};
 use crate::link::Link;
 use crate::protocol::{self, AbortScope, Kind, Start, Status, CHUNK};
@@ -73,7 +74,7 @@ fn resume_point(mut file: &File, offset: u64, size: u64) -> io::Result<(Start, b
 /// connection.
 pub(super) fn send_file(
     link: &mut Link<'_>,
-    i: usize,
+    (i, members): (usize, Option<&Members>),
     src: &Entry,
     answer: Status,
     report: &mut SendReport,
@@ -103,7 +104,13 @@ pub(super) fn send_file(
     if src.kind == Kind::Dir {
         return Ok(None);
     }
-    protocol::write_message_tag(link, protocol::Tag::Data).map_err(|e| io_error(link, "sending data", e))?;
+    // A large file goes in ranges over every connection of a striped transfer (from where the
+    // receiver's part ends, as any other); a proof of the whole file goes as Data.
+    let striped = members.filter(|_| {
+        !matches!(answer_kind, AnswerKind::Have) && src.size - held.unwrap_or(0).min(src.size) >= STRIPE_MIN
+    });
+    let tag = if striped.is_some() { protocol::Tag::Striped } else { protocol::Tag::Data };
+    protocol::write_message_tag(link, tag).map_err(|e| io_error(link, "sending data", e))?;
     link.write_all(&(i as u32).to_le_bytes()).map_err(|e| io_error(link, "sending data", e))?;
 
     // Opened only now: a tree of any size holds one file open at a time.
@@ -132,17 +139,34 @@ pub(super) fn send_file(
         link.data_started(&src.path, src.size - start);
     }
     let file = opened.ok();
-    let hasher = match (&file, &local_failure) {
-        (Some(file), None) => std::thread::scope(|scope| {
+    let hasher = match (&file, &local_failure, striped) {
+        (Some(file), None, Some(members)) => {
+            match members.send_ranges(link, file, (i as u32, start, src.size), hasher) {
+                Ok((hasher, failure)) => {
+                    local_failure = failure;
+                    hasher
+                }
+                Err(Broke::Link(e)) => return Err(write_failed(link, e)),
+                Err(Broke::Interrupted) => return Err(stop_session(link, "the sender was interrupted")),
+                Err(Broke::Member(why)) => {
+                    link.data_ended();
+                    return Err(Error::ConnectionLost(why));
+                }
+            }
+        }
+        (Some(file), None, None) => std::thread::scope(|scope| {
             let mut chunks = ReadAhead::start(scope, file, start, src.size, hasher);
             send_chunks(link, &mut chunks, &mut local_failure)?;
             Ok(chunks.finish())
         })?,
         _ => hasher,
     };
-    let sent = match &local_failure {
-        Some(reason) => protocol::write_abort(link, AbortScope::File, reason),
-        None => link.write_all(hasher.finalize().as_bytes()),
+    let sent = match (&local_failure, striped) {
+        (Some(reason), _) => protocol::write_abort(link, AbortScope::File, reason),
+        (None, None) => link.write_all(hasher.finalize().as_bytes()),
+        (None, Some(_)) => {
+            link.write_all(&protocol::RANGE_END).and_then(|()| link.write_all(hasher.finalize().as_bytes()))
+        }
     };
     if let Err(e) = sent {
         return Err(write_failed(link, e));
