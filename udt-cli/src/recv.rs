@@ -98,6 +98,11 @@ pub struct Args {
     /// Declare the peer gone after this many seconds without hearing from it (default 10).
     #[arg(long, value_name = "SECS", value_parser = crate::link::parse_peer_timeout)]
     pub peer_timeout: Option<std::time::Duration>,
+    /// I/O threads serving the port: each connection stays on one, and the connections of a
+    /// striped transfer (`udt send -P N`) spread over them, so N threads can carry N streams
+    /// where the cores are free. Default 1.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub io_threads: u16,
     /// One JSON object per line on standard output: one per file, then a total per transfer.
     #[arg(long)]
     pub json: bool,
@@ -278,6 +283,7 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         );
     }
     let mut options = link::with_peer_timeout(net::options(args.mss, args.cc.as_ref()), args.peer_timeout);
+    options.io_threads = usize::from(args.io_threads);
     security.apply(&mut options);
     let listener = net::listen(args.listen, options)?;
     let local = listener.local_addr().context("reading the bound address")?;
@@ -288,7 +294,8 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
     let max = if args.keep_listening { args.max_transfers as usize } else { 1 };
     // Several files' bars at once would overwrite each other: lines instead.
     let mode = if max > 1 && mode == progress::Mode::Bar { progress::Mode::Lines } else { mode };
-    let queue = accept_in_background(listener, args.keep_listening, max, security.is_code())?;
+    let queue =
+        accept_in_background(listener, (args.keep_listening, max), security.is_code(), receiver.members())?;
     if !args.keep_listening {
         // A peer that turns out not to be a `udt send` (a stray connection, a secured sender at
         // a receiver run with --insecure) is refused, and the next one served.

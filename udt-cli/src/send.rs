@@ -16,11 +16,16 @@
 //! Exit status 1 if any file failed, 130 if interrupted.
 
 use std::ffi::OsString;
+use std::io;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use udt_transfer::{protocol::VERSION, Cancel, Error, Exclude, Plan, SendOptions};
+use rand_core::{OsRng, RngCore};
+use udt_transfer::protocol::{TOKEN_LEN, VERSION};
+use udt_transfer::{Cancel, Error, Exclude, Plan, SendOptions, Striping};
 
 use crate::interrupt;
 use crate::link;
@@ -75,6 +80,14 @@ pub struct Args {
     /// To a host reached by ssh: keep every file that exists there.
     #[arg(long, conflicts_with_all = ["force", "update"])]
     pub ignore_existing: bool,
+    /// Parallel streams: stripe the transfer over N UDT connections (1 to 16), each from a
+    /// port and I/O thread of its own; files of 4 MiB or more go in 1 MiB ranges over all of
+    /// them, smaller ones whole on the first; the receiver reassembles and verifies each file as
+    /// one (BLAKE3). Default 1, the single-connection protocol: more streams help where one
+    /// connection's I/O thread is the limit and cores are free at both ends, not on a 2-core
+    /// machine. The `udt recv` must take them (one of this version); HOST:PORT targets only.
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub parallel: u16,
     /// Delete, in each directory sent, what this side's tree does not have (rsync's --delete):
     /// only below the target directory, never through a symbolic link, keeping what --exclude
     /// matches; each path deleted is listed. A `udt recv` must allow it (`udt recv --delete`;
@@ -121,6 +134,9 @@ pub fn check_usage(args: &Args) -> Result<(), String> {
                     `udt recv` (or send to [USER@]HOST:DIR, which starts it)"
             .into());
     }
+    if args.parallel > 1 && !connects_directly(args) {
+        return Err("-P N stripes a transfer to a listening `udt recv`: give HOST:PORT as the target".into());
+    }
     if args.rename.is_some() && args.files().len() != 1 {
         return Err("--as NAME renames one file; give exactly one FILE with it".into());
     }
@@ -156,26 +172,28 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
         SendTarget::Udt(target) => {
             let security = security::resolve(&args.security, Side::Connects, "send")?;
             security.apply(&mut options);
-            let stream = net::connect(&target, options)?;
+            let stream = net::connect(&target, options.clone())?;
             tracing::info!(peer = %target, files = count, "connected");
-            transfer(stream, &plan, &mut shown, &target, send_options(args, &plan)).map_err(
-                |e| match security {
-                    // A `udt recv` that wants a credential closes a plain connection at once: the
-                    // sender sees the close where it is, waiting for the greeting or already
-                    // announcing the first entry.
-                    Security::Plain
-                        if ["without a greeting", "the peer closed the connection"]
-                            .iter()
-                            .any(|close| format!("{e:#}").contains(close)) =>
-                    {
-                        e.context(
-                            "a `udt recv` that wants a code phrase or key closes a plain connection: run \
+            let mut send_options = send_options(args, &plan);
+            if args.parallel > 1 {
+                send_options.striping = Some(striping(&target, &options, args.parallel)?);
+            }
+            transfer(stream, &plan, &mut shown, &target, send_options).map_err(|e| match security {
+                // A `udt recv` that wants a credential closes a plain connection at once: the
+                // sender sees the close where it is, waiting for the greeting or already
+                // announcing the first entry.
+                Security::Plain
+                    if ["without a greeting", "the peer closed the connection"]
+                        .iter()
+                        .any(|close| format!("{e:#}").contains(close)) =>
+                {
+                    e.context(
+                        "a `udt recv` that wants a code phrase or key closes a plain connection: run \
                          `udt send` without --insecure, with the --code it shows (or its --key-file)",
-                        )
-                    }
-                    _ => e,
-                },
-            )
+                    )
+                }
+                _ => e,
+            })
         }
         SendTarget::Ssh(remote) => {
             let mut far_args = vec!["--out".to_string(), spec::quote_path(&remote.path)];
@@ -205,6 +223,23 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
             result
         }
     }
+}
+
+/// Striping over `connections` connections to `target` (`-P`): a fresh random token, and
+/// each further connection from a UDP port and I/O thread of its own (the runtime shares a
+/// client port between connections of equal socket options, so each one's UDP send buffer
+/// differs by a page).
+fn striping(target: &str, options: &udt::Options, connections: u16) -> Result<Striping> {
+    let mut token = [0u8; TOKEN_LEN];
+    OsRng.try_fill_bytes(&mut token).map_err(|e| anyhow!("cannot draw a random token: {e}"))?;
+    let (target, options) = (target.to_string(), options.clone());
+    let opened = Arc::new(AtomicUsize::new(0));
+    let connect = Arc::new(move || {
+        let mut options = options.clone();
+        options.udp_send_buffer += (opened.fetch_add(1, Ordering::SeqCst) + 1) * 4096;
+        net::connect(&target, options).map_err(|e| io::Error::other(format!("{e:#}")))
+    });
+    Ok(Striping { token, connections, connect })
 }
 
 /// The far end's options both directions share: `--mss`, `--peer-timeout`.

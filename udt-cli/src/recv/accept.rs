@@ -5,7 +5,9 @@
 //! that must wait is told `wait` with it; without `--keep-listening` only one connection is
 //! served and the ones that come while it is are refused and closed (after one that was no
 //! `udt send`, the next is taken); a wrong code phrase ends accepting (the
-//! code is spent, so an attacker gets one guess).
+//! code is spent, so an attacker gets one guess); a connection from the address of a striped
+//! transfer that waits for its other connections (`udt send -P N`) is taken for one of them and
+//! served at once on a thread of its own (at most [`MAX_JOINING`] at a time).
 
 use std::io;
 use std::net::SocketAddr;
@@ -16,12 +18,15 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use udt::{UdtListener, UdtStream};
 
-use udt_transfer::{greet, Turn};
+use udt_transfer::{greet, Members, Turn};
 
 use crate::{interrupt, link, security};
 
 /// How long an error path waits to tell the sender why.
 const ERROR_LIMIT: Duration = Duration::from_secs(1);
+/// Connections taken for ones that join a striped transfer and not yet served to the end, at
+/// most; more are queued as transfers of their own.
+const MAX_JOINING: usize = 64;
 
 /// Accepted connections, in order, or the error that ended accepting.
 pub struct Queue {
@@ -64,15 +69,16 @@ pub fn next_connection(
 /// gets one guess.
 pub fn accept_in_background(
     listener: UdtListener,
-    keep_listening: bool,
-    max: usize,
+    (keep_listening, max): (bool, usize),
     one_time_code: bool,
+    members: Members,
 ) -> Result<Queue> {
     let (tx, rx) = mpsc::channel();
     let pending = Arc::new(AtomicUsize::new(0));
     let queue = Queue { rx, pending: Arc::clone(&pending) };
     std::thread::Builder::new().name("accept".into()).spawn(move || {
         let mut accepted = 0u64;
+        let joining = Arc::new(AtomicUsize::new(0));
         loop {
             let (stream, peer) = match listener.accept() {
                 Ok(conn) => conn,
@@ -93,6 +99,28 @@ pub fn accept_in_background(
                 }
             };
             tracing::info!(%peer, "connection");
+            // The other connections of a striped transfer being served come while it is: they
+            // are served at once, beside it, and count as no transfer of their own.
+            if members.expects(peer.ip()) && joining.load(Ordering::SeqCst) < MAX_JOINING {
+                let _ = greet(&stream, Turn::Now);
+                let (members, done) = (members.clone(), Arc::clone(&joining));
+                joining.fetch_add(1, Ordering::SeqCst);
+                let spawned = std::thread::Builder::new().name(format!("join {peer}")).spawn(move || {
+                    if let Err(e) = members.serve(stream) {
+                        if !interrupt::requested() {
+                            eprintln!(
+                                "udt recv: a connection from {peer} to join a striped transfer: {}",
+                                e.chain()
+                            );
+                        }
+                    }
+                    done.fetch_sub(1, Ordering::SeqCst);
+                });
+                if spawned.is_err() {
+                    joining.fetch_sub(1, Ordering::SeqCst);
+                }
+                continue;
+            }
             // The main thread serves connections in order: a new one waits unless all the
             // earlier ones are done.
             if accepted > 0 && !keep_listening && pending.load(Ordering::SeqCst) > 0 {
