@@ -18,6 +18,13 @@
 //!                                      path deleted, an error per one that could not be, ok)
 //! status = code u8 (0 ok, 1 error, 2 wait, 3 abort, 4 resume, 5 have, 6 skip, 7 deleted)
 //!          | length u16 | message (for resume: the offset u64, nothing else)
+//!
+//! striped (hello flag 1; header flag 4 on the session's connection, 8 on the others):
+//!   'P' token [16] | connections u16      (right after the session's header)
+//!   'J' token [16] | member u16           (right after a joining header) -> ok or refused
+//!   'S' entry index u32 | start u64 | [proof] | range records | 0u32 | BLAKE3 of the file
+//!   range record = length u32 (1..=CHUNK) | entry index u32 | offset u64 | bytes, on any
+//!   connection of the transfer; a joined connection ends with 0u32
 //! ```
 
 //!
