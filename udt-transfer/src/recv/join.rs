@@ -127,6 +127,8 @@ struct State {
     latest: Option<u32>,
     /// When a range was last written or a connection joined.
     activity: Instant,
+    /// Bytes the joined connections received and the session's connection has not told yet.
+    moved: u64,
 }
 
 /// What becomes of the ranges of one entry.
@@ -173,7 +175,8 @@ impl Striped {
         let mut joined = vec![false; usize::from(connections)];
         joined[0] = true;
         let now = Instant::now();
-        let state = State { joined, over: None, files: HashMap::new(), latest: None, activity: now };
+        let state =
+            State { joined, over: None, files: HashMap::new(), latest: None, activity: now, moved: 0 };
         Striped { connections, identity, opened: now, state: Mutex::new(state), changed: Condvar::new() }
     }
 
@@ -208,6 +211,12 @@ impl Striped {
     /// Whether the transfer is over (its connections stop reading).
     pub fn is_over(&self) -> bool {
         lock(&self.state).over.is_some()
+    }
+
+    /// Bytes received since the last call (on any connection: the session's connection tells
+    /// its observer).
+    pub fn take_moved(&self) -> u64 {
+        std::mem::take(&mut lock(&self.state).moved)
     }
 
     /// Why the transfer is over, if it is.
@@ -309,6 +318,9 @@ impl Striped {
     pub fn settle(&self, index: u32, offset: u64, len: u32, read: bool, error: Option<String>) {
         let mut state = lock(&self.state);
         state.activity = Instant::now();
+        if read {
+            state.moved += u64::from(len);
+        }
         if let Some(Slot::Open(open)) = state.files.get_mut(&index) {
             let end = offset + u64::from(len);
             open.in_flight = open.in_flight.saturating_sub(1);
@@ -332,9 +344,16 @@ impl Striped {
         index: u32,
         idle: Option<Duration>,
         cancelled: &dyn Fn() -> bool,
+        moved: &mut dyn FnMut(u64),
     ) -> Result<OpenFile, String> {
         let mut state = lock(&self.state);
         loop {
+            let bytes = std::mem::take(&mut state.moved);
+            if bytes > 0 {
+                drop(state);
+                moved(bytes);
+                state = lock(&self.state);
+            }
             if let Some(why) = &state.over {
                 return Err(why.clone());
             }
@@ -441,7 +460,9 @@ mod tests {
         s.settle(4, 200, 100, false, None);
         assert!(matches!(s.reserve(4, 200, 100, idle), Ok(Reserved::Write(_))), "given back, taken again");
         s.settle(4, 200, 100, true, None);
-        let open = s.wait_complete(4, idle, &|| false).unwrap();
+        let mut moved = 0;
+        let open = s.wait_complete(4, idle, &|| false, &mut |n| moved += n).unwrap();
+        assert_eq!(moved, 200, "the bytes received, told");
         assert_eq!(open.prefix_end(), 300);
         assert!(s.reserve(4, 100, 1, idle).is_err(), "after completion");
         s.open_discard(5).unwrap();

@@ -52,7 +52,6 @@ pub fn receive_range(
         Reserved::Discard => None,
     };
     striped.settle(index, offset, len, true, error);
-    link.moved(u64::from(len));
     Ok(())
 }
 
@@ -70,7 +69,12 @@ fn own_ranges(
             protocol::read_range(link).map_err(|e| from_peer(link, e, || "in a striped file".into()))?;
         match record {
             RangeRecord::Range { len, index: i, offset } if i == index => {
-                receive_range(link, striped, (index, offset, len), &mut buf, idle)?
+                receive_range(link, striped, (index, offset, len), &mut buf, idle)?;
+                // What every connection received is told to this connection's observer.
+                let moved = striped.take_moved();
+                if moved > 0 {
+                    link.moved(moved);
+                }
             }
             RangeRecord::Range { index: i, .. } => {
                 return Err(Failure::Here(Error::Protocol(format!(
@@ -157,8 +161,10 @@ pub fn receive_striped(
     };
     let complete = match outcome {
         Ok(Ok(expected)) => {
-            let cancel = || link.cancelled();
-            striped.wait_complete(index, idle, &cancel).map(|open| (expected, open)).map_err(|why| {
+            let cancel = link.cancel().clone();
+            let (cancelled, mut moved) = (|| cancel.requested(), |n| link.moved(n));
+            let complete = striped.wait_complete(index, idle, &cancelled, &mut moved);
+            complete.map(|open| (expected, open)).map_err(|why| {
                 let failure = if link.cancelled() {
                     Failure::Here(Error::Interrupted)
                 } else {

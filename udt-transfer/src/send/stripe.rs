@@ -91,6 +91,8 @@ struct WorkState {
     finished: bool,
     /// Why a joined connection failed.
     failed: Option<String>,
+    /// Bytes the joined connections wrote and the session's thread has not told yet.
+    moved: u64,
 }
 
 impl Work {
@@ -140,6 +142,7 @@ impl Members {
                 halt: false,
                 finished: false,
                 failed: None,
+                moved: 0,
             }),
             changed: Condvar::new(),
         });
@@ -238,6 +241,10 @@ impl Members {
                     Some(why) => Broke::Member(why),
                     None => Broke::Interrupted,
                 });
+            }
+            let moved = std::mem::take(&mut self.work.lock().moved);
+            if moved > 0 {
+                link.moved(moved);
             }
             let job = {
                 let mut state = self.work.lock();
@@ -363,6 +370,7 @@ fn write_member(k: u16, mut stream: UdtStream, work: &Work, cancel: &Cancel) {
                     work.fail(format!("connection {k} of the striped transfer failed: {e}"));
                     break close_within(stream, ERROR_LIMIT);
                 }
+                work.lock().moved += job.len as u64;
                 work.recycle(job.buf);
             }
         }
