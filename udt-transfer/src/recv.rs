@@ -27,6 +27,7 @@ mod consent;
 mod data;
 mod join;
 mod member;
+mod order;
 mod prepare;
 mod ranges;
 mod session;

@@ -22,9 +22,10 @@ use std::time::{Duration, Instant};
 
 use udt::UdtStream;
 
+use super::order::{InOrder, Offer};
 use super::ranges::Ranges;
 use crate::link::POLL;
-use crate::protocol::TOKEN_LEN;
+use crate::protocol::{CHUNK, TOKEN_LEN};
 
 /// Striped transfers open at once, at most (each holds at most 15 joined connections).
 pub const MAX_OPEN: usize = 64;
@@ -129,6 +130,8 @@ struct State {
     activity: Instant,
     /// Bytes the joined connections received and the session's connection has not told yet.
     moved: u64,
+    /// Range buffers to swap for ones held for the in-order hash.
+    spare: Vec<Vec<u8>>,
 }
 
 /// What becomes of the ranges of one entry.
@@ -153,6 +156,8 @@ pub struct OpenFile {
     in_flight: usize,
     /// The first write error.
     pub write_error: Option<String>,
+    /// The file's hash, in order.
+    pub order: InOrder,
 }
 
 impl OpenFile {
@@ -175,8 +180,15 @@ impl Striped {
         let mut joined = vec![false; usize::from(connections)];
         joined[0] = true;
         let now = Instant::now();
-        let state =
-            State { joined, over: None, files: HashMap::new(), latest: None, activity: now, moved: 0 };
+        let state = State {
+            joined,
+            over: None,
+            files: HashMap::new(),
+            latest: None,
+            activity: now,
+            moved: 0,
+            spare: Vec::new(),
+        };
         Striped { connections, identity, opened: now, state: Mutex::new(state), changed: Condvar::new() }
     }
 
@@ -233,7 +245,14 @@ impl Striped {
 
     /// Open entry `index` for ranges of `[start, size)` into `file`; ranges that came for it
     /// already wait for this. Entries open in increasing order.
-    pub fn open_file(&self, index: u32, file: File, start: u64, size: u64) -> Result<(), String> {
+    pub fn open_file(
+        &self,
+        index: u32,
+        file: File,
+        (start, size): (u64, u64),
+        hasher: blake3::Hasher,
+    ) -> Result<(), String> {
+        let limit = (8 * CHUNK * usize::from(self.connections)).min(64 * CHUNK);
         self.open_slot(
             index,
             Slot::Open(OpenFile {
@@ -244,6 +263,7 @@ impl Striped {
                 written: Ranges::default(),
                 in_flight: 0,
                 write_error: None,
+                order: InOrder::new(hasher, start, limit),
             }),
         )
     }
@@ -311,6 +331,41 @@ impl Striped {
         }
         open.in_flight += 1;
         Ok(Reserved::Write(Arc::clone(&open.file)))
+    }
+
+    /// The first `len` bytes of `buf` were written at `offset` of entry `index` (a range still
+    /// reserved): hash them if they continue the hashed prefix (and what was held after them),
+    /// else hold them (`buf` becomes a spare buffer) or leave them to be read back.
+    pub fn hash_in_order(&self, index: u32, offset: u64, buf: &mut Vec<u8>, len: usize) {
+        let mut state = lock(&self.state);
+        let State { files, spare, .. } = &mut *state;
+        let Some(Slot::Open(open)) = files.get_mut(&index) else { return };
+        let Offer::Hash(mut hasher) =
+            open.order.offer(offset, buf, len, || spare.pop().unwrap_or_else(|| vec![0u8; CHUNK]))
+        else {
+            return;
+        };
+        drop(state);
+        hasher.update(&buf[..len]);
+        let mut at = offset + len as u64;
+        loop {
+            let mut state = lock(&self.state);
+            let State { files, spare, .. } = &mut *state;
+            let Some(Slot::Open(open)) = files.get_mut(&index) else { return };
+            match open.order.next(hasher, at) {
+                Ok((h, held, n)) => {
+                    drop(state);
+                    hasher = h;
+                    hasher.update(&held[..n]);
+                    at += n as u64;
+                    lock(&self.state).spare.push(held);
+                }
+                Err(()) => {
+                    spare.truncate(usize::from(self.connections) * 2);
+                    return;
+                }
+            }
+        }
     }
 
     /// A reserved range is done: written, or failed to write with `error`, or (`read` false)
@@ -444,8 +499,11 @@ mod tests {
         let reg = joins.open([1u8; TOKEN_LEN], 2, identity()).unwrap();
         let s = &reg.striped;
         let file = tempfile::tempfile().unwrap();
-        s.open_file(4, file, 100, 300).unwrap();
-        assert!(s.open_file(3, tempfile::tempfile().unwrap(), 0, 1).is_err(), "out of order");
+        s.open_file(4, file, (100, 300), blake3::Hasher::new()).unwrap();
+        assert!(
+            s.open_file(3, tempfile::tempfile().unwrap(), (0, 1), blake3::Hasher::new()).is_err(),
+            "out of order"
+        );
         let idle = Some(Duration::from_millis(1));
         assert!(s.reserve(4, 50, 60, idle).is_err(), "before the start");
         assert!(s.reserve(4, 250, 60, idle).is_err(), "past the end");

@@ -1,13 +1,15 @@
 //! A striped file's data on the session's connection: where it starts (as for a whole file,
 //! the same resume proof), the ranges this connection carries, the end and the hash; the
 //! ranges the joined connections carry meanwhile ([`super::member`]) go into the same
-//! temporary file through [`Striped`]. Once every byte of `[start, size)` is written the file
-//! is read back and hashed as a whole, and committed as any other.
+//! temporary file through [`Striped`], hashed in file order as they come
+//! ([`super::order`]). Once every byte of `[start, size)` is written, what the in-order hash
+//! could not take is read back, and the file is committed as any other.
 //!
 //! Invariants: every range is reserved with [`Striped::reserve`] (inside the file, over no
 //! other) before its bytes are read, and written with a positioned write at its offset, never
-//! past the announced size; the hash is computed over the file as written, after the last
-//! range; when the transfer fails (a connection lost, the sender stopped) the temporary file
+//! past the announced size; the hash covers every byte of the file once, in order (from the
+//! ranges' buffers, or read back), and is compared only after the last range; when the
+//! transfer fails (a connection lost, the sender stopped) the temporary file
 //! is cut to the bytes written without a hole from its start and kept for a resume, which
 //! goes on from there like any other.
 
@@ -34,7 +36,7 @@ pub fn receive_range(
     link: &mut Link<'_>,
     striped: &Striped,
     (index, offset, len): (u32, u64, u32),
-    buf: &mut [u8],
+    buf: &mut Vec<u8>,
     idle: Option<Duration>,
 ) -> Result<(), Failure> {
     let reserved = match striped.reserve(index, offset, len, idle) {
@@ -42,13 +44,19 @@ pub fn receive_range(
         Err(why) if striped.is_over() => return Err(Failure::Peer(Error::Protocol(why))),
         Err(why) => return Err(Failure::Here(Error::Protocol(format!("protocol error: {why}")))),
     };
-    let bytes = &mut buf[..len as usize];
-    if let Err(e) = link.read_exact(bytes) {
+    let n = len as usize;
+    if let Err(e) = link.read_exact(&mut buf[..n]) {
         striped.settle(index, offset, len, false, None);
         return Err(from_peer(link, e, || format!("in a range of entry {index}")));
     }
     let error = match reserved {
-        Reserved::Write(file) => file.write_all_at(bytes, offset).err().map(|e| e.to_string()),
+        Reserved::Write(file) => {
+            let error = file.write_all_at(&buf[..n], offset).err().map(|e| e.to_string());
+            // Hashed while the range is still reserved: the file is complete only once its
+            // ranges are written and hashed (or left to be read back).
+            striped.hash_in_order(index, offset, buf, n);
+            error
+        }
         Reserved::Discard => None,
     };
     striped.settle(index, offset, len, true, error);
@@ -146,7 +154,9 @@ pub fn receive_striped(
             return Ok(Err(msg));
         }
     };
-    striped.open_file(index, writer, offset, fh.size).map_err(|why| Failure::Here(Error::Protocol(why)))?;
+    striped
+        .open_file(index, writer, (offset, fh.size), hasher)
+        .map_err(|why| Failure::Here(Error::Protocol(why)))?;
     let began = Instant::now();
     link.data_started(path, fh.size - offset);
     // A joined connection that fails ends the wait for this one's next record.
@@ -191,7 +201,12 @@ pub fn receive_striped(
         }
     };
     let took = began.elapsed();
-    let hash = hash_from(&mut file, offset, fh.size, hasher)
+    // What the in-order hash could not take is read back.
+    let Some((hasher, hashed)) = open.order.finish() else {
+        return Err(Failure::Here(Error::Protocol("internal error: a striped file's hash was lost".into())));
+    };
+    tracing::debug!(read_back = fh.size - hashed, "a striped file's ranges are in");
+    let hash = hash_from(&mut file, hashed, fh.size, hasher)
         .map_err(|e| Failure::Here(Error::io("cannot read back the temporary file", e)))?;
     let verified = Verified { hash, expected, write_error: open.write_error };
     Ok(store_verified(fh, &mut temp, &dir, file, &dest, verified, force)
