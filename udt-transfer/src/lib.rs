@@ -11,6 +11,11 @@
 //!   existing files kept unless forced, permissions the sender's at most and masked by the
 //!   umask, bytes in a private temporary file until their hash matches, expired parts swept.
 //!   Accept a connection, [`greet`] it, then [`Receiver::serve`] it.
+//! - Parallel streams: with [`SendOptions::striping`] ([`Striping`]: a random token, a count, a
+//!   way to open more connections) a transfer goes over several connections, large files in
+//!   ranges over all of them, each file verified as one; the receiver serves the further
+//!   connections like any other ([`Receiver::serve`]), or at once from its accepting thread
+//!   ([`Receiver::members`]).
 //! - Both report what happens through an [`Observer`] ([`Event`]: per-file outcomes, progress,
 //!   resumes) and stop on a [`Cancel`]; the library prints nothing (diagnostics go to
 //!   `tracing`). A session that broke off returns an [`Error`].
