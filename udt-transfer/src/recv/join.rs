@@ -426,10 +426,10 @@ impl Striped {
                 .collect();
             if !missing.is_empty() && self.opened.elapsed() >= JOIN_TIMEOUT {
                 return Err(format!(
-                    "connection {} of the {} of the striped transfer never joined within {} s",
+                    "connection {} of the striped transfer never joined within {} s ({} in all)",
                     missing.join(", "),
-                    self.connections,
-                    JOIN_TIMEOUT.as_secs()
+                    JOIN_TIMEOUT.as_secs(),
+                    self.connections
                 ));
             }
             if let Some(idle) = idle.filter(|&idle| state.activity.elapsed() >= idle) {
