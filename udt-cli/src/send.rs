@@ -18,7 +18,6 @@
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -226,18 +225,15 @@ pub fn run(args: &Args, quiet: bool) -> Result<()> {
 }
 
 /// Striping over `connections` connections to `target` (`-P`): a fresh random token, and
-/// each further connection from a UDP port and I/O thread of its own (the runtime shares a
-/// client port between connections of equal socket options, so each one's UDP send buffer
-/// differs by a page).
+/// each further connection from a UDP port and I/O thread of its own
+/// (`Options::own_client_port`).
 fn striping(target: &str, options: &udt::Options, connections: u16) -> Result<Striping> {
     let mut token = [0u8; TOKEN_LEN];
     OsRng.try_fill_bytes(&mut token).map_err(|e| anyhow!("cannot draw a random token: {e}"))?;
     let (target, options) = (target.to_string(), options.clone());
-    let opened = Arc::new(AtomicUsize::new(0));
+    let options = udt::Options { own_client_port: true, ..options };
     let connect = Arc::new(move || {
-        let mut options = options.clone();
-        options.udp_send_buffer += (opened.fetch_add(1, Ordering::SeqCst) + 1) * 4096;
-        net::connect(&target, options).map_err(|e| io::Error::other(format!("{e:#}")))
+        net::connect(&target, options.clone()).map_err(|e| io::Error::other(format!("{e:#}")))
     });
     Ok(Striping { token, connections, connect })
 }

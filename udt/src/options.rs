@@ -72,6 +72,12 @@ pub struct Options {
     /// join. Outgoing connections opened from the listener use its first thread. Read when the
     /// listener binds.
     pub io_threads: usize,
+    /// An outgoing connection binds a UDP port and I/O thread of its own instead of sharing
+    /// the one of earlier connections opened with equal socket options (the default: one port
+    /// and thread per set of options, however many connections). A transfer striped over
+    /// several connections sets it, so each connection's packets are handled on a core of its
+    /// own. Default `false`. Read when the connection opens.
+    pub own_client_port: bool,
     /// Encrypt and authenticate the connection (docs/security.md): with `Some`, a connection
     /// opened or accepted with these options first runs the key agreement for this credential
     /// ([`crate::secure`]), then seals every datagram; the peer must be a `udt` end with the same
@@ -158,6 +164,7 @@ impl Default for Options {
             receive_gather: Duration::from_millis(1),
             max_accepted: DEFAULT_MAX_ACCEPTED,
             io_threads: 1,
+            own_client_port: false,
             security: None,
             handshake_timeout: Duration::from_secs(10),
             #[cfg(test)]

@@ -73,6 +73,10 @@ fn registry() -> &'static Registry {
 /// new one when none with these options is running.
 pub(crate) fn client_mux(peer: SocketAddr, options: &Options) -> io::Result<Arc<Mux>> {
     let key = Key::new(peer, options);
+    if options.own_client_port {
+        // Its own: never shared, so never registered.
+        return Mux::bind(key.local, options);
+    }
     let mut registry = registry().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(mux) = registry.get(&key).and_then(Weak::upgrade) {
         if mux.try_add_handle() {
@@ -112,7 +116,12 @@ mod tests {
         assert!(!Arc::ptr_eq(&a, &c));
         let v6 = client_mux("[::1]:9".parse().unwrap(), &options).unwrap();
         assert!(!Arc::ptr_eq(&a, &v6));
-        for mux in [a, b, c, v6] {
+        let own = Options { own_client_port: true, ..options.clone() };
+        let d = client_mux(peer(), &own).unwrap();
+        let e = client_mux(peer(), &own).unwrap();
+        assert!(!Arc::ptr_eq(&d, &e) && !Arc::ptr_eq(&a, &d), "a port of its own is never shared");
+        assert_ne!(d.local_addr(), e.local_addr());
+        for mux in [a, b, c, v6, d, e] {
             mux.drop_handle();
         }
     }
