@@ -7,6 +7,7 @@
 //! falls below four packets per round trip; the bandwidth sample is corrected only for losses
 //! with an empty queue, and never above the packet-pair capacity.
 
+use super::compete::Epoch;
 use super::{ModelCc, Phase, State, LINK_LOSS_GAIN, MAX_LINK_LOSS, MIN_WINDOW, RATE_REPORT_ACKS};
 
 /// Packets of queue that always stand out from jitter in a standing (per-period minimum)
@@ -17,20 +18,54 @@ use std::time::Duration;
 use udt_proto::seq::SeqNo;
 
 impl ModelCc {
-    /// A flow that fills the queue shares the bottleneck: a decrease while cruising, or a
-    /// queue standing at the end of a cruise, within the last `queue_peak_cycles` cycles.
+    /// A flow that fills the queue shares the bottleneck: the competitive mode's epoch runs
+    /// ([`compete`](super::compete)), from a queue standing at the end of a cruise or through a
+    /// decrease, until the competitor leaves ([`Self::follow_epoch`]).
     pub(super) fn competing(&self) -> bool {
-        self.competed_cycle.is_some_and(|c| self.cycle <= c + u64::from(self.config.queue_peak_cycles))
+        self.epoch.is_some()
     }
 
     /// At the end of a cruise the queue stands though the flow paced at its estimate: another
-    /// flow keeps it, the link is full, and a probe would only overflow it. The flow competes
-    /// as TCP does: no probe, and the bound grows by the additive step of one cycle.
+    /// flow keeps it, the link is full, and a probe would only overflow it. The flow competes:
+    /// no probe, and without a decrease yet the epoch's curve starts from the current rate.
     pub(super) fn handle_held_queue(&mut self, ctx: &CcContext<'_>) {
-        self.competed_cycle = Some(self.cycle);
-        let from = if self.bw_cap.is_finite() { self.bw_cap } else { self.bw.get() };
-        self.bw_cap = from + self.increase_step(ctx);
+        if self.epoch.is_none() {
+            let from = if self.bw_cap.is_finite() { self.bw_cap } else { self.bw.get() };
+            self.epoch = Some(Epoch::at(ctx.now, from));
+            self.bw_cap = from;
+        }
         tracing::debug!(target: "udt::cc", bound = self.bw_cap, "udt model: queue held by another flow");
+    }
+
+    /// While competing, the bound follows the epoch's curve; once it regains the estimate the
+    /// flow had with no queue standing, or no queue has stood for the epoch's regrowth time and
+    /// two round trips (the competitor left), the mode ends. With the queue
+    /// standing the curve goes on beyond the estimate, into the competitor's queue, until its
+    /// overflow brings the next decrease.
+    pub(super) fn follow_epoch(&mut self, ctx: &CcContext<'_>) {
+        let Some(epoch) = self.epoch else { return };
+        if self.state != State::ProbeBw(Phase::Cruise) {
+            return;
+        }
+        // The round trip of the flow's control loop as it is now: the RTT with the queue in it
+        // (a TCP flow's window turns into a rate over it) and one ACK period (the reports come
+        // no faster).
+        let rtt = self.last_rtt.unwrap_or_default().max(self.rtt_estimate()) + ctx.syn_interval;
+        let bound = epoch.rate_at(ctx.now, rtt).max(self.min_rate(ctx));
+        let stands = self.queue_stands();
+        if stands {
+            self.queue_stood_at = ctx.now;
+        }
+        let quiet = ctx.now >= self.queue_stood_at.max(epoch.start()) + epoch.regrowth(rtt) + rtt * 2;
+        if (bound >= self.bw.get() || quiet) && !stands {
+            // Probes go on from the bound: the estimate may be a rate from before the
+            // competitor came, which the path may no longer have.
+            self.epoch = None;
+            self.bw_cap = if bound >= self.bw.get() { f64::INFINITY } else { bound };
+            tracing::debug!(target: "udt::cc", bound, "udt model: competitor gone");
+        } else {
+            self.bw_cap = bound;
+        }
     }
 
     /// The round's delivery rate as the bottleneck's rate: packets the link lost with an empty
@@ -69,7 +104,15 @@ impl ModelCc {
         self.loss_reported = ctx.stats.total.snd_loss;
         self.loss_start = ctx.now;
         let standing = self.queue_stands();
-        if lost > 0 && standing {
+        if !standing {
+            self.queue.forget_decrease(ctx.now);
+        }
+        let draining =
+            lost > 0 && standing && self.queue_floor().is_some_and(|floor| self.queue.check_draining(floor));
+        if draining {
+            tracing::debug!(target: "udt::cc", now = ?ctx.now, queue = self.queue.recent(), "udt model: the queue drains");
+        }
+        if lost > 0 && standing && !draining {
             self.raise_count_from(ctx.snd_curr_seq.next());
             self.handle_congestion(ctx, lost as f64 / sent.max(1) as f64);
         } else if sent > 0 && !standing {
@@ -136,10 +179,16 @@ impl ModelCc {
     }
 
     pub(super) fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
+        // The queue this decrease answers stood through the last one without draining: not the
+        // flow's own (its own falls once it sends less), another flow's that fills the buffer.
+        let held = self.queue.held_since_decrease();
         let delivered = self.through_bottleneck(self.last_round_bw.max(self.round_bw()));
-        let settled = ctx.now + self.rtt_estimate() + ctx.syn_interval * RATE_REPORT_ACKS;
+        // Reports describe packets sent a round trip before, the queue's delay included: until
+        // one round trip as it is now (and two ACK periods) they describe the queue before.
+        let rtt_now = self.rtt_estimate() + Duration::from_secs_f64(self.queue.recent().clamp(0.0, 60.0));
+        let settled = ctx.now + rtt_now + ctx.syn_interval * RATE_REPORT_ACKS;
         self.queue.restart(ctx.now, settled);
-        tracing::debug!(target: "udt::cc", loss_rate, state = ?self.state, delivered, "udt model: congestion");
+        tracing::debug!(target: "udt::cc", now = ?ctx.now, loss_rate, state = ?self.state, delivered, queue = self.queue.recent(), "udt model: congestion");
         match self.state {
             State::Startup => {
                 self.filled_pipe = true;
@@ -173,7 +222,18 @@ impl ModelCc {
                 let bound =
                     if probe_caused { delivered.max(beta).min(base) } else { got * self.config.loss_beta };
                 if !probe_caused {
-                    self.competed_cycle = Some(self.cycle);
+                    // Beside a competitor (a queue held through a cruise, or through the last
+                    // decrease) each decrease starts the curve's next epoch; alone, a decrease
+                    // is the loss bound's AIMD.
+                    if self.epoch.is_some() || held {
+                        self.epoch = Some(Epoch::after_decrease(
+                            ctx.now,
+                            got,
+                            self.config.loss_beta,
+                            self.last_rate_max,
+                        ));
+                    }
+                    self.last_rate_max = Some(got);
                     if let Some(queue) = self.last_queue.filter(|_| changed) {
                         self.drain_queue(ctx.now, ctx.syn_interval, queue);
                         // The reports on packets sent until the drain's end show that queue
@@ -193,21 +253,10 @@ impl ModelCc {
     }
 
     /// The loss bound's additive step at the end of a probe cycle, packets/s: `cap_increase` of
-    /// the link's capacity, the same for every flow on the link whatever its RTT. While a
-    /// competitor that fills the queue is present (a decrease while cruising within the last
-    /// `queue_peak_cycles` cycles), no more than TCP regrows in the same time at this RTT:
-    /// `3 (1 - beta) / (1 + beta)` packets per RTT per RTT, the increase that makes an AIMD
-    /// with decrease `beta` as aggressive as Reno (the TCP-friendly rule of RFC 8312 §4.2).
+    /// the link's capacity, the same for every flow on the link whatever its RTT (beside a
+    /// competitor the epoch's curve sets the bound instead, [`Self::follow_epoch`]).
     pub(super) fn increase_step(&self, ctx: &CcContext<'_>) -> f64 {
-        let step = self.config.cap_increase * self.link_capacity(ctx);
-        if !self.competing() {
-            return step;
-        }
-        let beta = self.config.loss_beta;
-        let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
-        let rtt = self.rtt_estimate().as_secs_f64().max(1e-6);
-        let elapsed = (ctx.now - self.cruise_started).as_secs_f64();
-        step.min(alpha * elapsed / (rtt * rtt))
+        self.config.cap_increase * self.link_capacity(ctx)
     }
 
     /// The smallest rate, packets/s: [`MIN_WINDOW`] per RTT and ACK period.

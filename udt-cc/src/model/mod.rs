@@ -21,14 +21,18 @@
 //! The standing queue is the receiver's one-way measure, the smallest queueing delay of an ACK
 //! period (`Policy::queue_delay_reports`, which this controller declares), or from a UDT4
 //! receiver the smoothed RTT over `min_rtt`. After a decrease, only reports on packets sent
-//! after it count: one queue is answered once, as TCP answers one window's losses once.
+//! after it count (a round trip with the queue in it): one queue is answered once, as TCP
+//! answers one window's losses once, and a queue that falls since is draining, not answered.
 //!
 //! Control: pacing rate `gain x min(bw, bw_cap)`, where `bw_cap` is the loss bound (infinite
 //! until congestion); window `gain_w x bw x (min_rtt + SYN)` (a delivery is acknowledged one
 //! RTT plus up to one ACK period after the packet left) plus the unacknowledged packets sent
 //! before that horizon: they wait behind a hole at the receiver or in the loss list, and no
 //! longer occupy the path (UDT acknowledges cumulatively, so they count in flight). States:
-//! * **Startup** (gain `startup_gain`): until the bandwidth grew by less than `full_bw_growth`
+//! * **Startup** (gain `startup_gain`; the window is the initial window plus what was
+//!   delivered, so it doubles per round trip as TCP's slow start and a flow starting beside
+//!   a TCP flow fills the path no faster than it): until the bandwidth grew by less than
+//!   `full_bw_growth`
 //!   over `full_bw_rounds` rounds, or a congested loss window; then
 //! * **Drain** (gain `1 / startup_gain`): until the standing queue is at most the floor (below),
 //!   the packets in flight are at most one BDP, or `drain_max_rounds`; then
@@ -44,8 +48,13 @@
 //!   estimate). Congestion while cruising means another flow took more or the bottleneck
 //!   slowed: the bound becomes `loss_beta` times the rate (a multiplicative decrease); the
 //!   newest rate, with a drain of the measured queue, when the newest reports show less than
-//!   that already (the path changed under the flow). A cycle without congestion raises the
-//!   bound by
+//!   that already (the path changed under the flow). A queue that stands through a cruise at
+//!   the estimate, or through a decrease (congestion again while the queue the last decrease
+//!   answered stands and does not drain), is another flow's: the flow's own falls once it sends
+//!   less. It starts the competitive mode (`compete.rs`): no probes, the bound follows CUBIC's
+//!   curve from the decrease, until the bound regains the estimate with no queue standing or
+//!   no queue stood for the curve's regrowth time (the competitor left). A cycle
+//!   without congestion raises the bound by
 //!   `cap_increase` of the link's capacity (the packet-pair estimate): the same additive step
 //!   for every flow on the link, so with the decrease it is AIMD, which converges to equal
 //!   shares, and with cycles of equal length in time whatever the RTT (the thesis' DAIMD makes
@@ -60,6 +69,7 @@
 //! window of rounds, RTT after ProbeRTT); nothing reads a clock or a global RNG (`ctx.now`,
 //! `ctx.rng`); every transition emits a `tracing` debug event on target `udt::cc`.
 
+mod compete;
 mod config;
 mod delivery;
 mod filters;
@@ -194,6 +204,12 @@ pub struct ModelCc {
     /// [`CHECKPOINT_EVERY`], from the one at or before the ACK point on.
     sent_at: VecDeque<(SeqNo, Instant)>,
     timed_out: bool,
+    /// Packets delivered in Startup: acknowledged, and arrived as the receiver's rate reports
+    /// count them (behind holes too, as TCP's SACK counts them); Startup's window is the
+    /// initial window plus the larger, so it doubles per round trip as TCP's slow start does
+    /// ([`ModelCc::update_outputs`]).
+    startup_acked: f64,
+    startup_arrived: f64,
     period: Duration,
     window: f64,
     /// The standing queue, which tells the queue's losses from the link's ([`queue`]).
@@ -206,8 +222,13 @@ pub struct ModelCc {
     cycle_queue: f64,
     /// When the last cruise began (the probe cycle's start).
     cruise_started: Instant,
-    /// The probe cycle of the last decrease while cruising: a competitor filled the queue.
-    competed_cycle: Option<u64>,
+    /// The competitive mode's congestion epoch, while a competitor fills the queue
+    /// ([`compete`]).
+    epoch: Option<compete::Epoch>,
+    /// The last epoch's rate before its decrease (CUBIC's fast convergence).
+    last_rate_max: Option<f64>,
+    /// When a queue last stood while competing.
+    queue_stood_at: Instant,
     /// When the current state began.
     state_since: Instant,
     /// Cruising at Down's gain to drain the flow's own queue ([`ModelCc::check_own_queue`]),
@@ -269,6 +290,8 @@ impl ModelCc {
             last_ack: SeqNo::new(0),
             sent_at: VecDeque::new(),
             timed_out: false,
+            startup_acked: 0.0,
+            startup_arrived: 0.0,
             period: Duration::from_millis(1),
             window: config.initial_window.max(MIN_WINDOW),
             queue: QueueGauge::new(config.queue_peak_cycles),
@@ -276,7 +299,9 @@ impl ModelCc {
             last_queue: None,
             cycle_queue: 0.0,
             cruise_started: Instant::ZERO,
-            competed_cycle: None,
+            epoch: None,
+            last_rate_max: None,
+            queue_stood_at: Instant::ZERO,
             state_since: Instant::ZERO,
             draining_own_queue: false,
             own_drain_until: Instant::ZERO,
@@ -452,6 +477,9 @@ impl ModelCc {
         self.last_rate_at = Some(now);
         let weight = if weight > 0.0 { weight } else { 1e-3 };
         self.round_reported.add(f64::from(report.recv_rate), weight);
+        if self.state == State::Startup && !self.median_reports {
+            self.startup_arrived += f64::from(report.recv_rate) * weight;
+        }
         self.update_startup_bw();
     }
 
@@ -529,12 +557,15 @@ impl ModelCc {
                     State::ProbeBw(Phase::Down) => !draining,
                     _ => self.rounds_left == 0 && !cruising,
                 };
+                self.follow_epoch(ctx);
                 if done {
                     let next = match self.state {
                         State::ProbeBw(Phase::Cruise) if self.queue_stands() => {
                             self.handle_held_queue(ctx);
                             Phase::Cruise
                         }
+                        // Beside a competitor the bound is the epoch's curve: no probe.
+                        State::ProbeBw(Phase::Cruise) if self.competing() => Phase::Cruise,
                         State::ProbeBw(Phase::Cruise) => Phase::Up,
                         State::ProbeBw(Phase::Up) => Phase::Down,
                         State::ProbeBw(Phase::Down) => self.after_probe(),
@@ -589,6 +620,7 @@ impl ModelCc {
         let grown = 1.0 + (self.config.probe_up_gain - 1.0) / 2.0;
         let room = self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
         if !self.probe_congested
+            && !self.competing()
             && room
             && self.probe_base > 0.0
             && self.probe_delivered >= grown * self.probe_base
@@ -610,9 +642,13 @@ impl ModelCc {
             return;
         }
         let additive = self.bw_cap + self.increase_step(ctx);
-        let room = self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
+        // Beside a competitor that backed off, a probe finds room too, but the room is the
+        // competitor's to regrow into: only the additive step.
+        let room = !self.competing()
+            && self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
         self.bw_cap = if room { additive.max(self.bw_cap * self.config.probe_up_gain) } else { additive };
-        if self.bw_cap >= self.bw.get() {
+        // Beside a competitor the bound stays: the epoch's curve sets it.
+        if self.bw_cap >= self.bw.get() && !self.competing() {
             self.bw_cap = f64::INFINITY;
         }
     }
@@ -751,7 +787,17 @@ impl ModelCc {
             } else {
                 self.held_behind_holes(ctx)
             };
-            gain * bw * (self.rtt_estimate() + ctx.syn_interval).as_secs_f64() + held
+            let model = gain * bw * (self.rtt_estimate() + ctx.syn_interval).as_secs_f64() + held;
+            if self.state == State::Startup {
+                // Startup grows as TCP's slow start, by what was delivered: beside a TCP flow
+                // starting with it, the pacing gain alone would grow the rate by `startup_gain`
+                // per round, and the TCP flow, meeting the queue first, would leave slow start
+                // (HyStart) far below its share.
+                let delivered = self.startup_acked.max(self.startup_arrived);
+                model.min(self.config.initial_window + delivered + held)
+            } else {
+                model
+            }
         } else {
             f64::from(ctx.max_window)
         };
@@ -781,6 +827,9 @@ impl CongestionControl for ModelCc {
                 self.first_rtt = self.first_sent.map(|first| ctx.now - first);
             }
             self.handle_delivery(ctx.now, ack);
+            if self.state == State::Startup {
+                self.startup_acked += f64::from(ack.diff(self.last_ack) as u32);
+            }
             self.last_ack = ack;
             while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
                 self.sent_at.pop_front();

@@ -16,6 +16,11 @@
 //! interval (the receiver's per-ACK-period minimum of one-way delay, or the smoothed RTT less
 //! the minimum): a transient burst does not stand.
 //!
+//! After a decrease the gauge remembers the depth it answered: a queue that has fallen by more
+//! than the floor since (or since the last check) is draining (the decrease was enough) and is
+//! not answered, so a buffer that takes many round trips to empty costs one decrease, not one
+//! per round trip; one that holds or fills again is.
+//!
 //! Invariants: samples are finite and non-negative (others are ignored); `recent` forgets a
 //! sample after two buckets; `peak` after its window of probe cycles.
 
@@ -33,6 +38,11 @@ pub struct QueueGauge {
     previous: f64,
     /// Samples before this are ignored: they measure a queue from before the last decrease.
     quiet_until: Instant,
+    /// The recent depth when the flow last decreased, seconds.
+    at_decrease: f64,
+    /// The bucket (its start) the last draining check judged, and its verdict: a bucket's
+    /// maximum only changes its meaning when the next bucket begins.
+    checked: Option<(Instant, bool)>,
 }
 
 impl QueueGauge {
@@ -43,6 +53,8 @@ impl QueueGauge {
             current: (Instant::ZERO, 0.0),
             previous: 0.0,
             quiet_until: Instant::ZERO,
+            at_decrease: 0.0,
+            checked: None,
         }
     }
 
@@ -76,9 +88,14 @@ impl QueueGauge {
     /// `until` (when the first report on packets sent after the decrease can arrive) ignored,
     /// so one queue is answered once, as TCP answers one window's losses once.
     pub fn restart(&mut self, now: Instant, until: Instant) {
+        // A second restart for the same decrease finds nothing recent: the depth stays.
+        if self.recent() > 0.0 {
+            self.at_decrease = self.recent();
+        }
         self.current = (now, 0.0);
         self.previous = 0.0;
         self.quiet_until = until;
+        self.checked = None;
     }
 
     /// The deepest standing queue of the last one to two buckets, seconds.
@@ -96,6 +113,43 @@ impl QueueGauge {
     pub fn stands(&self, standing: f64, floor: Duration) -> bool {
         let recent = self.recent();
         recent > floor.as_secs_f64() && recent >= standing * self.peak()
+    }
+
+    /// The queue no longer stands (by samples taken after the last decrease, at `now`): that
+    /// decrease's drain is over.
+    pub fn forget_decrease(&mut self, now: Instant) {
+        if now >= self.quiet_until {
+            self.at_decrease = 0.0;
+        }
+    }
+
+    /// Whether the last decrease's queue is still remembered: it has stood since (by samples
+    /// after the decrease's quiet) or the quiet is not over. A loss now, with the queue standing
+    /// and not draining, finds the queue held through the decrease: another flow fills it.
+    pub fn held_since_decrease(&self) -> bool {
+        self.at_decrease > 0.0
+    }
+
+    /// Whether the queue drains: its depth in the newest bucket is more than `floor` below the
+    /// depth at the last decrease or the last check after it. The decrease was enough (the
+    /// flows into it send less than the link takes), however long the queue takes to empty:
+    /// not congestion to answer again. Each check moves the reference to the depth now, so a
+    /// queue that stops falling (it holds, or a competitor fills it again) is answered.
+    ///
+    /// Checks within one bucket keep its first verdict: the bucket's maximum is a round's, and
+    /// a queue falls by the floor over rounds, not between two checks of the same one.
+    pub fn check_draining(&mut self, floor: Duration) -> bool {
+        if let Some((_, verdict)) = self.checked.filter(|&(bucket, _)| bucket == self.current.0) {
+            return verdict;
+        }
+        // The newest bucket's depth (the recent maximum keeps an older bucket's for a while).
+        let newest = if self.current.1 > 0.0 { self.current.1 } else { self.previous };
+        let draining = newest + floor.as_secs_f64() < self.at_decrease;
+        if draining {
+            self.at_decrease = newest;
+        }
+        self.checked = Some((self.current.0, draining));
+        draining
     }
 }
 
@@ -174,5 +228,35 @@ mod tests {
         g.handle_sample(at(0), 0, 40 * MS, 20 * MS);
         g.handle_sample(at(100), 0, Duration::ZERO, 20 * MS);
         assert_eq!(g.recent(), 0.0);
+    }
+
+    #[test]
+    fn a_queue_that_falls_after_a_decrease_drains_and_one_that_holds_does_not() {
+        let floor = MS;
+        let mut g = QueueGauge::new(2);
+        g.handle_sample(at(0), 0, 40 * MS, 20 * MS);
+        g.restart(at(10), at(60));
+        // Falling by more than the floor since the decrease, then since the last check.
+        g.handle_sample(at(70), 0, 35 * MS, 20 * MS);
+        assert!(g.check_draining(floor));
+        g.handle_sample(at(95), 0, 30 * MS, 20 * MS);
+        assert!(g.check_draining(floor));
+        // A second check in the same bucket keeps the verdict: the bucket's maximum has not
+        // had a round to fall.
+        g.handle_sample(at(100), 0, 30 * MS, 20 * MS);
+        assert!(g.check_draining(floor));
+        // It holds: answered.
+        g.handle_sample(at(120), 0, 30 * MS, 20 * MS);
+        assert!(!g.check_draining(floor));
+        g.handle_sample(at(125), 0, 10 * MS, 20 * MS);
+        assert!(!g.check_draining(floor), "within the bucket that held");
+        // Once it no longer stood after the quiet, a new queue is measured from nothing.
+        g.restart(at(130), at(180));
+        g.forget_decrease(at(150));
+        g.handle_sample(at(190), 0, 20 * MS, 20 * MS);
+        assert!(g.check_draining(floor), "within the quiet the decrease's depth is kept");
+        g.forget_decrease(at(200));
+        g.handle_sample(at(215), 0, 20 * MS, 20 * MS);
+        assert!(!g.check_draining(floor));
     }
 }
