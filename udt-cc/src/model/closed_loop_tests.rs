@@ -10,6 +10,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::*;
 use crate::tcp::script::Script;
+use crate::AckReport;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

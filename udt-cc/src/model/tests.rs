@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::tcp::script::Script;
+use crate::AckReport;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
