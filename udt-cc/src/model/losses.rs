@@ -68,6 +68,20 @@ impl ModelCc {
         }
     }
 
+    /// Whether the flow gets (`delivered`, packets/s as the receiver reports them) the rate it
+    /// paced at in the rounds the reports describe (the last two, the reports lagging by up to
+    /// a round), to the resolution the controller reads rates with: half a probe's gain, the
+    /// growth that tells a probe found room ([`ModelCc::after_probe`]). A queue that
+    /// stands or refills while it does is another flow's. One the flow paces into beyond what
+    /// it gets is (also) its own; and while it gets more than it paces at, a queue is emptying
+    /// into its delivery (its own, which reports show a round trip late).
+    pub(super) fn gets_what_it_sends(&self, delivered: f64) -> bool {
+        let [last, before] = self.paced_rounds;
+        let (low, high) = (last.min(before), last.max(before));
+        let slack = 1.0 + (self.config.probe_up_gain - 1.0).max(0.0) / 2.0;
+        low > 0.0 && delivered * slack >= low && delivered <= high * slack
+    }
+
     /// The round's delivery rate as the bottleneck's rate: packets the link lost with an empty
     /// queue went through the bottleneck too (or could have), so the delivery rate is divided
     /// by the link's own delivered fraction; never above the packet-pair capacity, so losses
@@ -179,9 +193,9 @@ impl ModelCc {
     }
 
     pub(super) fn handle_congestion(&mut self, ctx: &mut CcContext<'_>, loss_rate: f64) {
-        // The queue this decrease answers stood through the last one without draining: not the
-        // flow's own (its own falls once it sends less), another flow's that fills the buffer.
-        let held = self.queue.held_since_decrease();
+        // The queue this decrease answers is back at the depth the last one answered (checked
+        // before the gauge restarts for this decrease).
+        let refilled = self.queue_floor().is_some_and(|floor| self.queue.held_since_decrease(floor));
         let delivered = self.through_bottleneck(self.last_round_bw.max(self.round_bw()));
         // Reports describe packets sent a round trip before, the queue's delay included: until
         // one round trip as it is now (and two ACK periods) they describe the queue before.
@@ -216,6 +230,12 @@ impl ModelCc {
                 // whichever it was. Else TCP's AIMD on the rate of the last rounds.
                 let newest = if self.round_samples() > 0 { self.round_bw() } else { self.last_round_bw };
                 let newest = self.through_bottleneck(newest);
+                // Another flow fills the queue when it refilled though this flow gets what it
+                // sends: its own sending beyond what it gets would grow the queue by more than
+                // the floor per round, and then the queue is (also) its own, which the next
+                // decrease answers as AIMD (a first decrease that was not quite enough).
+                let reported = if self.round_samples() > 0 { self.round_bw() } else { self.last_round_bw };
+                let held = refilled && self.gets_what_it_sends(reported);
                 let changed = newest > 0.0 && newest < delivered * self.config.loss_beta;
                 let got = if changed { newest } else { delivered };
                 let got = if got > 0.0 { got.min(base) } else { base };
@@ -225,6 +245,9 @@ impl ModelCc {
                     // Beside a competitor (a queue held through a cruise, or through the last
                     // decrease) each decrease starts the curve's next epoch; alone, a decrease
                     // is the loss bound's AIMD.
+                    if self.epoch.is_none() && held {
+                        tracing::debug!(target: "udt::cc", now = ?ctx.now, newest, base, "udt model: queue refilled by another flow");
+                    }
                     if self.epoch.is_some() || held {
                         self.epoch = Some(Epoch::after_decrease(
                             ctx.now,

@@ -49,9 +49,9 @@
 //!   slowed: the bound becomes `loss_beta` times the rate (a multiplicative decrease); the
 //!   newest rate, with a drain of the measured queue, when the newest reports show less than
 //!   that already (the path changed under the flow). A queue that stands through a cruise at
-//!   the estimate, or through a decrease (congestion again while the queue the last decrease
-//!   answered stands and does not drain), is another flow's: the flow's own falls once it sends
-//!   less. It starts the competitive mode (`compete.rs`): no probes, the bound follows CUBIC's
+//!   the estimate, or through a decrease (congestion again with the queue back at the depth
+//!   the last decrease answered), while the flow gets what it paces at, is another flow's: the
+//!   flow's own falls once it sends less. It starts the competitive mode (`compete.rs`): no probes, the bound follows CUBIC's
 //!   curve from the decrease, until the bound regains the estimate with no queue standing or
 //!   no queue stood for the curve's regrowth time (the competitor left). A cycle
 //!   without congestion raises the bound by
@@ -171,6 +171,11 @@ pub struct ModelCc {
     last_rate_at: Option<Instant>,
     delivery: DeliverySampler,
     last_round_bw: f64,
+    /// This round's pacing rate (time-weighted), and the means of the last two rounds, newest
+    /// first, packets/s: the receiver's reports describe packets sent up to a round before.
+    round_paced: RateMean,
+    paced_rounds: [f64; 2],
+    paced_at: Option<Instant>,
     bw_cap: f64,
     min_rtt: MinFilter,
     first_rtt: Option<Duration>,
@@ -268,6 +273,9 @@ impl ModelCc {
             last_rate_at: None,
             delivery: DeliverySampler::default(),
             last_round_bw: 0.0,
+            round_paced: RateMean::default(),
+            paced_rounds: [0.0; 2],
+            paced_at: None,
             bw_cap: f64::INFINITY,
             min_rtt: MinFilter::default(),
             first_rtt: None,
@@ -436,6 +444,8 @@ impl ModelCc {
             // A round without a rate report (reports come every other ACK on short paths)
             // keeps the last round's rate.
             self.last_round_bw = self.round_bw();
+            self.paced_rounds = [self.round_paced.mean(), self.paced_rounds[0]];
+            self.round_paced.clear();
         }
         self.round_reported.clear();
         self.round_acked.clear();
@@ -457,7 +467,9 @@ impl ModelCc {
                 self.follow_epoch(ctx);
                 if done {
                     let next = match self.state {
-                        State::ProbeBw(Phase::Cruise) if self.queue_stands() => {
+                        State::ProbeBw(Phase::Cruise)
+                            if self.queue_stands() && self.gets_what_it_sends(self.last_round_bw) =>
+                        {
                             self.handle_held_queue(ctx);
                             Phase::Cruise
                         }
@@ -719,6 +731,11 @@ impl CongestionControl for ModelCc {
     }
 
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        if let Some(at) = self.paced_at {
+            let rate = PAIR_FACTOR / self.period.as_secs_f64().max(f64::MIN_POSITIVE);
+            self.round_paced.add(rate, ctx.now.saturating_since(at).as_secs_f64());
+        }
+        self.paced_at = Some(ctx.now);
         if ack.is_after(self.last_ack) {
             if self.first_rtt.is_none() {
                 self.first_rtt = self.first_sent.map(|first| ctx.now - first);

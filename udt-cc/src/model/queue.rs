@@ -38,8 +38,11 @@ pub struct QueueGauge {
     previous: f64,
     /// Samples before this are ignored: they measure a queue from before the last decrease.
     quiet_until: Instant,
-    /// The recent depth when the flow last decreased, seconds.
+    /// The recent depth when the flow last decreased, or at the last draining check after it,
+    /// seconds.
     at_decrease: f64,
+    /// The recent depth the last decrease answered, seconds (0 once forgotten).
+    answered: f64,
     /// The bucket (its start) the last draining check judged, and its verdict: a bucket's
     /// maximum only changes its meaning when the next bucket begins.
     checked: Option<(Instant, bool)>,
@@ -54,6 +57,7 @@ impl QueueGauge {
             previous: 0.0,
             quiet_until: Instant::ZERO,
             at_decrease: 0.0,
+            answered: 0.0,
             checked: None,
         }
     }
@@ -91,6 +95,7 @@ impl QueueGauge {
         // A second restart for the same decrease finds nothing recent: the depth stays.
         if self.recent() > 0.0 {
             self.at_decrease = self.recent();
+            self.answered = self.recent();
         }
         self.current = (now, 0.0);
         self.previous = 0.0;
@@ -120,14 +125,25 @@ impl QueueGauge {
     pub fn forget_decrease(&mut self, now: Instant) {
         if now >= self.quiet_until {
             self.at_decrease = 0.0;
+            self.answered = 0.0;
         }
     }
 
-    /// Whether the last decrease's queue is still remembered: it has stood since (by samples
-    /// after the decrease's quiet) or the quiet is not over. A loss now, with the queue standing
-    /// and not draining, finds the queue held through the decrease: another flow fills it.
-    pub fn held_since_decrease(&self) -> bool {
-        self.at_decrease > 0.0
+    /// Whether the queue the last decrease answered is back at its depth (within `floor`) in
+    /// the newest bucket, though that decrease's queue was not forgotten since: the flow sent
+    /// less and the queue refilled, so another flow fills it. A flow's own queue that a decrease
+    /// left standing at a smaller depth (the decrease was not quite enough) is not.
+    pub fn held_since_decrease(&self, floor: Duration) -> bool {
+        self.answered > 0.0 && self.newest() + floor.as_secs_f64() >= self.answered
+    }
+
+    /// The newest bucket's depth (the recent maximum keeps an older bucket's for a while).
+    fn newest(&self) -> f64 {
+        if self.current.1 > 0.0 {
+            self.current.1
+        } else {
+            self.previous
+        }
     }
 
     /// Whether the queue drains: its depth in the newest bucket is more than `floor` below the
@@ -142,8 +158,7 @@ impl QueueGauge {
         if let Some((_, verdict)) = self.checked.filter(|&(bucket, _)| bucket == self.current.0) {
             return verdict;
         }
-        // The newest bucket's depth (the recent maximum keeps an older bucket's for a while).
-        let newest = if self.current.1 > 0.0 { self.current.1 } else { self.previous };
+        let newest = self.newest();
         let draining = newest + floor.as_secs_f64() < self.at_decrease;
         if draining {
             self.at_decrease = newest;
@@ -228,6 +243,23 @@ mod tests {
         g.handle_sample(at(0), 0, 40 * MS, 20 * MS);
         g.handle_sample(at(100), 0, Duration::ZERO, 20 * MS);
         assert_eq!(g.recent(), 0.0);
+    }
+
+    #[test]
+    fn a_queue_back_at_the_answered_depth_is_held_and_one_left_lower_is_not() {
+        let floor = MS;
+        let mut g = QueueGauge::new(2);
+        g.handle_sample(at(0), 0, 40 * MS, 20 * MS);
+        g.restart(at(10), at(60));
+        // The flow's own queue, left at half the depth by a decrease that was not quite enough.
+        g.handle_sample(at(70), 0, 20 * MS, 20 * MS);
+        assert!(!g.held_since_decrease(floor));
+        // Refilled to the depth the decrease answered: another flow fills it.
+        g.handle_sample(at(95), 0, 40 * MS, 20 * MS);
+        assert!(g.held_since_decrease(floor));
+        // Forgotten once it no longer stands after the quiet.
+        g.forget_decrease(at(100));
+        assert!(!g.held_since_decrease(floor));
     }
 
     #[test]
