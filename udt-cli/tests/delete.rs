@@ -7,39 +7,22 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod listening;
 
+use common::{run_within, text, udt};
 use listening::Listening;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 fn udt_path() -> &'static str {
     env!("CARGO_BIN_EXE_udt")
 }
 
-fn udt() -> Command {
-    let mut c = Command::new(udt_path());
-    c.env_remove("RUST_LOG").env_remove("UDT_CODE").stdin(Stdio::null());
-    c
-}
-
 /// Run to the end (at most 60 s).
-fn run(mut cmd: Command) -> Output {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "the command did not finish in 60 s");
-        thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+fn run(cmd: Command) -> Output {
+    run_within(cmd, 60)
 }
 
 /// A fake ssh: skips to `--`, drops the destination and runs the far command here with

@@ -5,25 +5,15 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::data;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
 use udt::{UdtListener, UdtStream};
 use udt_transfer::{greet, send, Event, Plan, ReceiveOptions, Receiver, SendOptions, Turn};
-
-/// Deterministic, incompressible-looking bytes.
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// The process's umask, as the kernel shows it.
 fn umask() -> u32 {

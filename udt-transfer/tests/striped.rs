@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::data;
 use std::fs;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -22,19 +25,6 @@ use udt_transfer::protocol::{
 use udt_transfer::{
     greet, send, Error, Event, Plan, ReceiveOptions, ReceiveReport, Receiver, SendOptions, Striping, Turn,
 };
-
-/// Deterministic, incompressible-looking bytes.
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 fn options(secured: bool) -> Options {
     let mut options = Options::default();
