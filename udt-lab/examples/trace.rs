@@ -29,6 +29,8 @@ use udt_sim::rng::seed_from_env;
 use udt_lab::scenario::{ms, secs, DumbbellRun, FlowDef, QueueChoice};
 use udt_sim::CcChoice;
 
+mod common;
+
 struct Args {
     bw: f64,
     rtt: f64,
@@ -99,17 +101,10 @@ fn parse() -> Result<Args, String> {
 
 fn main() -> ExitCode {
     // `RUST_LOG=udt::cc=debug` adds the controller's transitions and decisions, on stderr.
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .without_time()
-        .init();
-    let a = match parse() {
+    common::init_logs();
+    let a = match common::args_or_usage(parse()) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let mut run = DumbbellRun::uniform("trace", (a.bw * 1e6) as u64, ms(a.rtt), a.flows, a.cc);
     run.seed = a.seed;
