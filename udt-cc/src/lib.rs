@@ -18,6 +18,7 @@
 pub mod bbr;
 pub mod bic;
 pub mod blast;
+pub mod copa;
 pub mod cubic;
 pub mod fast;
 pub mod gtp;

@@ -127,6 +127,16 @@ static CATALOG: &[CcInfo] = &[
         build: build_fast,
     },
     CcInfo {
+        name: "copa",
+        aliases: &[],
+        summary: "Copa: rate toward 1/(delta x queueing delay) with a velocity; TCP-competitive mode while a queue never empties",
+        reference: "Arun & Balakrishnan, NSDI 2018",
+        tcp_like: false,
+        both_ends: false,
+        params: &COPA_PARAMS,
+        build: build_copa,
+    },
+    CcInfo {
         name: "bbr",
         aliases: &["bbr1"],
         summary: "BBR v1: paces at the max delivery rate, window 2 BDP, ProbeBW/ProbeRTT; ignores loss",

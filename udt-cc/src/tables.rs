@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::bbr::{BbrConfig, BbrFactory};
 use crate::bic::{Bic, BicConfig};
+use crate::copa::{CopaConfig, CopaFactory};
 use crate::cubic::{Cubic, CubicConfig};
 use crate::fast::{Fast, FastConfig};
 use crate::gtp::{GtpConfig, GtpFactory, ManagerConfig};
@@ -320,6 +321,27 @@ pub(crate) fn build_fast(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecE
     let config = tcp_config(p)?;
     let fast = FastConfig { alpha: p.real("alpha")?, gamma: p.real("gamma")? };
     Ok(Arc::new(TcpFactory::new(config, Fast::new(fast))))
+}
+
+pub(crate) static COPA_PARAMS: [ParamInfo; 2] = [
+    ParamInfo {
+        key: "delta",
+        kind: real(0.01, 10.0),
+        unit: "1/packets",
+        default: || Value::Real(CopaConfig::default().delta),
+        doc: "delta of the default mode: the flow keeps 1/delta packets queued",
+    },
+    ParamInfo {
+        key: "iw",
+        kind: real(1.0, 1e6),
+        unit: "packets",
+        default: || Value::Real(CopaConfig::default().initial_window),
+        doc: "packets of the first round",
+    },
+];
+
+pub(crate) fn build_copa(p: &mut CcParams) -> Result<Arc<dyn CcFactory>, CcSpecError> {
+    Ok(Arc::new(CopaFactory(CopaConfig { delta: p.real("delta")?, initial_window: p.real("iw")? })))
 }
 
 pub(crate) static BBR_PARAMS: [ParamInfo; 4] = [

@@ -1,0 +1,405 @@
+//! Copa (Arun & Balakrishnan, "Copa: Practical Delay-Based Congestion Control for the
+//! Internet", NSDI 2018) on UDT's signals: a target rate from the measured queueing delay,
+//! approached with a velocity, and a competitive mode entered only while a buffer-filling
+//! competitor keeps the queue from emptying.
+//!
+//! Signals. The queueing delay `d_q` is the receiver's one-way measure, the smallest queueing
+//! delay of an ACK period (`Policy::queue_delay_reports`, which this controller declares: Copa's
+//! standing RTT less its minimum, with no clock on the path that ACK delays blur), or, from a
+//! UDT4 receiver, its smoothed RTT less the minimum over [`MIN_RTT_WINDOW`]. The *round* `R` is
+//! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
+//! than that the flow moves once per two reports (Copa's dynamics on an RTT of `R`).
+//!
+//! Control (paper §2-3). The state is the rate `λ` (packets/s) and its window over a round
+//! `W = λ R`. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck.
+//! In slow start each full ACK adds the packets it acknowledged to `W` (doubling per round)
+//! until `λ > λ_t` once; afterwards `W` moves `v / δ` packets per round toward the target, in
+//! proportion to the time since the last ACK rather than per packet acknowledged as in the
+//! paper (a paced flow's cumulative ACK stalls behind holes, and when it sends more than the
+//! path takes: the moments it must move most). Above the target, the rate is also held to the
+//! largest arrival rate the receiver reported over the last two rounds: sending more than the
+//! path delivered only lengthens the queue (Copa's window bounds this; UDT paces). The
+//! velocity `v` doubles each round once the rate has moved the same way for
+//! [`VELOCITY_ROUNDS`] rounds and returns to 1 when the direction changes, so a flow far from
+//! its target gets there in a logarithmic number of rounds. Flows of any RTT see the same
+//! `d_q` and so share one target: equal rates, `n/δ` packets queued for `n` flows.
+//!
+//! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
+//! answered, at any loss rate. One reported with the queue standing means the buffer
+//! overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills it. A round
+//! with such a loss halves `1/δ` (to at most a sixteenth of the default's,
+//! [`MIN_INV_DELTA_SHARE`]); a round without raises it by one, up to the default's outside the
+//! competitive mode (TCP's AIMD, on the packets the flow keeps queued).
+//!
+//! Copa's steps are packets per round: a rate moves `v / (δ R²)` per second, so on long
+//! round trips flows that start apart converge slowly (docs/congestion-control.md measures it).
+//!
+//! Competitive mode (paper §2.2). Copa flows alone empty the queue every few rounds (the
+//! velocity overshoots the target both ways); a queue whose standing delay stayed above
+//! [`NEARLY_EMPTY`] of its recent peak (the largest queueing delay of the last
+//! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
+//! buffers. Then `1/δ` grows past the default's, one per round without a loss: the flow keeps
+//! a TCP-like share of the queue. The mode ends at the first nearly empty sample, and `1/δ`
+//! returns to at most the default's.
+//!
+//! Pacing and window: the period is `1/λ` (stretched for UDT's packet pairs); the window is
+//! twice what the rate keeps in flight over a round trip and an ACK period, plus the packets
+//! held behind holes (sent more than that long ago and not acknowledged: UDT acknowledges
+//! cumulatively, so a loss list would otherwise stall a lossy path).
+//!
+//! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
+//! least [`MIN_WINDOW`]; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
+//! the competitive mode, at most the default's; nothing reads a clock or a
+//! global RNG; mode changes emit a `tracing` debug event on target `udt::cc`.
+
+mod mode;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::model::MinFilter;
+use crate::{CcContext, CcFactory, CongestionControl, Policy};
+use mode::ModeDetector;
+use udt_proto::seq::SeqNo;
+use udt_proto::time::Instant;
+
+/// Rounds of movement in one direction after which the velocity doubles every round (paper §2.1).
+const VELOCITY_ROUNDS: u32 = 3;
+/// A standing queue at most this fraction of the recent peak is "nearly empty" (paper §2.2).
+pub const NEARLY_EMPTY: f64 = 0.1;
+/// Rounds the recent peak of the queueing delay spans (paper §2.2: four RTTs).
+pub const PEAK_ROUNDS: u32 = 4;
+/// Rounds without a nearly empty queue that reveal a buffer-filling competitor (paper §2.2: five).
+pub const COMPETITOR_ROUNDS: u32 = 5;
+/// The competitive mode's loss response may halve `1/δ` to this fraction of the default's (four
+/// halvings): the default's `n/δ` packets of `n` flows overflow a buffer smaller than that, and
+/// the losses then come with a queue that never empties, as with a buffer filler.
+const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
+/// How long the minimum RTT is kept, for a UDT4 receiver's reports (paper: 10 s).
+const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+/// UDT sends every 16th packet right after the one before (the packet pair), so 16 packets
+/// take 15 periods.
+const PAIR_FACTOR: f64 = 16.0 / 15.0;
+/// The smallest window, packets: a packet pair and its ACK clock.
+const MIN_WINDOW: f64 = 4.0;
+/// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
+const MAX_RATE: f64 = 1e6;
+/// Spacing of the send-time checkpoints the hole allowance reads.
+const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
+
+/// Copa's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CopaConfig {
+    /// `δ` of the default mode: the flow keeps `1/δ` packets queued (paper: 0.5).
+    pub delta: f64,
+    /// Packets of the first round.
+    pub initial_window: f64,
+}
+
+impl Default for CopaConfig {
+    fn default() -> Self {
+        CopaConfig { delta: 0.5, initial_window: 16.0 }
+    }
+}
+
+/// The direction the window moved over the last round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Up,
+    Down,
+}
+
+/// The Copa controller (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Copa {
+    config: CopaConfig,
+    /// Packets per second.
+    rate: f64,
+    slow_start: bool,
+    velocity: f64,
+    direction: Option<Direction>,
+    same_direction_rounds: u32,
+    round_start: Instant,
+    /// The rate when the round began.
+    round_rate: f64,
+    /// The largest arrival rate the receiver reported in this round and the last, packets/s.
+    round_delivered: f64,
+    last_delivered: f64,
+    /// When the rate was last moved.
+    updated_at: Instant,
+    /// A loss was reported in this round while the queue was not nearly empty.
+    round_congested: bool,
+    /// `1/δ` now: packets the flow keeps queued (AIMD on congestive losses).
+    inv_delta: f64,
+    mode: ModeDetector,
+    /// The last standing queueing delay, seconds.
+    queue: Option<f64>,
+    queue_reports: bool,
+    min_rtt: MinFilter,
+    last_ack: SeqNo,
+    sent_at: VecDeque<(SeqNo, Instant)>,
+    period: Duration,
+    window: f64,
+}
+
+impl Copa {
+    /// A controller with `config`.
+    pub fn new(config: CopaConfig) -> Self {
+        let inv_delta = 1.0 / config.delta;
+        Copa {
+            config,
+            rate: 1.0,
+            slow_start: true,
+            velocity: 1.0,
+            direction: None,
+            same_direction_rounds: 0,
+            round_start: Instant::ZERO,
+            round_rate: 0.0,
+            round_delivered: 0.0,
+            last_delivered: 0.0,
+            updated_at: Instant::ZERO,
+            round_congested: false,
+            inv_delta,
+            mode: ModeDetector::default(),
+            queue: None,
+            queue_reports: false,
+            min_rtt: MinFilter::default(),
+            last_ack: SeqNo::new(0),
+            sent_at: VecDeque::new(),
+            period: Duration::from_secs(1),
+            window: MIN_WINDOW,
+        }
+    }
+
+    /// Whether the competitive mode is on.
+    pub fn competitive(&self) -> bool {
+        self.mode.competitive()
+    }
+
+    /// Whether the flow is still in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
+    /// The pacing rate, packets/s.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The velocity.
+    pub fn velocity(&self) -> f64 {
+        self.velocity
+    }
+
+    /// `1/δ` now.
+    pub fn inverse_delta(&self) -> f64 {
+        self.inv_delta
+    }
+
+    fn round(ctx: &CcContext<'_>) -> Duration {
+        ctx.rtt.max(ctx.syn_interval * 2)
+    }
+
+    /// The ACK's queue report: the receiver's one-way standing queue and peak, or its RTT less
+    /// the minimum.
+    fn handle_queue_report(&mut self, ctx: &CcContext<'_>, round: Duration) {
+        let Some(report) = ctx.ack else { return };
+        self.queue_reports |= report.queue.is_some();
+        let sample = match report.queue {
+            Some(q) => Some((q.min.as_secs_f64(), q.max.as_secs_f64())),
+            None if !self.queue_reports && !report.rtt.is_zero() => {
+                self.min_rtt.update(ctx.now, report.rtt);
+                if self.min_rtt.expired(ctx.now, MIN_RTT_WINDOW) {
+                    self.min_rtt.reset_to(ctx.now, report.rtt);
+                }
+                let q = self.min_rtt.get().map_or(0.0, |min| report.rtt.saturating_sub(min).as_secs_f64());
+                Some((q, q))
+            }
+            None => None,
+        };
+        let Some((standing, peak)) = sample else { return };
+        self.queue = Some(standing);
+        let was = self.mode.competitive();
+        self.mode.handle_sample(ctx.now, standing, peak, round);
+        if self.mode.competitive() != was {
+            // The competitive mode's share of the queue does not outlast the competitor.
+            self.inv_delta = self.inv_delta.min(1.0 / self.config.delta);
+            tracing::debug!(target: "udt::cc", competitive = !was, queue_ms = standing * 1e3, "copa mode");
+        }
+    }
+
+    /// Move `W` toward the target: in slow start by the `acked` newly acknowledged packets,
+    /// afterwards by `v / δ` packets per round, in proportion to the `elapsed` time (the
+    /// flow's own packet clock stalls behind holes and when it sends more than the path takes,
+    /// the cases where it must move most).
+    fn approach_target(&mut self, acked: f64, elapsed: Duration, round: Duration) {
+        let Some(queue) = self.queue else { return };
+        let r = round.as_secs_f64();
+        let target = if queue > 0.0 { self.inv_delta / queue } else { f64::INFINITY };
+        let mut window = self.rate * r;
+        if self.slow_start {
+            if self.rate <= target {
+                window += acked;
+            } else {
+                self.slow_start = false;
+                tracing::debug!(target: "udt::cc", rate = self.rate, queue_ms = queue * 1e3, "copa slow start ends");
+            }
+        }
+        if !self.slow_start {
+            let share = (elapsed.as_secs_f64() / r).min(1.0);
+            let step = self.velocity * self.inv_delta * share;
+            if self.rate <= target {
+                window += step;
+            } else {
+                window -= step;
+                // Above the target, sending more than the path delivered only adds to the queue.
+                if self.round_delivered > 0.0 {
+                    window = window.min(self.round_delivered * r);
+                }
+            }
+        }
+        self.rate = (window.max(MIN_WINDOW) / r).min(MAX_RATE);
+    }
+
+    /// At the end of a round: the velocity from the rate's direction, and `1/δ`'s AIMD step.
+    fn handle_round(&mut self, now: Instant, round: Duration) {
+        if now < self.round_start + round {
+            return;
+        }
+        let window = self.rate * round.as_secs_f64();
+        if !self.slow_start {
+            let direction = if self.rate > self.round_rate { Direction::Up } else { Direction::Down };
+            if self.direction == Some(direction) {
+                self.same_direction_rounds += 1;
+                if self.same_direction_rounds >= VELOCITY_ROUNDS {
+                    self.velocity = (self.velocity * 2.0).min(window.max(1.0));
+                }
+            } else {
+                self.direction = Some(direction);
+                self.same_direction_rounds = 0;
+                self.velocity = 1.0;
+            }
+        }
+        let default = 1.0 / self.config.delta;
+        self.inv_delta = if self.round_congested {
+            (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE * default)
+        } else if self.mode.competitive() {
+            self.inv_delta + 1.0
+        } else {
+            (self.inv_delta + 1.0).min(default)
+        };
+        tracing::trace!(target: "udt::cc", rate = self.rate, velocity = self.velocity, inv_delta = self.inv_delta, queue = ?self.queue, "copa round");
+        self.round_congested = false;
+        self.round_delivered = self.last_delivered;
+        self.last_delivered = 0.0;
+        self.round_start = now;
+        self.round_rate = self.rate;
+    }
+
+    /// Unacknowledged packets sent more than one RTT and one ACK period ago: arrived behind a
+    /// hole or lost and waiting in the loss list, no longer on the path.
+    fn held_behind_holes(&self, ctx: &CcContext<'_>) -> f64 {
+        let Some(horizon) = ctx.now.as_nanos().checked_sub((ctx.rtt + ctx.syn_interval).as_nanos() as u64)
+        else {
+            return 0.0;
+        };
+        let horizon = Instant::from_nanos(horizon);
+        match self.sent_at.iter().take_while(|&&(_, t)| t <= horizon).last() {
+            Some(&(seq, _)) if seq.is_after(self.last_ack) => f64::from(seq.diff(self.last_ack) as u32),
+            _ => 0.0,
+        }
+    }
+
+    fn update_outputs(&mut self, ctx: &CcContext<'_>) {
+        let rate = if self.rate.is_finite() && self.rate > 0.0 { self.rate.min(MAX_RATE) } else { 1.0 };
+        self.period = Duration::from_secs_f64(PAIR_FACTOR / rate);
+        let in_flight = rate * (ctx.rtt + ctx.syn_interval).as_secs_f64();
+        let window = 2.0 * in_flight + self.held_behind_holes(ctx);
+        self.window = if window.is_finite() { window.max(MIN_WINDOW) } else { MIN_WINDOW };
+    }
+}
+
+impl CongestionControl for Copa {
+    fn name(&self) -> &'static str {
+        "copa"
+    }
+
+    fn init(&mut self, ctx: &mut CcContext<'_>) {
+        *self = Copa::new(self.config);
+        let round = Self::round(ctx);
+        self.rate = self.config.initial_window / round.as_secs_f64();
+        self.round_start = ctx.now;
+        self.updated_at = ctx.now;
+        self.round_rate = self.rate;
+        self.last_ack = ctx.last_ack;
+        self.update_outputs(ctx);
+    }
+
+    fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        let round = Self::round(ctx);
+        self.handle_queue_report(ctx, round);
+        if let Some(rate) = ctx.ack.map(|a| f64::from(a.recv_rate)).filter(|&r| r > 0.0) {
+            self.round_delivered = self.round_delivered.max(rate);
+            self.last_delivered = self.last_delivered.max(rate);
+        }
+        let mut acked = 0.0;
+        if ack.is_after(self.last_ack) {
+            acked = f64::from(ack.diff(self.last_ack) as u32);
+            self.last_ack = ack;
+            while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
+                self.sent_at.pop_front();
+            }
+        }
+        self.approach_target(acked, ctx.now.saturating_since(self.updated_at), round);
+        self.updated_at = ctx.now;
+        self.handle_round(ctx.now, round);
+        self.update_outputs(ctx);
+    }
+
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, _lost: &[(SeqNo, SeqNo)]) {
+        // With the queue nearly empty the link lost it: repaired, not answered.
+        self.round_congested |= !self.mode.nearly_empty();
+        self.update_outputs(ctx);
+    }
+
+    fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        // Nothing came back for a timeout: whatever the queue said, the path is not delivering.
+        self.rate = (self.rate / 2.0).max(MIN_WINDOW / Self::round(ctx).as_secs_f64());
+        self.velocity = 1.0;
+        self.direction = None;
+        self.slow_start = false;
+        self.update_outputs(ctx);
+    }
+
+    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
+        if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
+            self.sent_at.push_back((seq, ctx.now));
+        }
+    }
+
+    fn send_period(&self) -> Duration {
+        self.period
+    }
+
+    fn congestion_window(&self) -> f64 {
+        self.window
+    }
+}
+
+/// Factory for [`Copa`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CopaFactory(pub CopaConfig);
+
+impl CcFactory for CopaFactory {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Copa::new(self.0))
+    }
+
+    fn policy(&self) -> Policy {
+        // Rate-based; learns from every report and reads the receiver's one-way queueing delay.
+        Policy::PROGRESS_REPORTS.with_queue_delay_reports(true)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,60 @@
+//! Copa's mode switch (paper §2.2): a buffer-filling competitor is present when the standing
+//! queue has not been nearly empty for [`COMPETITOR_ROUNDS`] rounds.
+//!
+//! "Nearly empty": the standing queueing delay is at most [`NEARLY_EMPTY`] of the largest
+//! queueing delay seen over the last [`PEAK_ROUNDS`] rounds. Copa flows among themselves
+//! oscillate around a queue of a few packets and empty it every few rounds; a flow that fills
+//! the buffer until it drops keeps it from emptying.
+//!
+//! Invariants: samples that are not finite or negative are ignored; the peak history holds
+//! only samples from the last [`PEAK_ROUNDS`] rounds; the mode starts default.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::{COMPETITOR_ROUNDS, NEARLY_EMPTY, PEAK_ROUNDS};
+use udt_proto::time::Instant;
+
+/// The mode switch (see the module documentation).
+#[derive(Clone, Debug, Default)]
+pub struct ModeDetector {
+    /// (time, largest queueing delay) of recent reports, oldest first.
+    peaks: VecDeque<(Instant, f64)>,
+    /// When the queue was last nearly empty (the first sample counts as such).
+    last_empty: Option<Instant>,
+    competitive: bool,
+    /// The last sample was nearly empty.
+    nearly_empty: bool,
+}
+
+impl ModeDetector {
+    /// A report at `now`: the standing queueing delay `standing` and the largest `peak`
+    /// (seconds); a round lasts `round`.
+    pub fn handle_sample(&mut self, now: Instant, standing: f64, peak: f64, round: Duration) {
+        if !standing.is_finite() || !peak.is_finite() || standing < 0.0 || peak < 0.0 {
+            return;
+        }
+        let keep = round * PEAK_ROUNDS;
+        while self.peaks.front().is_some_and(|&(t, _)| now.saturating_since(t) > keep) {
+            self.peaks.pop_front();
+        }
+        self.peaks.push_back((now, peak.max(standing)));
+        let recent_peak = self.peaks.iter().map(|&(_, p)| p).fold(0.0, f64::max);
+        self.nearly_empty = standing <= NEARLY_EMPTY * recent_peak;
+        if self.nearly_empty || self.last_empty.is_none() {
+            self.last_empty = Some(now);
+        }
+        let since_empty = self.last_empty.map_or(Duration::ZERO, |t| now.saturating_since(t));
+        self.competitive = since_empty > round * COMPETITOR_ROUNDS;
+    }
+
+    /// Whether the last sample found the queue nearly empty (true before any).
+    pub fn nearly_empty(&self) -> bool {
+        self.nearly_empty || self.last_empty.is_none()
+    }
+
+    /// Whether a buffer-filling competitor is present.
+    pub fn competitive(&self) -> bool {
+        self.competitive
+    }
+}

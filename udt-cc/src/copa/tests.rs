@@ -1,0 +1,283 @@
+//! Tests of Copa: the mode switch, the approach to the target, and properties over arbitrary
+//! reports (the closed loop is in `udt-lab/tests/cc_family.rs`).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::mode::ModeDetector;
+use super::*;
+use crate::tcp::script::Script;
+use crate::AckReport;
+use udt_proto::queue_delay::QueueReport;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn at(millis: u64) -> Instant {
+    Instant::ZERO + ms(millis)
+}
+
+/// A scripted driver: full ACKs every 10 ms with a chosen queue report and arrival rate, each
+/// acknowledging what was sent one RTT (100 ms) before.
+struct Driver {
+    sc: Script,
+    cc: Copa,
+    /// The standing and largest queueing delay the receiver reports.
+    queue: (Duration, Duration),
+    /// The last sequence sent at each of the last ten steps, oldest first.
+    in_flight: VecDeque<u32>,
+}
+
+impl Driver {
+    /// A flow on a 100 ms path.
+    fn new() -> Self {
+        let mut sc = Script::new();
+        let mut cc = Copa::new(CopaConfig::default());
+        cc.init(&mut sc.ctx());
+        Driver { sc, cc, queue: (Duration::ZERO, Duration::ZERO), in_flight: VecDeque::new() }
+    }
+
+    /// 10 ms pass; the flow sent at its rate, and what it sent an RTT ago is acknowledged, the
+    /// receiver reporting `delivered` packets/s.
+    fn ack(&mut self, delivered: u32) {
+        self.sc.now += ms(10);
+        let sent = (self.cc.rate() * 0.01).round() as u32;
+        for _ in 0..sent {
+            self.sc.sent += 1;
+            let seq = SeqNo::new(self.sc.sent);
+            self.cc.on_packet_sent(&mut self.sc.ctx(), seq, false);
+        }
+        self.in_flight.push_back(self.sc.sent);
+        let acked = if self.in_flight.len() > 10 { self.in_flight.pop_front() } else { None };
+        let ack = SeqNo::new(acked.unwrap_or(0));
+        let mut ctx = self.sc.ctx();
+        ctx.last_ack = ack;
+        let queue = Some(QueueReport { min: self.queue.0, max: self.queue.1 });
+        ctx.ack = Some(AckReport { rtt: ms(100), recv_rate: delivered, capacity: 0, queue });
+        self.cc.on_ack(&mut ctx, ack);
+    }
+
+    /// ACKs for `span`, the receiver reporting what the flow sends.
+    fn run(&mut self, span: Duration) {
+        for _ in 0..span.as_millis() / 10 {
+            let rate = self.cc.rate() as u32;
+            self.ack(rate);
+        }
+    }
+
+    /// A NAK of one packet.
+    fn lose(&mut self) {
+        let seq = SeqNo::new(self.sc.sent);
+        self.cc.on_loss(&mut self.sc.ctx(), &[(seq, seq)]);
+    }
+}
+
+// ---- The mode switch -------------------------------------------------------------------------
+
+#[test]
+fn a_queue_that_empties_every_few_rounds_keeps_the_default_mode() {
+    let mut m = ModeDetector::default();
+    let round = ms(100);
+    for k in 0..200u64 {
+        // A sawtooth between 0 and 5 ms over four rounds: Copa flows among themselves.
+        let q = (k % 40) as f64 * 0.125e-3;
+        m.handle_sample(at(k * 10), q, q, round);
+        assert!(!m.competitive(), "at {k}");
+    }
+}
+
+#[test]
+fn a_queue_that_never_empties_for_five_rounds_reveals_a_competitor_and_an_empty_one_ends_it() {
+    let mut m = ModeDetector::default();
+    let round = ms(100);
+    m.handle_sample(at(0), 0.0, 0.0, round);
+    // Standing between 20 and 30 ms: never within a tenth of the peak.
+    let mut t = 10;
+    while t <= 500 {
+        let q = 0.02 + (t % 100) as f64 * 1e-4;
+        m.handle_sample(at(t), q, 0.03, round);
+        assert!(!m.competitive(), "only {t} ms without an empty queue");
+        t += 10;
+    }
+    m.handle_sample(at(520), 0.025, 0.03, round);
+    assert!(m.competitive());
+    m.handle_sample(at(530), 0.002, 0.03, round);
+    assert!(!m.competitive());
+}
+
+#[test]
+fn the_mode_switch_ignores_samples_that_are_not_delays() {
+    let mut m = ModeDetector::default();
+    m.handle_sample(at(0), 0.0, 0.0, ms(10));
+    for t in 1..100 {
+        m.handle_sample(at(t * 10), f64::NAN, 0.1, ms(10));
+        m.handle_sample(at(t * 10), -1.0, 0.1, ms(10));
+        m.handle_sample(at(t * 10), 0.05, f64::INFINITY, ms(10));
+    }
+    assert!(!m.competitive());
+}
+
+// ---- The approach to the target --------------------------------------------------------------
+
+#[test]
+fn slow_start_doubles_per_round_on_an_empty_queue_and_ends_at_the_target() {
+    let mut d = Driver::new();
+    let start = d.cc.rate();
+    d.run(ms(500));
+    assert!(d.cc.in_slow_start());
+    // Five rounds of 100 ms, the first without ACKs: 2^4.
+    let growth = d.cc.rate() / start;
+    assert!((10.0..=20.0).contains(&growth), "grew {growth:.1}x in five rounds");
+    // A queue of 2 ms: the target is 1/δ = 2 packets per 2 ms, 1000 packets/s, below the rate.
+    let rate = d.cc.rate();
+    assert!(rate > 1000.0, "{rate}");
+    d.queue = (ms(2), ms(2));
+    d.ack(rate as u32);
+    assert!(!d.cc.in_slow_start());
+    assert!(d.cc.rate() <= rate);
+}
+
+#[test]
+fn below_the_target_the_rate_grows_and_the_velocity_doubles_after_three_rounds() {
+    let mut d = Driver::new();
+    d.run(ms(300));
+    d.queue = (ms(50), ms(50));
+    d.ack(d.cc.rate() as u32);
+    assert!(!d.cc.in_slow_start());
+    // The target with a standing queue of 1 ms is 2000 packets/s, three times the rate: it
+    // grows, by 2 packets per round for three rounds, then twice as fast every round.
+    d.queue = (ms(1), ms(20));
+    let before = d.cc.rate();
+    d.run(ms(800));
+    assert!(!d.cc.competitive());
+    assert_eq!(d.cc.velocity(), 32.0);
+    assert!(d.cc.rate() > before + 300.0, "{before} -> {}", d.cc.rate());
+    assert!(d.cc.rate() < 2000.0);
+}
+
+#[test]
+fn above_the_target_the_rate_falls_and_never_exceeds_what_was_delivered() {
+    let mut d = Driver::new();
+    d.run(ms(700));
+    let rate = d.cc.rate();
+    // A 10 ms queue: target 200 packets/s. The receiver gets half of what the flow sent: once
+    // the reports of two rounds say so, the flow sends no more than that.
+    d.queue = (ms(10), ms(10));
+    let delivered = (rate / 2.0) as u32;
+    for _ in 0..30 {
+        d.ack(delivered);
+    }
+    assert!(d.cc.rate() <= f64::from(delivered), "{} > {delivered}", d.cc.rate());
+    let held = d.cc.rate();
+    for _ in 0..50 {
+        d.ack(delivered);
+    }
+    assert!(d.cc.rate() < held);
+}
+
+#[test]
+fn losses_with_a_nearly_empty_queue_change_nothing() {
+    let mut with_losses = Driver::new();
+    let mut without = Driver::new();
+    for k in 0..300 {
+        // Standing 0-100 us under a peak of 5 ms: the link's losses, not the queue's.
+        let q = (Duration::from_micros((k % 3) * 50), ms(5));
+        with_losses.queue = q;
+        without.queue = q;
+        if k % 3 == 0 {
+            with_losses.lose();
+        }
+        let rate = with_losses.cc.rate() as u32;
+        with_losses.ack(rate);
+        without.ack(rate);
+    }
+    assert!(!with_losses.cc.competitive());
+    assert_eq!(with_losses.cc.rate(), without.cc.rate());
+    assert_eq!(with_losses.cc.send_period(), without.cc.send_period());
+    assert_eq!(with_losses.cc.inverse_delta(), 2.0);
+}
+
+#[test]
+fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_default() {
+    let mut d = Driver::new();
+    d.run(ms(300));
+    // A buffer smaller than the flows' shares: every round overflows with the queue standing.
+    for _ in 0..3 {
+        d.queue = (ms(5), ms(6));
+        d.lose();
+        d.run(ms(100));
+    }
+    assert!(!d.cc.competitive());
+    assert!(d.cc.inverse_delta() <= 0.5, "1/delta {}", d.cc.inverse_delta());
+    for _ in 0..10 {
+        d.lose();
+        d.run(ms(100));
+    }
+    assert_eq!(d.cc.inverse_delta(), 2.0 / 16.0);
+    // No more losses: one packet per round back to the default, and no further.
+    d.queue = (Duration::ZERO, ms(6));
+    d.run(ms(1000));
+    assert_eq!(d.cc.inverse_delta(), 2.0);
+}
+
+#[test]
+fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_aimd() {
+    let mut d = Driver::new();
+    d.run(ms(300));
+    // A buffer filler keeps 20-30 ms standing: after five rounds the mode is competitive, and
+    // 1/δ grows by one per round without loss, past the default.
+    for k in 0..100 {
+        d.queue = (ms(20 + k % 10), ms(30));
+        d.ack(d.cc.rate() as u32);
+    }
+    assert!(d.cc.competitive());
+    let grown = d.cc.inverse_delta();
+    assert!(grown > 2.0, "1/delta {grown}");
+    // A round with a loss halves it.
+    d.lose();
+    for _ in 0..10 {
+        d.ack(d.cc.rate() as u32);
+    }
+    assert!(d.cc.inverse_delta() <= (grown + 1.0) / 2.0 + 1.0, "{} from {grown}", d.cc.inverse_delta());
+    // The competitor leaves: the share falls back to the default at the first empty queue.
+    d.queue = (Duration::ZERO, ms(30));
+    d.ack(d.cc.rate() as u32);
+    assert!(!d.cc.competitive());
+    assert!(d.cc.inverse_delta() <= 2.0);
+}
+
+#[test]
+fn a_timeout_halves_the_rate() {
+    let mut d = Driver::new();
+    d.run(ms(500));
+    let rate = d.cc.rate();
+    d.cc.on_timeout(&mut d.sc.ctx());
+    assert!((d.cc.rate() - rate / 2.0).abs() < 1e-6);
+}
+
+proptest! {
+    /// Whatever the reports, the period is finite and positive and the window finite and at
+    /// least the minimum.
+    #[test]
+    fn outputs_stay_finite(
+        steps in proptest::collection::vec((0u64..100_000, 0u64..2_000_000, 0u32..2_000_000, any::<bool>()), 1..200)
+    ) {
+        let mut d = Driver::new();
+        for (q_us, rtt_us, delivered, lose) in steps {
+            d.queue = (Duration::from_micros(q_us), Duration::from_micros(q_us * 2));
+            d.sc.rtt = Duration::from_micros(rtt_us);
+            if lose {
+                d.lose();
+            }
+            d.ack(delivered);
+            let p = d.cc.send_period();
+            prop_assert!(p > Duration::ZERO && p < Duration::from_secs(3600));
+            let w = d.cc.congestion_window();
+            prop_assert!(w.is_finite() && w >= MIN_WINDOW);
+            prop_assert!(d.cc.rate().is_finite() && d.cc.rate() > 0.0 && d.cc.rate() <= MAX_RATE);
+        }
+    }
+}
