@@ -71,9 +71,9 @@ pub const NEARLY_EMPTY: f64 = 0.1;
 pub const PEAK_ROUNDS: u32 = 4;
 /// Rounds without a nearly empty queue that reveal a buffer-filling competitor (paper §2.2: five).
 pub const COMPETITOR_ROUNDS: u32 = 5;
-/// The competitive mode's loss response may halve `1/δ` to this fraction of the default's (four
-/// halvings): the default's `n/δ` packets of `n` flows overflow a buffer smaller than that, and
-/// the losses then come with a queue that never empties, as with a buffer filler.
+/// Losses with a standing queue may halve `1/δ` down to this fraction of the default's (four
+/// halvings): `n` flows' default shares, `n/δ` packets, overflow a buffer smaller than that;
+/// at a sixteenth, `n` flows fit in `n/8` packets.
 const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// How long the minimum RTT is kept, for a UDT4 receiver's reports (paper: 10 s).
 const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
@@ -102,7 +102,7 @@ impl Default for CopaConfig {
     }
 }
 
-/// The direction the window moved over the last round.
+/// The direction the rate moved over the last round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Direction {
     Up,

@@ -178,13 +178,19 @@ pub fn run(args: &Args) -> Result<()> {
             rows.push(row);
         }
         if plan.shared_on.contains(&i) {
-            let udt = System::Udt { cc: None };
-            let mut pairs = vec![vec![udt.clone(), udt.clone()]];
+            // Each of our controllers the run names (the default when it names none): two of
+            // its flows, and one beside kernel CUBIC; for reference CUBIC beside itself and
+            // kernel BBR beside CUBIC, so CUBIC's share beside ours reads against its share
+            // beside its own kind.
+            let mut ours: Vec<System> =
+                plan.systems.iter().filter(|s| matches!(s, System::Udt { .. })).cloned().collect();
+            if ours.is_empty() {
+                ours.push(System::Udt { cc: None });
+            }
+            let cubic = System::Tcp { cc: "cubic".into() };
+            let mut pairs: Vec<Vec<System>> = ours.iter().map(|udt| vec![udt.clone(), udt.clone()]).collect();
             if on_path("iperf3") {
-                // Beside kernel CUBIC: ours, and for reference CUBIC itself and kernel BBR, so
-                // CUBIC's share beside ours reads against its share beside its own kind.
-                let cubic = System::Tcp { cc: "cubic".into() };
-                pairs.push(vec![udt, cubic.clone()]);
+                pairs.extend(ours.iter().map(|udt| vec![udt.clone(), cubic.clone()]));
                 pairs.push(vec![cubic.clone(), cubic.clone()]);
                 pairs.push(vec![System::Tcp { cc: "bbr".into() }, cubic]);
             }
