@@ -64,7 +64,7 @@ use udt_proto::seq::SeqNo;
 use udt_proto::time::Instant;
 
 /// Rounds of movement in one direction after which the velocity doubles every round (paper §2.1).
-const VELOCITY_ROUNDS: u32 = 3;
+pub const VELOCITY_ROUNDS: u32 = 3;
 /// A standing queue at most this fraction of the recent peak is "nearly empty" (paper §2.2).
 pub const NEARLY_EMPTY: f64 = 0.1;
 /// Rounds the recent peak of the queueing delay spans (paper §2.2: four RTTs).
@@ -74,16 +74,16 @@ pub const COMPETITOR_ROUNDS: u32 = 5;
 /// Losses with a standing queue may halve `1/δ` down to this fraction of the default's (four
 /// halvings): `n` flows' default shares, `n/δ` packets, overflow a buffer smaller than that;
 /// at a sixteenth, `n` flows fit in `n/8` packets.
-const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
+pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// How long the minimum RTT is kept, for a UDT4 receiver's reports (paper: 10 s).
-const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
 /// UDT sends every 16th packet right after the one before (the packet pair), so 16 packets
 /// take 15 periods.
 const PAIR_FACTOR: f64 = 16.0 / 15.0;
 /// The smallest window, packets: a packet pair and its ACK clock.
-const MIN_WINDOW: f64 = 4.0;
+pub const MIN_WINDOW: f64 = 4.0;
 /// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
-const MAX_RATE: f64 = 1e6;
+pub const MAX_RATE: f64 = 1e6;
 /// Spacing of the send-time checkpoints the hole allowance reads.
 const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
 
