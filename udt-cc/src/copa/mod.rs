@@ -6,7 +6,10 @@
 //! Signals. The queueing delay `d_q` is the receiver's one-way measure, the smallest queueing
 //! delay of an ACK period (`Policy::queue_delay_reports`, which this controller declares: Copa's
 //! standing RTT less its minimum, with no clock on the path that ACK delays blur), or, from a
-//! UDT4 receiver, its smoothed RTT less the minimum over [`MIN_RTT_WINDOW`]. The *round* `R` is
+//! UDT4 receiver, its smoothed RTT less the minimum over [`MIN_RTT_WINDOW`]; either less its
+//! floor, the smallest such sample over the same window (a real receiver's never reaches zero:
+//! its scheduling and the path's jitter add some 0.1 ms to every packet, which is no queue, and
+//! would hold a flow to 2 packets per 0.1 ms, 240 Mb/s). The *round* `R` is
 //! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
 //! than that the flow moves once per two reports (Copa's dynamics on an RTT of `R`).
 //!
@@ -136,6 +139,8 @@ pub struct Copa {
     queue: Option<f64>,
     queue_reports: bool,
     min_rtt: MinFilter,
+    /// The smallest standing queue reported lately (the measure's floor).
+    floor: MinFilter,
     last_ack: SeqNo,
     sent_at: VecDeque<(SeqNo, Instant)>,
     period: Duration,
@@ -164,6 +169,7 @@ impl Copa {
             queue: None,
             queue_reports: false,
             min_rtt: MinFilter::default(),
+            floor: MinFilter::default(),
             last_ack: SeqNo::new(0),
             sent_at: VecDeque::new(),
             period: Duration::from_secs(1),
@@ -218,6 +224,16 @@ impl Copa {
             None => None,
         };
         let Some((standing, peak)) = sample else { return };
+        // Less the floor: the smallest standing queue of the last MIN_RTT_WINDOW (Copa's
+        // RTTmin window). A real receiver's measure never reaches zero (its scheduling and the
+        // path's jitter add 0.1 ms or so to every packet), and that floor is no queue: a flow
+        // whose target it set would stop below the link at 2 packets per 0.1 ms.
+        if self.floor.expired(ctx.now, MIN_RTT_WINDOW) {
+            self.floor.reset_to(ctx.now, Duration::from_secs_f64(standing));
+        }
+        self.floor.update(ctx.now, Duration::from_secs_f64(standing));
+        let floor = self.floor.get().map_or(0.0, |f| f.as_secs_f64());
+        let (standing, peak) = ((standing - floor).max(0.0), (peak - floor).max(0.0));
         self.queue = Some(standing);
         let was = self.mode.competitive();
         self.mode.handle_sample(ctx.now, standing, peak, round);
