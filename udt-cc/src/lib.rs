@@ -30,6 +30,7 @@ pub mod registry;
 #[cfg(test)]
 mod response;
 pub mod scalable;
+pub mod send_times;
 pub mod spec;
 mod tables;
 pub mod tcp;

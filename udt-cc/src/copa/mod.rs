@@ -57,10 +57,10 @@
 
 mod mode;
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::model::MinFilter;
+use crate::send_times::SendTimes;
 use crate::{CcContext, CcFactory, CongestionControl, Policy};
 use mode::ModeDetector;
 use udt_proto::seq::SeqNo;
@@ -87,8 +87,6 @@ const PAIR_FACTOR: f64 = 16.0 / 15.0;
 pub const MIN_WINDOW: f64 = 4.0;
 /// The fastest pacing, packets per second (one per microsecond, UDT4's floor period).
 pub const MAX_RATE: f64 = 1e6;
-/// Spacing of the send-time checkpoints the hole allowance reads.
-const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
 
 /// Copa's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -142,7 +140,7 @@ pub struct Copa {
     /// The smallest standing queue reported lately (the measure's floor).
     floor: MinFilter,
     last_ack: SeqNo,
-    sent_at: VecDeque<(SeqNo, Instant)>,
+    sent_at: SendTimes,
     period: Duration,
     window: f64,
 }
@@ -171,7 +169,7 @@ impl Copa {
             min_rtt: MinFilter::default(),
             floor: MinFilter::default(),
             last_ack: SeqNo::new(0),
-            sent_at: VecDeque::new(),
+            sent_at: SendTimes::default(),
             period: Duration::from_secs(1),
             window: MIN_WINDOW,
         }
@@ -312,25 +310,14 @@ impl Copa {
         self.round_rate = self.rate;
     }
 
-    /// Unacknowledged packets sent more than one RTT and one ACK period ago: arrived behind a
-    /// hole or lost and waiting in the loss list, no longer on the path.
-    fn held_behind_holes(&self, ctx: &CcContext<'_>) -> f64 {
-        let Some(horizon) = ctx.now.as_nanos().checked_sub((ctx.rtt + ctx.syn_interval).as_nanos() as u64)
-        else {
-            return 0.0;
-        };
-        let horizon = Instant::from_nanos(horizon);
-        match self.sent_at.iter().take_while(|&&(_, t)| t <= horizon).last() {
-            Some(&(seq, _)) if seq.is_after(self.last_ack) => f64::from(seq.diff(self.last_ack) as u32),
-            _ => 0.0,
-        }
-    }
-
+    /// The period from the rate; the window twice the rate's flight plus the packets held
+    /// behind holes ([`SendTimes::held_behind_holes`]).
     fn update_outputs(&mut self, ctx: &CcContext<'_>) {
         let rate = if self.rate.is_finite() && self.rate > 0.0 { self.rate.min(MAX_RATE) } else { 1.0 };
         self.period = Duration::from_secs_f64(PAIR_FACTOR / rate);
         let in_flight = rate * (ctx.rtt + ctx.syn_interval).as_secs_f64();
-        let window = 2.0 * in_flight + self.held_behind_holes(ctx);
+        let held = self.sent_at.held_behind_holes(ctx.now, ctx.rtt, ctx.syn_interval, self.last_ack);
+        let window = 2.0 * in_flight + held;
         self.window = if window.is_finite() { window.max(MIN_WINDOW) } else { MIN_WINDOW };
     }
 }
@@ -362,9 +349,7 @@ impl CongestionControl for Copa {
         if ack.is_after(self.last_ack) {
             acked = f64::from(ack.diff(self.last_ack) as u32);
             self.last_ack = ack;
-            while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
-                self.sent_at.pop_front();
-            }
+            self.sent_at.handle_ack(ack);
         }
         self.approach_target(acked, ctx.now.saturating_since(self.updated_at), round);
         self.updated_at = ctx.now;
@@ -388,9 +373,7 @@ impl CongestionControl for Copa {
     }
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
-        if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
-            self.sent_at.push_back((seq, ctx.now));
-        }
+        self.sent_at.handle_sent(ctx.now, seq, retransmission);
     }
 
     fn send_period(&self) -> Duration {

@@ -18,7 +18,7 @@
 //!
 //! Invariants: samples are finite and positive; a span of zero gives no sample.
 
-use std::collections::VecDeque;
+use crate::send_times::SendTimes;
 
 use udt_proto::seq::SeqNo;
 use udt_proto::time::Instant;
@@ -81,15 +81,10 @@ impl DeliverySampler {
         self.from.is_some()
     }
 
-    /// The ACK point advanced to `ack` at `now`; `sent_at` holds (first sequence, time)
-    /// checkpoints of new data, oldest first, at least from the previous ACK point on. Returns
+    /// The ACK point advanced to `ack` at `now`; `sent_at` holds the send-time checkpoints of
+    /// new data, at least from the previous ACK point on. Returns
     /// the rate (packets/s) and the span it was counted over (seconds).
-    pub fn on_advance(
-        &mut self,
-        ack: SeqNo,
-        now: Instant,
-        sent_at: &VecDeque<(SeqNo, Instant)>,
-    ) -> Option<(f64, f64)> {
+    pub fn on_advance(&mut self, ack: SeqNo, now: Instant, sent_at: &SendTimes) -> Option<(f64, f64)> {
         let (from, at) = self.from.replace((ack, now))?;
         if !ack.is_after(from) {
             self.from = Some((from, at));
@@ -97,18 +92,13 @@ impl DeliverySampler {
         }
         let packets = f64::from(ack.diff(from) as u32);
         let acked = now.saturating_since(at).as_secs_f64();
-        let sent = match (send_time(sent_at, from), send_time(sent_at, ack.prev())) {
+        let sent = match (sent_at.send_time(from), sent_at.send_time(ack.prev())) {
             (Some(first), Some(last)) => last.saturating_since(first).as_secs_f64(),
             _ => 0.0,
         };
         let span = acked.max(sent);
         (span > 0.0).then(|| (packets / span, span))
     }
-}
-
-/// When `seq` was sent, to the checkpoints' resolution (the checkpoint at or before it).
-fn send_time(sent_at: &VecDeque<(SeqNo, Instant)>, seq: SeqNo) -> Option<Instant> {
-    sent_at.iter().take_while(|&&(s, _)| !s.is_after(seq)).last().map(|&(_, t)| t)
 }
 
 #[cfg(test)]
@@ -122,7 +112,7 @@ mod tests {
 
     #[test]
     fn a_sample_spans_the_longer_of_acking_and_sending() {
-        let sent: VecDeque<_> = (0..100u32).map(|i| (SeqNo::new(i * 10), at(u64::from(i)))).collect();
+        let sent: SendTimes = (0..100u32).map(|i| (SeqNo::new(i * 10), at(u64::from(i)))).collect();
         let mut d = DeliverySampler::default();
         d.restart(SeqNo::new(0), at(0));
         // 100 packets sent over 9 ms, acknowledged 10 ms after the start: 10,000 packets/s.

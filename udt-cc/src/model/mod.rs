@@ -77,13 +77,14 @@ mod losses;
 mod queue;
 mod reports;
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 pub use config::ModelConfig;
 use delivery::{DeliverySampler, RateMean};
 pub use filters::{MaxFilter, MinFilter};
 use queue::QueueGauge;
+
+use crate::send_times::SendTimes;
 
 use super::{CcContext, CcFactory, CongestionControl, Policy};
 use udt_proto::seq::SeqNo;
@@ -99,9 +100,6 @@ const PAIR_FACTOR: f64 = 16.0 / 15.0;
 const RATE_REPORT_ACKS: u32 = 2;
 /// Packets a round spans at least: a rate counted over n packets is off by up to 1/n.
 const ROUND_MIN_PACKETS: f64 = 50.0;
-/// Spacing of the send-time checkpoints the window's hole allowance reads (an eighth of UDT's
-/// ACK period: finer than any feedback).
-const CHECKPOINT_EVERY: Duration = Duration::from_micros(1250);
 /// Weight of one loss window in the link's loss rate: a moving average over 16 windows (a
 /// third of a second), long enough to count a few percent on slow flows.
 const LINK_LOSS_GAIN: f64 = 1.0 / 16.0;
@@ -206,9 +204,8 @@ pub struct ModelCc {
     probe_rtt_until: Option<Instant>,
     probe_rtt_min: Option<Duration>,
     last_ack: SeqNo,
-    /// (first sequence sent, time) checkpoints of new data, oldest first, one per
-    /// [`CHECKPOINT_EVERY`], from the one at or before the ACK point on.
-    sent_at: VecDeque<(SeqNo, Instant)>,
+    /// When new data left, from the checkpoint at or before the ACK point on.
+    sent_at: SendTimes,
     timed_out: bool,
     /// Packets delivered in Startup: acknowledged, and arrived as the receiver's rate reports
     /// count them (behind holes too, as TCP's SACK counts them); Startup's window is the
@@ -297,7 +294,7 @@ impl ModelCc {
             probe_rtt_until: None,
             probe_rtt_min: None,
             last_ack: SeqNo::new(0),
-            sent_at: VecDeque::new(),
+            sent_at: SendTimes::default(),
             timed_out: false,
             startup_acked: 0.0,
             startup_arrived: 0.0,
@@ -662,17 +659,7 @@ impl ModelCc {
     /// waits behind a hole at the receiver, or was lost and waits in the loss list; either way
     /// it no longer occupies the path. UDT acknowledges cumulatively, so they count in flight.
     fn held_behind_holes(&self, ctx: &CcContext<'_>) -> f64 {
-        let Some(horizon) =
-            ctx.now.as_nanos().checked_sub((self.rtt_estimate() + ctx.syn_interval).as_nanos() as u64)
-        else {
-            return 0.0;
-        };
-        let horizon = Instant::from_nanos(horizon);
-        let sent_before = self.sent_at.iter().take_while(|&&(_, t)| t <= horizon).last();
-        match sent_before {
-            Some(&(seq, _)) if seq.is_after(self.last_ack) => f64::from(seq.diff(self.last_ack) as u32),
-            _ => 0.0,
-        }
+        self.sent_at.held_behind_holes(ctx.now, self.rtt_estimate(), ctx.syn_interval, self.last_ack)
     }
 
     /// Recompute the period and the window from the model.
@@ -745,14 +732,12 @@ impl CongestionControl for ModelCc {
                 self.startup_acked += f64::from(ack.diff(self.last_ack) as u32);
             }
             self.last_ack = ack;
-            while self.sent_at.get(1).is_some_and(|&(seq, _)| !seq.is_after(ack)) {
-                self.sent_at.pop_front();
-            }
+            self.sent_at.handle_ack(ack);
             if !self.rtt_trusted {
                 // An acknowledged packet's own round trip, from the newest checkpoint the ACK
                 // covers: the first packet's was longer if it or its ACK was lost, and then no
                 // report would ever pass the plausibility floor it sets.
-                if let Some(&(_, sent)) = self.sent_at.front().filter(|&&(seq, _)| seq.is_before(ack)) {
+                if let Some((_, sent)) = self.sent_at.oldest().filter(|&(seq, _)| seq.is_before(ack)) {
                     let sample = ctx.now - sent;
                     self.first_rtt = Some(self.first_rtt.map_or(sample, |first| first.min(sample)));
                 }
@@ -794,9 +779,7 @@ impl CongestionControl for ModelCc {
             // Nothing before it is unacknowledged: delivery counts from here.
             self.delivery.restart(seq, ctx.now);
         }
-        if !retransmission && self.sent_at.back().is_none_or(|&(_, t)| ctx.now - t >= CHECKPOINT_EVERY) {
-            self.sent_at.push_back((seq, ctx.now));
-        }
+        self.sent_at.handle_sent(ctx.now, seq, retransmission);
     }
 
     fn send_period(&self) -> Duration {
