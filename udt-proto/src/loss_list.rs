@@ -432,6 +432,14 @@ impl RecvLossList {
                 nodes.remove(i);
             } else {
                 nodes[i].tag = tag;
+                if nodes.get(i + 1).is_some_and(|next| next.tag == tag && n.end.next() == next.start) {
+                    // The next range was reported at this same moment already (an earlier call
+                    // with the same `now`): one range now. It is not due again, so a due range
+                    // after it starts a report of its own.
+                    nodes[i].end = nodes[i + 1].end;
+                    nodes.remove(i + 1);
+                    prev_pushed = false;
+                }
                 i += 1;
             }
         }
