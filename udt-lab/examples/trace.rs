@@ -5,13 +5,15 @@
 //! ```text
 //! cargo run --release -p udt-lab --example trace -- [--bw MBPS] [--rtt MS] [--flows N]
 //!     [--time S] [--every S] [--from S] [--flow I] [--cc SPEC] [--seed N]
-//!     [--rtts MS,MS,...] [--queue PKTS] [--loss P]
+//!     [--rtts MS,MS,...] [--queue PKTS] [--loss P] [--stagger S]
 //! ```
 //!
 //! `RUST_LOG=udt::cc=debug` (or `trace`) prints the controller's events on standard error.
 //!
 //! `--cc SPEC` takes any specification of the `udt-proto` catalog (`udt cc list`), default
 //! `udt_cc::DEFAULT_CC`.
+//!
+//! `--stagger S` starts flow `i` at `i S` seconds (Fig. 4-4's layout with `--stagger 5`).
 //!
 //! `--rtts` gives every flow its own RTT (the Fig. 4-5 layout: access delays, one flow per RTT,
 //! e.g. `--rtts 0.001,0.01,0.1,1,10,100,1000 --queue 83 --flow 6` for Fig. 4-6's 1 s flow).
@@ -44,6 +46,7 @@ struct Args {
     rtts: Vec<f64>,
     queue: Option<usize>,
     loss: f64,
+    stagger: f64,
 }
 
 fn parse() -> Result<Args, String> {
@@ -60,6 +63,7 @@ fn parse() -> Result<Args, String> {
         rtts: Vec::new(),
         queue: None,
         loss: 0.0,
+        stagger: 0.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -76,6 +80,7 @@ fn parse() -> Result<Args, String> {
             "--seed" => a.seed = value()?.parse().map_err(|e| bad(&e))?,
             "--cc" => a.cc = CcChoice::parse(&value()?)?,
             "--loss" => a.loss = value()?.parse().map_err(|e| bad(&e))?,
+            "--stagger" => a.stagger = value()?.parse().map_err(|e| bad(&e))?,
             "--queue" => a.queue = Some(value()?.parse().map_err(|e| bad(&e))?),
             "--rtts" => {
                 a.rtts = value()?
@@ -114,6 +119,9 @@ fn main() -> ExitCode {
             .iter()
             .map(|&r| FlowDef { cc: a.cc, rtt: ms(r), start: Duration::ZERO, stop: None })
             .collect();
+    }
+    for (i, f) in run.flows.iter_mut().enumerate() {
+        f.start = Duration::from_secs_f64(a.stagger * i as f64);
     }
     if let Some(q) = a.queue {
         run.queue = QueueChoice::DropTail(q);

@@ -24,18 +24,22 @@
 //! path delivered only lengthens the queue (Copa's window bounds this; UDT paces). The
 //! velocity `v` doubles each round once the rate has moved the same way for
 //! [`VELOCITY_ROUNDS`] rounds and returns to 1 when the direction changes, so a flow far from
-//! its target gets there in a logarithmic number of rounds. Flows of any RTT see the same
-//! `d_q` and so share one target: equal rates, `n/δ` packets queued for `n` flows.
+//! its target gets there in a logarithmic number of rounds; a step against the direction the
+//! velocity was built in starts again at 1. Below the target the rate stays within
+//! [`PROBE_GAIN`] of the largest arrival rate reported over two rounds (reports lag a round:
+//! a doubling velocity would otherwise carry the rate far past the link). Above it, a round
+//! sheds at least [`SHED_GAIN`] of the packets the flow keeps queued beyond its `1/δ` (FAST
+//! TCP's update): Copa's equal steps move every flow alike and keep the differences between
+//! them, while this step takes more from the flow that queues more. Flows of any RTT see the
+//! same `d_q` and so share one target: equal rates, `n/δ` packets queued for `n` flows.
 //!
 //! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
 //! answered, at any loss rate. One reported with the queue standing means the buffer
 //! overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default's,
-//! [`MIN_INV_DELTA_SHARE`]); a round without raises it by one, up to the default's outside the
+//! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
+//! packets sent before it; a round without raises it by one, up to the default's outside the
 //! competitive mode (TCP's AIMD, on the packets the flow keeps queued).
-//!
-//! Copa's steps are packets per round: a rate moves `v / (δ R²)` per second, so on long
-//! round trips flows that start apart converge slowly (docs/congestion-control.md measures it).
 //!
 //! Competitive mode (paper §2.2). Copa flows alone empty the queue every few rounds (the
 //! velocity overshoots the target both ways); a queue whose standing delay stayed above
@@ -74,6 +78,14 @@ pub const NEARLY_EMPTY: f64 = 0.1;
 pub const PEAK_ROUNDS: u32 = 4;
 /// Rounds without a nearly empty queue that reveal a buffer-filling competitor (paper §2.2: five).
 pub const COMPETITOR_ROUNDS: u32 = 5;
+/// Below the target, the rate stays within this factor of the largest arrival rate of the last
+/// two rounds (BBR's probing gain): reports lag a round, and a doubling velocity would carry
+/// the rate well past the link before the queue it builds is reported.
+pub const PROBE_GAIN: f64 = 1.25;
+/// Above the target, a round sheds at least this fraction of the packets the flow keeps queued
+/// beyond its `1/δ` (FAST TCP's update, whose `γ` is 0.5, taken at half: the queue reports lag
+/// a round, and the packets already shed in it are not yet seen).
+pub const SHED_GAIN: f64 = 0.25;
 /// Losses with a standing queue may halve `1/δ` down to this fraction of the default's (four
 /// halvings): `n` flows' default shares, `n/δ` packets, overflow a buffer smaller than that;
 /// at a sixteenth, `n` flows fit in `n/8` packets.
@@ -130,6 +142,8 @@ pub struct Copa {
     updated_at: Instant,
     /// A loss was reported in this round while the queue was not nearly empty.
     round_congested: bool,
+    /// The last round halved `1/δ`.
+    halved_last_round: bool,
     /// `1/δ` now: packets the flow keeps queued (AIMD on congestive losses).
     inv_delta: f64,
     mode: ModeDetector,
@@ -162,6 +176,7 @@ impl Copa {
             last_delivered: 0.0,
             updated_at: Instant::ZERO,
             round_congested: false,
+            halved_last_round: false,
             inv_delta,
             mode: ModeDetector::default(),
             queue: None,
@@ -261,11 +276,28 @@ impl Copa {
         }
         if !self.slow_start {
             let share = (elapsed.as_secs_f64() / r).min(1.0);
+            let wanted = if self.rate <= target { Direction::Up } else { Direction::Down };
+            if self.direction.is_some_and(|d| d != wanted) {
+                // A velocity built moving one way never carries the rate the other way.
+                self.velocity = 1.0;
+                self.same_direction_rounds = 0;
+                self.direction = Some(wanted);
+            }
             let step = self.velocity * self.inv_delta * share;
             if self.rate <= target {
                 window += step;
+                // Reports lag a round: a rate further ahead of what the path delivered than
+                // BBR's probe is not known to fit, and a velocity would carry it far past it.
+                let delivered = self.round_delivered.max(self.last_delivered);
+                if delivered > 0.0 {
+                    window = window.min((PROBE_GAIN * delivered * r).max(self.rate * r));
+                }
             } else {
-                window -= step;
+                // At least a share of the packets this flow keeps queued beyond its own
+                // (FAST's step): one that sends more sheds more, so flows that start apart
+                // converge; Copa's equal steps alone keep their difference.
+                let excess = self.rate * queue - self.inv_delta;
+                window -= step.max(SHED_GAIN * excess * share);
                 // Above the target, sending more than the path delivered only adds to the queue.
                 if self.round_delivered > 0.0 {
                     window = window.min(self.round_delivered * r);
@@ -295,15 +327,20 @@ impl Copa {
             }
         }
         let default = 1.0 / self.config.delta;
-        self.inv_delta = if self.round_congested {
+        let congested = std::mem::take(&mut self.round_congested);
+        let halve = congested && !self.halved_last_round;
+        self.inv_delta = if halve {
             (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE * default)
+        } else if congested {
+            // The round after a halving reports packets sent before it took effect.
+            self.inv_delta
         } else if self.mode.competitive() {
             self.inv_delta + 1.0
         } else {
             (self.inv_delta + 1.0).min(default)
         };
         tracing::trace!(target: "udt::cc", rate = self.rate, velocity = self.velocity, inv_delta = self.inv_delta, queue = ?self.queue, "copa round");
-        self.round_congested = false;
+        self.halved_last_round = halve;
         self.round_delivered = self.last_delivered;
         self.last_delivered = 0.0;
         self.round_start = now;

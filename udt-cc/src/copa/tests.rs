@@ -194,6 +194,63 @@ fn above_the_target_the_rate_falls_and_never_exceeds_what_was_delivered() {
 }
 
 #[test]
+fn a_velocity_built_going_up_never_carries_the_rate_down() {
+    let mut d = Driver::new();
+    d.run(ms(300));
+    d.queue = (ms(50), ms(50));
+    d.ack(d.cc.rate() as u32);
+    // Far below the target (1 us of queue): the velocity grows over eight rounds.
+    d.queue = (Duration::from_micros(1), ms(20));
+    d.run(ms(800));
+    assert!(d.cc.velocity() >= 16.0, "{}", d.cc.velocity());
+    // The queue turns the target below the rate: the first step down is one of velocity 1.
+    d.queue = (ms(10), ms(20));
+    let before = d.cc.rate();
+    d.ack(before as u32);
+    assert_eq!(d.cc.velocity(), 1.0);
+    let fell = before - d.cc.rate();
+    assert!(fell > 0.0 && fell < 0.1 * before, "{before} -> {}", d.cc.rate());
+}
+
+#[test]
+fn below_the_target_the_rate_runs_at_most_a_quarter_ahead_of_what_was_delivered() {
+    let mut d = Driver::new();
+    d.run(ms(300));
+    d.queue = (ms(50), ms(50));
+    d.ack(d.cc.rate() as u32);
+    // An empty queue (the target is unbounded) but the receiver gets only 1000 packets/s.
+    d.queue = (Duration::ZERO, ms(20));
+    for _ in 0..200 {
+        d.ack(1000);
+        assert!(d.cc.rate() <= 1250.0 + 1e-9 || d.cc.rate() <= d.cc.round_rate, "{}", d.cc.rate());
+    }
+    assert!(d.cc.rate() > 1200.0, "{}", d.cc.rate());
+}
+
+#[test]
+fn above_the_target_a_flow_that_sends_more_sheds_more() {
+    // Two flows see the same 10 ms queue (a target of 200 packets/s): the one sending ten
+    // times more keeps ten times more packets queued and sheds a quarter of them a round, more
+    // than the other's velocity step: the ratio of the rates falls (additive steps keep it).
+    let mut small = Driver::new();
+    let mut large = Driver::new();
+    small.cc.rate = 1_000.0;
+    large.cc.rate = 10_000.0;
+    for d in [&mut small, &mut large] {
+        d.cc.slow_start = false;
+        d.ack(d.cc.rate() as u32);
+        d.queue = (ms(10), ms(10));
+    }
+    for _ in 0..30 {
+        small.ack(small.cc.rate() as u32);
+        large.ack(large.cc.rate() as u32);
+    }
+    let (s, l) = (small.cc.rate(), large.cc.rate());
+    assert!(1_000.0 - s < 0.15 * (10_000.0 - l), "small 1000 -> {s}, large 10000 -> {l}");
+    assert!(l / s < 9.9, "{l} / {s}");
+}
+
+#[test]
 fn losses_with_a_nearly_empty_queue_change_nothing() {
     let mut with_losses = Driver::new();
     let mut without = Driver::new();
@@ -220,13 +277,21 @@ fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_defa
     let mut d = Driver::new();
     d.run(ms(300));
     // A buffer smaller than the flows' shares: every round overflows with the queue standing.
-    for _ in 0..3 {
-        d.queue = (ms(5), ms(6));
+    // The round after a halving reports what was sent before it: only every other one halves.
+    d.queue = (ms(5), ms(6));
+    d.ack(d.cc.rate() as u32);
+    d.lose();
+    d.run(ms(100));
+    assert_eq!(d.cc.inverse_delta(), 1.0);
+    d.lose();
+    d.run(ms(100));
+    assert_eq!(d.cc.inverse_delta(), 1.0);
+    for _ in 0..2 {
         d.lose();
         d.run(ms(100));
     }
     assert!(!d.cc.competitive());
-    assert!(d.cc.inverse_delta() <= 0.5, "1/delta {}", d.cc.inverse_delta());
+    assert_eq!(d.cc.inverse_delta(), 0.5);
     for _ in 0..10 {
         d.lose();
         d.run(ms(100));
