@@ -46,8 +46,10 @@
 //! [`NEARLY_EMPTY`] of its recent peak (the largest queueing delay of the last
 //! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
 //! buffers. Then `1/δ` grows past the default's, one per round without a loss: the flow keeps
-//! a TCP-like share of the queue. The mode ends at the first nearly empty sample, and `1/δ`
-//! returns to at most the default's.
+//! a TCP-like share of the queue. The mode ends when the queue has been nearly empty for a
+//! whole round (a buffer filler's own drain empties it only for a moment), and `1/δ` then
+//! halves each round back to the default's. While the mode lasts the floor and the minimum RTT
+//! are not renewed: their windows' minimum is then the competitor's standing queue.
 //!
 //! Pacing and window: the period is `1/λ` (stretched for UDT's packet pairs); the window is
 //! twice what the rate keeps in flight over a round trip and an ACK period, plus the packets
@@ -56,7 +58,7 @@
 //!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
 //! least [`MIN_WINDOW`]; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
-//! the competitive mode, at most the default's; nothing reads a clock or a
+//! the competitive mode, never growing past the default's; nothing reads a clock or a
 //! global RNG; mode changes emit a `tracing` debug event on target `udt::cc`.
 
 mod mode;
@@ -228,7 +230,7 @@ impl Copa {
             Some(q) => Some((q.min.as_secs_f64(), q.max.as_secs_f64())),
             None if !self.queue_reports && !report.rtt.is_zero() => {
                 self.min_rtt.update(ctx.now, report.rtt);
-                if self.min_rtt.expired(ctx.now, MIN_RTT_WINDOW) {
+                if self.min_rtt.expired(ctx.now, MIN_RTT_WINDOW) && !self.mode.competitive() {
                     self.min_rtt.reset_to(ctx.now, report.rtt);
                 }
                 let q = self.min_rtt.get().map_or(0.0, |min| report.rtt.saturating_sub(min).as_secs_f64());
@@ -241,7 +243,9 @@ impl Copa {
         // RTTmin window). A real receiver's measure never reaches zero (its scheduling and the
         // path's jitter add 0.1 ms or so to every packet), and that floor is no queue: a flow
         // whose target it set would stop below the link at 2 packets per 0.1 ms.
-        if self.floor.expired(ctx.now, MIN_RTT_WINDOW) {
+        // While a competitor holds the queue, its standing queue is no floor: the window's
+        // minimum is then kept until the competitor leaves.
+        if self.floor.expired(ctx.now, MIN_RTT_WINDOW) && !self.mode.competitive() {
             self.floor.reset_to(ctx.now, Duration::from_secs_f64(standing));
         }
         self.floor.update(ctx.now, Duration::from_secs_f64(standing));
@@ -251,8 +255,6 @@ impl Copa {
         let was = self.mode.competitive();
         self.mode.handle_sample(ctx.now, standing, peak, round);
         if self.mode.competitive() != was {
-            // The competitive mode's share of the queue does not outlast the competitor.
-            self.inv_delta = self.inv_delta.min(1.0 / self.config.delta);
             tracing::debug!(target: "udt::cc", competitive = !was, queue_ms = standing * 1e3, "copa mode");
         }
     }
@@ -336,6 +338,11 @@ impl Copa {
             self.inv_delta
         } else if self.mode.competitive() {
             self.inv_delta + 1.0
+        } else if self.inv_delta > default {
+            // The competitive mode's share halves each round the competitor seems gone: a
+            // buffer filler's own drain (CUBIC's after a loss) empties the queue for a round
+            // or two without leaving, and a share reset at once would be lost to it.
+            (self.inv_delta / 2.0).max(default)
         } else {
             (self.inv_delta + 1.0).min(default)
         };

@@ -1,5 +1,7 @@
 //! Copa's mode switch (paper §2.2): a buffer-filling competitor is present when the standing
-//! queue has not been nearly empty for [`COMPETITOR_ROUNDS`] rounds.
+//! queue has not been nearly empty for [`COMPETITOR_ROUNDS`] rounds, and gone when it has been
+//! nearly empty for a whole round (a buffer filler's own drain, CUBIC's after a loss, empties
+//! the queue for a moment without leaving; Copa flows alone leave it empty for rounds).
 //!
 //! "Nearly empty": the standing queueing delay is at most [`NEARLY_EMPTY`] of the largest
 //! queueing delay seen over the last [`PEAK_ROUNDS`] rounds. Copa flows among themselves
@@ -22,6 +24,8 @@ pub struct ModeDetector {
     peaks: VecDeque<(Instant, f64)>,
     /// When the queue was last nearly empty (the first sample counts as such).
     last_empty: Option<Instant>,
+    /// When the current run of nearly empty samples began.
+    empty_since: Option<Instant>,
     competitive: bool,
     /// The last sample was nearly empty.
     nearly_empty: bool,
@@ -43,9 +47,16 @@ impl ModeDetector {
         self.nearly_empty = standing <= NEARLY_EMPTY * recent_peak;
         if self.nearly_empty || self.last_empty.is_none() {
             self.last_empty = Some(now);
+            self.empty_since.get_or_insert(now);
+        } else {
+            self.empty_since = None;
         }
         let since_empty = self.last_empty.map_or(Duration::ZERO, |t| now.saturating_since(t));
-        self.competitive = since_empty > round * COMPETITOR_ROUNDS;
+        if since_empty > round * COMPETITOR_ROUNDS {
+            self.competitive = true;
+        } else if self.empty_since.is_some_and(|t| now.saturating_since(t) >= round) {
+            self.competitive = false;
+        }
     }
 
     /// Whether the last sample found the queue nearly empty (true before any).

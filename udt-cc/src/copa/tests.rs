@@ -104,7 +104,16 @@ fn a_queue_that_never_empties_for_five_rounds_reveals_a_competitor_and_an_empty_
     }
     m.handle_sample(at(520), 0.025, 0.03, round);
     assert!(m.competitive());
-    m.handle_sample(at(530), 0.002, 0.03, round);
+    // The competitor's own drain empties the queue for less than a round: it stays.
+    for t in [530, 560, 590] {
+        m.handle_sample(at(t), 0.002, 0.03, round);
+        assert!(m.competitive(), "at {t}");
+    }
+    m.handle_sample(at(600), 0.02, 0.03, round);
+    // Empty for a whole round: it has left.
+    for t in (610..=710).step_by(10) {
+        m.handle_sample(at(t), 0.002, 0.03, round);
+    }
     assert!(!m.competitive());
 }
 
@@ -322,11 +331,13 @@ fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_ai
         d.ack(d.cc.rate() as u32);
     }
     assert!(d.cc.inverse_delta() <= (grown + 1.0) / 2.0 + 1.0, "{} from {grown}", d.cc.inverse_delta());
-    // The competitor leaves: the share falls back to the default at the first empty queue.
+    // The competitor leaves: after a round of empty queue the mode ends, and the share halves
+    // each round back to the default.
     d.queue = (Duration::ZERO, ms(30));
-    d.ack(d.cc.rate() as u32);
+    d.run(ms(120));
     assert!(!d.cc.competitive());
-    assert!(d.cc.inverse_delta() <= 2.0);
+    d.run(ms(1000));
+    assert_eq!(d.cc.inverse_delta(), 2.0);
 }
 
 #[test]
