@@ -350,6 +350,30 @@ fn a_timeout_halves_the_rate() {
 }
 
 proptest! {
+    /// Losses reported while the standing queue is nearly empty (at most a tenth of the
+    /// period's peak) change nothing, at any rate and in any pattern: they are the link's.
+    #[test]
+    fn isolated_losses_with_an_empty_queue_change_nothing(
+        steps in proptest::collection::vec((0u64..=100, 1_000u64..20_000, any::<bool>()), 1..300)
+    ) {
+        let mut with_losses = Driver::new();
+        let mut without = Driver::new();
+        for (standing_us, peak_us, lose) in steps {
+            let q = (Duration::from_micros(standing_us), Duration::from_micros(peak_us));
+            with_losses.queue = q;
+            without.queue = q;
+            if lose {
+                with_losses.lose();
+            }
+            let rate = with_losses.cc.rate() as u32;
+            with_losses.ack(rate);
+            without.ack(rate);
+            prop_assert_eq!(with_losses.cc.rate(), without.cc.rate());
+            prop_assert_eq!(with_losses.cc.send_period(), without.cc.send_period());
+            prop_assert_eq!(with_losses.cc.inverse_delta(), without.cc.inverse_delta());
+        }
+    }
+
     /// Whatever the reports, the period is finite and positive and the window finite and at
     /// least the minimum.
     #[test]
