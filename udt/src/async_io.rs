@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use udt_proto::buffer::RecvChunk;
 use udt_proto::connection::{CloseReason, ConnError, Snapshot, State};
 
 use crate::acceptor;
@@ -157,6 +158,38 @@ impl AsyncUdtStream {
         }
         self.inner.shared.register(cx.waker());
         Poll::Pending
+    }
+
+    /// Read without copying, as [`UdtStream::read_chunks`]: waits until data arrives, then
+    /// lends whole packets' payloads adding up to at most `max` bytes (at least one packet)
+    /// into `out`, after giving back the chunks still in it; `Ok(0)` at end of stream.
+    pub async fn read_chunks(&self, max: usize, out: &mut Vec<RecvChunk>) -> io::Result<usize> {
+        std::future::poll_fn(|cx| self.poll_read_chunks(cx, max, out)).await
+    }
+
+    fn poll_read_chunks(
+        &self,
+        cx: &Context<'_>,
+        max: usize,
+        out: &mut Vec<RecvChunk>,
+    ) -> Poll<io::Result<usize>> {
+        let mut conn = self.inner.shared.lock();
+        let before = conn.poll_timeout();
+        match conn.read_chunks(max, out) {
+            Ok(n) => {
+                let wake = self.inner.shared.changed_by_app(&mut conn, before);
+                drop(conn);
+                if wake {
+                    self.inner.mux.wake(&self.inner.shared);
+                }
+                Poll::Ready(Ok(n))
+            }
+            Err(ConnError::WouldBlock) => {
+                self.inner.shared.register(cx.waker());
+                Poll::Pending
+            }
+            Err(e) => Poll::Ready(Err(error::from_conn(e))),
+        }
     }
 
     /// Performance counters; `clear` starts a new interval.

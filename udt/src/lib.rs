@@ -64,5 +64,6 @@ pub use listener::UdtListener;
 pub use options::{Config, Mode, Options, DEFAULT_MAX_ACCEPTED};
 pub use stream::{Readiness, UdtStream};
 pub use udt_cc as cc;
+pub use udt_proto::buffer::RecvChunk;
 pub use udt_proto::connection::{Counters, InstantValues, Snapshot};
 pub use udt_proto::{self as proto};

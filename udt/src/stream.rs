@@ -12,6 +12,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
+use udt_proto::buffer::RecvChunk;
 use udt_proto::connection::{CloseReason, ConnError, Connection, Snapshot, State};
 
 use crate::addr::resolve;
@@ -347,6 +348,17 @@ impl UdtStream {
             conn.send_msg(now, data, ttl, in_order)
         })?;
         Ok(())
+    }
+
+    /// Read without copying (stream sockets): blocks as [`Read::read`] does, then lends whole
+    /// packets' payloads adding up to at most `max` bytes (at least one packet) into `out`, in
+    /// the buffers the kernel received them into; returns the bytes lent, `Ok(0)` at end of
+    /// stream. The chunks still in `out` are given back to the connection first, as buffers
+    /// for the next packets, so a reader that keeps one `Vec` across calls allocates nothing
+    /// and each payload byte is copied once on the receiving side, by the kernel (a dropped
+    /// chunk just frees its buffer).
+    pub fn read_chunks(&self, max: usize, out: &mut Vec<RecvChunk>) -> io::Result<usize> {
+        self.blocking(self.read_timeout, "read", |conn| conn.read_chunks(max, out))
     }
 
     /// Receive one whole message (message sockets); `Ok(0)` once the peer has closed and every

@@ -163,3 +163,22 @@ async fn a_shared_async_stream_is_written_by_one_task_and_watched_by_another() {
     assert!(same, "data differs");
     std::sync::Arc::try_unwrap(client).unwrap().close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_chunk_reads_see_the_stream_and_end_with_it() {
+    let listener = AsyncUdtListener::bind_with("127.0.0.1:0", Options::default()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (s, _) = listener.accept().await.unwrap();
+        let (mut got, mut chunks) = (Vec::new(), Vec::new());
+        while s.read_chunks(256 << 10, &mut chunks).await.unwrap() > 0 {
+            chunks.iter().for_each(|c| got.extend_from_slice(c));
+        }
+        got
+    });
+    let mut c = AsyncUdtStream::connect_with(addr, Options::default()).await.unwrap();
+    c.write_all(&data(6 << 20, 11)).await.unwrap();
+    c.shutdown().await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(60), server).await.unwrap().unwrap();
+    assert!(got == data(6 << 20, 11), "data differs");
+}

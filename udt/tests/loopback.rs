@@ -261,3 +261,53 @@ fn ipv6_loopback_stream() {
     sender.join().unwrap();
     assert!(got == expected);
 }
+
+/// Reads that lend the packets (`read_chunks`), given back on the next call or dropped, mixed
+/// with reads that copy, see the stream byte for byte, plain and secured.
+#[test]
+fn chunk_reads_mixed_with_copying_reads_see_the_stream() {
+    for security in [None, Some(udt::secure::Credential::Key([7; 32]))] {
+        let options = Options { security, ..timeouts() };
+        let listener = UdtListener::bind_with("127.0.0.1:0", options.clone()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let payload = data(8 << 20, 2);
+        let expected = payload.clone();
+        let sender = thread::spawn(move || {
+            let mut c = UdtStream::connect_with(addr, options).unwrap();
+            c.write_all(&payload).unwrap();
+            c.close().unwrap();
+        });
+        let (mut s, _) = listener.accept().unwrap();
+        let mut got = Vec::with_capacity(expected.len());
+        let mut chunks = Vec::new();
+        let mut copy = [0u8; 1000];
+        for round in 0u64.. {
+            let n = match round % 4 {
+                // A copying read, which may leave a packet partly read for the next lending.
+                0 => {
+                    let n = s.read(&mut copy).unwrap();
+                    got.extend_from_slice(&copy[..n]);
+                    n
+                }
+                // Chunks dropped instead of given back: their buffers are freed.
+                3 => {
+                    let n = s.read_chunks(100_000, &mut chunks).unwrap();
+                    chunks.drain(..).for_each(|c| got.extend_from_slice(&c));
+                    n
+                }
+                _ => {
+                    let n = s.read_chunks(64 << 10, &mut chunks).unwrap();
+                    assert!(n == 0 || chunks.iter().map(|c| c.len()).sum::<usize>() == n);
+                    chunks.iter().for_each(|c| got.extend_from_slice(c));
+                    n
+                }
+            };
+            if n == 0 {
+                break;
+            }
+        }
+        sender.join().unwrap();
+        assert_eq!(got.len(), expected.len());
+        assert!(got == expected, "data differs");
+    }
+}

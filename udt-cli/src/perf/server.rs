@@ -35,7 +35,7 @@ const BUFFERS_TOTAL: usize = 64 << 20;
 const MIN_BUFFER: usize = 64 << 10;
 
 /// Read size of each of `streams` streams: 1 MiB, but no more than their share of 64 MiB (and
-/// no less than 64 KiB), so that `-P 1000` does not commit a gigabyte of read buffers.
+/// no less than 64 KiB), so that `-P 1000` does not hold a gigabyte of received packets.
 pub(super) fn read_size(streams: u32) -> usize {
     (BUFFERS_TOTAL / streams.max(1) as usize).clamp(MIN_BUFFER, BUFFER)
 }
@@ -246,11 +246,13 @@ async fn handle(
         *member.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), error));
         return Ok(());
     }
-    let mut buf = vec![0u8; read_size(header.count)];
-    let mut r = &*member.stream;
+    // The bytes are looked at where they landed: the kernel's copy is the only one, as for a
+    // TCP receiver's `recv`.
+    let size = read_size(header.count);
+    let mut chunks = Vec::new();
     let mut last_data = None;
     let error = loop {
-        match r.read(&mut buf).await {
+        match member.stream.read_chunks(size, &mut chunks).await {
             Ok(0) => break None,
             Ok(n) => {
                 member.bytes.fetch_add(n as u64, Ordering::Relaxed);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
 use udt::AsyncUdtStream;
@@ -104,16 +104,17 @@ pub struct Read {
     pub error: Option<String>,
 }
 
-/// Read `stream` to its end (or until `stop`) `size` bytes at a time, counting on `read`.
+/// Read `stream` to its end (or until `stop`) up to `size` bytes at a time, counting on `read`.
+/// The bytes are looked at where they landed ([`AsyncUdtStream::read_chunks`]): the kernel's
+/// copy is the only one, as for a TCP receiver's `recv`.
 pub async fn read_to_end(
     stream: Arc<AsyncUdtStream>,
     mut stop: watch::Receiver<bool>,
     size: usize,
     read: Arc<AtomicU64>,
 ) -> Read {
-    let mut buf = vec![0u8; size];
+    let mut chunks = Vec::new();
     let mut out = Read::default();
-    let mut r = &*stream;
     loop {
         tokio::select! {
             biased;
@@ -121,7 +122,7 @@ pub async fn read_to_end(
                 out.error = Some("interrupted".into());
                 return out;
             }
-            got = r.read(&mut buf) => match got {
+            got = stream.read_chunks(size, &mut chunks) => match got {
                 Ok(0) => return out,
                 Ok(n) => {
                     out.bytes += n as u64;

@@ -23,9 +23,11 @@
 //! the next receive into it is cheap), or an empty one when there is none: no copy, no
 //! allocation. [`RecvBuffer::insert`] copies a payload into a spare (allocating only when there
 //! is none). Reads copy payloads out to the caller: between a driver that receives into
-//! datagrams and the application, each payload byte is copied once. Every buffer is in a Data
-//! slot or on the spare stack, and buffers are added only while the stack is empty, so there are
-//! at most `capacity` of them and the stack never reallocates.
+//! datagrams and the application, each payload byte is copied once; or
+//! [`RecvBuffer::take_stream`] lends the datagrams themselves ([`RecvChunk`]), and
+//! [`RecvBuffer::recycle`] takes their buffers back as spares, so that the kernel's copy is the
+//! only one. Every buffer the buffer holds is in a Data slot or on the spare stack, which holds
+//! at most `capacity` of them (a buffer freed beyond that is dropped).
 //!
 //! Message assembly: each stored packet learns the sequence number of its message's first packet
 //! once every packet from that first one up to it is present (a *chain*, propagated forwards
@@ -42,7 +44,7 @@
 
 use std::fmt;
 
-use super::RxDatagram;
+use super::{RecvChunk, RxDatagram};
 use crate::packet::{Boundary, DataHeader, DATA_HEADER_LEN};
 use crate::seq::{MsgNo, SeqNo};
 
@@ -608,6 +610,55 @@ impl RecvBuffer {
         }
         self.advance_base();
         copied
+    }
+
+    /// Lend contiguous stream bytes without copying them: whole packets from the read
+    /// position, each in the datagram it arrived in (a packet a stream read left partly read,
+    /// from where that read stopped), appended to `out` while they add up to at most `max`
+    /// bytes, and at least one packet when one is ready. Returns the bytes lent (0 if none
+    /// ready). They count as read: the window opens as after [`read_stream`](Self::read_stream).
+    pub fn take_stream(&mut self, max: usize, out: &mut Vec<RecvChunk>) -> usize {
+        let mut taken = 0;
+        let mut off = 0;
+        while off < self.contig {
+            let i = self.phys(off);
+            let s = self.slots[i];
+            if s.is_data() {
+                let n = s.len - s.read_off;
+                if n == 0 {
+                    // An empty packet (a peer may send one): nothing to lend.
+                    self.resolve(off);
+                    off += 1;
+                    continue;
+                }
+                if taken > 0 && taken + n > max {
+                    break;
+                }
+                let datagram = std::mem::take(&mut self.packets[i]);
+                let from = DATA_HEADER_LEN + s.read_off;
+                out.push(RecvChunk::new(datagram, from..from + n));
+                taken += n;
+                self.contig_bytes -= n;
+                self.slots[i].read_off = s.len;
+                self.resolve(off);
+                if taken >= max {
+                    break;
+                }
+            }
+            off += 1;
+        }
+        self.advance_base();
+        taken
+    }
+
+    /// Take back the buffer of a chunk [`take_stream`](Self::take_stream) lent, as a spare for
+    /// the next arriving packet (the most recently used on top); beyond one spare per slot of
+    /// the capacity it is freed.
+    pub fn recycle(&mut self, chunk: RecvChunk) {
+        let buf = chunk.into_datagram();
+        if buf.capacity() > 0 && self.spare.len() < self.cap {
+            self.spare.push(buf);
+        }
     }
 
     /// Bytes a stream read could return now.

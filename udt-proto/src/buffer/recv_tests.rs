@@ -377,3 +377,80 @@ fn a_drop_request_beyond_the_ring_resolves_its_numbers() {
     assert_eq!(b.insert(&solo(100), b"abcd"), InsertOutcome::Stored);
     assert_eq!(b.read_stream(&mut [0; 4]), 4);
 }
+
+fn joined(chunks: &[RecvChunk]) -> Vec<u8> {
+    chunks.iter().flat_map(|c| c.bytes().iter().copied()).collect()
+}
+
+#[test]
+fn take_stream_lends_the_datagrams_received_into_without_copying() {
+    let mut b = RecvBuffer::new(8, 4, s(0));
+    let mut d = datagram(b"abcd", 32);
+    let first = d.storage().as_ptr();
+    assert_eq!(b.insert_datagram(&solo(0), &mut d), InsertOutcome::Stored);
+    assert_eq!(b.insert(&solo(1), b"ef"), InsertOutcome::Stored);
+    assert_eq!(b.insert(&solo(3), b"kl"), InsertOutcome::Stored);
+    let mut out = Vec::new();
+    // Only the contiguous prefix, whole packets: 0 and 1, not 3 behind the hole.
+    assert_eq!(b.take_stream(64, &mut out), 6);
+    assert_eq!(
+        out.iter().map(|c| c.bytes().to_vec()).collect::<Vec<_>>(),
+        [b"abcd".to_vec(), b"ef".to_vec()]
+    );
+    assert_eq!(out[0].as_ptr(), first.wrapping_add(DATA_HEADER_LEN));
+    assert_eq!((b.readable_bytes(), b.read_seq(), b.free_packets()), (0, s(2), 8));
+    assert_eq!(b.take_stream(64, &mut out), 0);
+    assert_eq!(b.insert(&solo(2), b"ghij"), InsertOutcome::Stored);
+    // Given back, a buffer is the next spare: the next datagram stored hands it to the driver.
+    let lent = out.remove(0);
+    b.recycle(lent);
+    let mut e = datagram(b"mn", 32);
+    assert_eq!(b.insert_datagram(&solo(4), &mut e), InsertOutcome::Stored);
+    assert_eq!(e.storage().as_ptr(), first);
+    out.clear();
+    assert_eq!(b.take_stream(64, &mut out), 8);
+    assert_eq!(joined(&out), b"ghijklmn");
+}
+
+#[test]
+fn take_stream_stops_at_its_limit_and_continues_a_partly_read_packet() {
+    let mut b = RecvBuffer::new(8, 4, s(0));
+    for (i, p) in [b"abcd", b"efgh", b"ijkl"].iter().enumerate() {
+        assert_eq!(b.insert(&solo(i as u32), *p), InsertOutcome::Stored);
+    }
+    let mut two = [0u8; 2];
+    assert_eq!(b.read_stream(&mut two), 2);
+    let mut out = Vec::new();
+    // The rest of packet 0 (2 bytes), then packet 1 fits 6; packet 2 would pass it.
+    assert_eq!(b.take_stream(6, &mut out), 6);
+    assert_eq!(joined(&out), b"cdefgh");
+    // A limit below one packet still lends that packet whole.
+    out.clear();
+    assert_eq!(b.take_stream(1, &mut out), 4);
+    assert_eq!(joined(&out), b"ijkl");
+    assert_eq!((b.readable_bytes(), b.read_seq()), (0, s(3)));
+    // Read and taken bytes add up to the stream, in order.
+    assert_eq!(b.insert(&solo(3), b"mn"), InsertOutcome::Stored);
+    let mut rest = [0u8; 8];
+    assert_eq!(b.read_stream(&mut rest), 2);
+    assert_eq!(&rest[..2], b"mn");
+}
+
+#[test]
+fn recycled_buffers_are_kept_up_to_the_capacity() {
+    let mut b = RecvBuffer::new(2, 4, s(0));
+    let mut out = Vec::new();
+    for seq in 0..4 {
+        let mut d = datagram(b"ab", 32);
+        assert_eq!(b.insert_datagram(&solo(seq), &mut d), InsertOutcome::Stored);
+        assert_eq!(b.take_stream(64, &mut out), 2);
+    }
+    assert_eq!(out.len(), 4);
+    for c in out.drain(..) {
+        b.recycle(c);
+    }
+    assert_eq!(b.spare.len(), 2);
+    // A chunk without storage (a packet stored by copying into an empty slot has one) is not kept.
+    b.recycle(RecvChunk::new(RxDatagram::empty(), 0..0));
+    assert_eq!(b.spare.len(), 2);
+}

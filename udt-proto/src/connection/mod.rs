@@ -52,7 +52,7 @@ use std::time::Duration;
 
 use rand_core::RngCore;
 
-use crate::buffer::{RecvBuffer, RxDatagram, SendBuffer};
+use crate::buffer::{RecvBuffer, RecvChunk, RxDatagram, SendBuffer};
 use crate::cc::{CcContext, CongestionControl, CustomMessage};
 use crate::packet::{Ack, DropRequest, Handshake, Packet};
 use crate::seq::{AckNo, MsgNo, SeqNo, SocketId};
@@ -619,6 +619,31 @@ impl Connection {
         };
         let n = link.rx.buf.read_stream(out);
         if n > 0 || out.is_empty() {
+            self.after_read();
+            return Ok(n);
+        }
+        self.empty_read_result()
+    }
+
+    /// Read stream bytes without copying them: the chunks left in `out` are given back to the
+    /// receive buffer first ([`RecvBuffer::recycle`](crate::buffer::RecvBuffer::recycle)), then
+    /// whole packets adding up to at most `max` bytes (at least one) are lent into it
+    /// ([`RecvBuffer::take_stream`](crate::buffer::RecvBuffer::take_stream)). Returns the bytes
+    /// lent; `Ok(0)` only at end of stream, `Err(WouldBlock)` when nothing is ready yet, as
+    /// [`read`](Self::read).
+    pub fn read_chunks(&mut self, max: usize, out: &mut Vec<RecvChunk>) -> Result<usize, ConnError> {
+        if self.config.mode != Mode::Stream {
+            return Err(ConnError::WrongMode);
+        }
+        let Some(link) = self.link.as_mut() else {
+            out.clear();
+            return Err(self.not_open_error());
+        };
+        for chunk in out.drain(..) {
+            link.rx.buf.recycle(chunk);
+        }
+        let n = link.rx.buf.take_stream(max, out);
+        if n > 0 {
             self.after_read();
             return Ok(n);
         }
