@@ -430,6 +430,12 @@ impl RecvLossList {
             if joins_prev {
                 nodes[i - 1].end = n.end;
                 nodes.remove(i);
+                if nodes.get(i).is_some_and(|next| next.tag == tag && n.end.next() == next.start) {
+                    // The next range was reported at this same moment already, as below.
+                    nodes[i - 1].end = nodes[i].end;
+                    nodes.remove(i);
+                    prev_pushed = false;
+                }
             } else {
                 nodes[i].tag = tag;
                 if nodes.get(i + 1).is_some_and(|next| next.tag == tag && n.end.next() == next.start) {
@@ -665,6 +671,29 @@ mod tests {
         assert_eq!(out, vec![(s(1), s(8))]);
         assert_eq!(rranges(&l), vec![(1, 8)]);
         assert_eq!(l.len(), 8);
+    }
+
+    /// A due range that joins the one before it, when the one after it was reported at this
+    /// same moment by an earlier call, makes one range of all three.
+    #[test]
+    fn a_range_joining_both_neighbours_merges_all_three() {
+        let mut l = RecvLossList::new();
+        let iv = Duration::from_millis(10);
+        let t = T0 + iv * 10;
+        l.insert(s(1), s(3), T0);
+        l.insert(s(5), s(6), T0);
+        // 1..=3 and 5..=6 reported at t (the steady schedule, max 1 range per call: two calls).
+        let (mut out, mut more) = (Vec::new(), Vec::new());
+        l.collect_due(t, iv, Rereport::Steady, 1, &mut out);
+        l.collect_due(t, iv, Rereport::Steady, 1, &mut more);
+        assert_eq!((out.as_slice(), more.as_slice()), (&[(s(1), s(3))][..], &[(s(5), s(6))][..]));
+        // 4 arrives missing later with a history that makes it due at t with the same count.
+        l.insert(s(4), s(4), t - iv);
+        out.clear();
+        l.collect_due(t, iv, Rereport::Steady, 8, &mut out);
+        assert_eq!(out, vec![(s(4), s(4))]);
+        assert_eq!(rranges(&l), vec![(1, 6)]);
+        assert_eq!(l.len(), 6);
     }
 
     #[test]
