@@ -2,8 +2,8 @@
 //!
 //! A blocking, `std::net`-style API over the sans-IO protocol core [`udt_proto`]:
 //! [`UdtListener`] accepts connections, [`UdtStream`] is one connection (`Read`/`Write` for
-//! stream sockets, `send_msg`/`recv_msg` for message sockets, `send_file`/`recv_file`,
-//! `stats`). Each bound UDP port has one I/O thread (the multiplexer) serving every connection
+//! stream sockets, `read_chunks` to read them without a copy ([`RecvChunk`]), `send_msg`/`recv_msg`
+//! for message sockets, `send_file`/`recv_file`, `stats`). Each bound UDP port has one I/O thread (the multiplexer) serving every connection
 //! on it; see `mux/` for how it paces and wakes. Outgoing connections share one port and
 //! thread per address family and socket-level options (`shared.rs`); a listener, and every
 //! connection it accepts or opens, share its port.
