@@ -173,23 +173,7 @@ impl AsyncUdtStream {
         max: usize,
         out: &mut Vec<RecvChunk>,
     ) -> Poll<io::Result<usize>> {
-        let mut conn = self.inner.shared.lock();
-        let before = conn.poll_timeout();
-        match conn.read_chunks(max, out) {
-            Ok(n) => {
-                let wake = self.inner.shared.changed_by_app(&mut conn, before);
-                drop(conn);
-                if wake {
-                    self.inner.mux.wake(&self.inner.shared);
-                }
-                Poll::Ready(Ok(n))
-            }
-            Err(ConnError::WouldBlock) => {
-                self.inner.shared.register(cx.waker());
-                Poll::Pending
-            }
-            Err(e) => Poll::Ready(Err(error::from_conn(e))),
-        }
+        self.poll_op(cx, |conn| conn.read_chunks(max, out))
     }
 
     /// Performance counters; `clear` starts a new interval.
@@ -248,19 +232,25 @@ impl AsyncUdtStream {
 }
 
 impl AsyncUdtStream {
-    fn poll_read_shared(&self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    /// Run `op` on the connection once: ready with its result, or pending (the waker
+    /// registered) on `WouldBlock`. The I/O thread is woken afterwards only if the call
+    /// brought the connection's next deadline nearer (a read may make a window update due:
+    /// the core then brings its ACK timer forward), as [`UdtStream`]'s blocking calls do.
+    fn poll_op<T>(
+        &self,
+        cx: &Context<'_>,
+        op: impl FnOnce(&mut udt_proto::connection::Connection) -> Result<T, ConnError>,
+    ) -> Poll<io::Result<T>> {
         let mut conn = self.inner.shared.lock();
         let before = conn.poll_timeout();
-        match conn.read(buf.initialize_unfilled()) {
-            Ok(n) => {
-                buf.advance(n);
-                // A window update may be due: the core then brings its ACK timer forward.
+        match op(&mut conn) {
+            Ok(v) => {
                 let wake = self.inner.shared.changed_by_app(&mut conn, before);
                 drop(conn);
                 if wake {
                     self.inner.mux.wake(&self.inner.shared);
                 }
-                Poll::Ready(Ok(()))
+                Poll::Ready(Ok(v))
             }
             Err(ConnError::WouldBlock) => {
                 self.inner.shared.register(cx.waker());
@@ -270,25 +260,15 @@ impl AsyncUdtStream {
         }
     }
 
+    fn poll_read_shared(&self, cx: &Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let n = std::task::ready!(self.poll_op(cx, |conn| conn.read(buf.initialize_unfilled())))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+
     fn poll_write_shared(&self, cx: &Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let chunk = &data[..data.len().min(256 * 1024)];
-        let mut conn = self.inner.shared.lock();
-        let before = conn.poll_timeout();
-        match conn.write(chunk) {
-            Ok(n) => {
-                let wake = self.inner.shared.changed_by_app(&mut conn, before);
-                drop(conn);
-                if wake {
-                    self.inner.mux.wake(&self.inner.shared);
-                }
-                Poll::Ready(Ok(n))
-            }
-            Err(ConnError::WouldBlock) => {
-                self.inner.shared.register(cx.waker());
-                Poll::Pending
-            }
-            Err(e) => Poll::Ready(Err(error::from_conn(e))),
-        }
+        self.poll_op(cx, |conn| conn.write(chunk))
     }
 
     /// Close the connection (UDT has no half-close): flush, shut down, wait for it to leave.
