@@ -33,9 +33,8 @@
 //! them, while this step takes more from the flow that queues more. Flows of any RTT see the
 //! same `d_q` and so share one target: equal rates, `n/δ` packets queued for `n` flows.
 //!
-//! Losses. A loss reported while the queue is nearly empty (below; or no deeper than the
-//! default's `1/δ` packets at the link's packet-pair capacity, the queue a lone flow keeps) is
-//! the link's: repaired, not answered, at any loss rate. One reported with the queue standing means the buffer
+//! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
+//! answered, at any loss rate. One reported with the queue standing means the buffer
 //! overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default's,
 //! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
@@ -45,9 +44,8 @@
 //! Competitive mode (paper §2.2). Copa flows alone empty the queue every few rounds (the
 //! velocity overshoots the target both ways); a queue whose standing delay stayed above
 //! [`NEARLY_EMPTY`] of its recent peak (the largest queueing delay of the last
-//! [`PEAK_ROUNDS`] rounds), and above the queue a lone flow keeps, for [`COMPETITOR_ROUNDS`]
-//! rounds is held by a flow that fills buffers. Then `1/δ` grows past the default's, one per
-//! round without a loss: the flow keeps
+//! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
+//! buffers. Then `1/δ` grows past the default's, one per round without a loss: the flow keeps
 //! a TCP-like share of the queue. The mode ends when the queue has been nearly empty for a
 //! whole round (a buffer filler's own drain empties it only for a moment), and `1/δ` then
 //! halves each round back to the default's. While the mode lasts the floor and the minimum RTT
@@ -255,21 +253,9 @@ impl Copa {
         let (standing, peak) = ((standing - floor).max(0.0), (peak - floor).max(0.0));
         self.queue = Some(standing);
         let was = self.mode.competitive();
-        self.mode.handle_sample(ctx.now, standing, peak, round, self.quiet_queue(ctx));
+        self.mode.handle_sample(ctx.now, standing, peak, round);
         if self.mode.competitive() != was {
             tracing::debug!(target: "udt::cc", competitive = !was, queue_ms = standing * 1e3, "copa mode");
-        }
-    }
-
-    /// The queue one flow alone keeps by design, seconds: the default `1/δ` packets at the
-    /// link's packet-pair capacity (none without a capacity estimate). A standing queue no
-    /// deeper cannot reveal a competitor, whatever its recent peak: a path's jitter (a real
-    /// receiver's scheduling, an emulator's) holds one there with no queue at all.
-    fn quiet_queue(&self, ctx: &CcContext<'_>) -> f64 {
-        if ctx.bandwidth > 0 && ctx.bandwidth < u32::MAX {
-            1.0 / (self.config.delta * f64::from(ctx.bandwidth))
-        } else {
-            0.0
         }
     }
 

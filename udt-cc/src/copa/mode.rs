@@ -4,12 +4,9 @@
 //! the queue for a moment without leaving; Copa flows alone leave it empty for rounds).
 //!
 //! "Nearly empty": the standing queueing delay is at most [`NEARLY_EMPTY`] of the largest
-//! queueing delay seen over the last [`PEAK_ROUNDS`] rounds, or at most the *quiet* queue the
-//! caller passes (the queue one flow alone keeps by design, which cannot reveal another).
-//! Copa flows among themselves oscillate around a queue of a few packets and empty it every few
-//! rounds; a flow that fills the buffer until it drops keeps it from emptying. A path's jitter
-//! lifts a small standing queue above a tenth of its peak without any queue there; the quiet
-//! queue keeps such a path in the default mode.
+//! queueing delay seen over the last [`PEAK_ROUNDS`] rounds. Copa flows among themselves
+//! oscillate around a queue of a few packets and empty it every few rounds; a flow that fills
+//! the buffer until it drops keeps it from emptying.
 //!
 //! Invariants: samples that are not finite or negative are ignored; the peak history holds
 //! only samples from the last [`PEAK_ROUNDS`] rounds; the mode starts default.
@@ -36,9 +33,8 @@ pub struct ModeDetector {
 
 impl ModeDetector {
     /// A report at `now`: the standing queueing delay `standing` and the largest `peak`
-    /// (seconds); a round lasts `round`; a standing queue up to `quiet` (seconds) is nearly
-    /// empty whatever the peak.
-    pub fn handle_sample(&mut self, now: Instant, standing: f64, peak: f64, round: Duration, quiet: f64) {
+    /// (seconds); a round lasts `round`.
+    pub fn handle_sample(&mut self, now: Instant, standing: f64, peak: f64, round: Duration) {
         if !standing.is_finite() || !peak.is_finite() || standing < 0.0 || peak < 0.0 {
             return;
         }
@@ -48,7 +44,7 @@ impl ModeDetector {
         }
         self.peaks.push_back((now, peak.max(standing)));
         let recent_peak = self.peaks.iter().map(|&(_, p)| p).fold(0.0, f64::max);
-        self.nearly_empty = standing <= (NEARLY_EMPTY * recent_peak).max(quiet);
+        self.nearly_empty = standing <= NEARLY_EMPTY * recent_peak;
         if self.nearly_empty || self.last_empty.is_none() {
             self.last_empty = Some(now);
             self.empty_since.get_or_insert(now);
