@@ -1,6 +1,6 @@
 //! Run one scenario of a sweep (`udt sim sweep --seed S`, scenario `--index I`) as the sweep
-//! runs it, and print every flow's throughput second by second: to see how a scenario's figure
-//! came about, beside the controller's events.
+//! runs it, and print the packets every flow sent and lost over the run and its throughput
+//! second by second: to see how a scenario's figure came about, beside the controller's events.
 //!
 //! ```text
 //! cargo run --release -p udt-lab --example sweep_one -- --seed S --index I [--cc SPEC]
@@ -71,6 +71,21 @@ fn main() -> ExitCode {
     println!("# measured from {:.1} s of {:.1} s", plan.warmup.as_secs_f64(), plan.time.as_secs_f64());
     if let Some(trace) = &result.trace {
         let per_second = (1.0 / trace.interval.as_secs_f64()).round().max(1.0) as usize;
+        // What each flow lost over the whole run: who overflows a shared buffer, who pays.
+        println!("# packets over the run: sent (with retransmissions), received, retransmitted, lost");
+        for flow in &trace.flows {
+            if let Some(p) = flow.progress.last() {
+                let lost = 1.0 - p.recv_pkts as f64 / p.sent_pkts.max(1) as f64;
+                println!(
+                    "# {:>8} {} {} {} {:.2}%",
+                    flow.cc,
+                    p.sent_pkts,
+                    p.recv_pkts,
+                    p.retransmits,
+                    lost.max(0.0) * 100.0
+                );
+            }
+        }
         println!("# Mb/s in each second, one line per flow");
         for flow in &trace.flows {
             let seconds: Vec<String> = flow
