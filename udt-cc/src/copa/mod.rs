@@ -27,21 +27,14 @@
 //! its target gets there in a logarithmic number of rounds; a step against the direction the
 //! velocity was built in starts again at 1. Below the target the rate stays within
 //! [`PROBE_GAIN`] of the largest arrival rate reported over two rounds (reports lag a round:
-//! a doubling velocity would otherwise carry the rate far past the link), and after a round
-//! that lost more than the link does (below) within the rate the path carried: the arrivals
-//! over `1 - p`, `p` the link's own loss rate. Above it, a round
+//! a doubling velocity would otherwise carry the rate far past the link). Above it, a round
 //! sheds at least [`SHED_GAIN`] of the packets the flow keeps queued beyond its `1/δ` (FAST
 //! TCP's update): Copa's equal steps move every flow alike and keep the differences between
 //! them, while this step takes more from the flow that queues more. Flows of any RTT see the
 //! same `d_q` and so share one target: equal rates, `n/δ` packets queued for `n` flows.
 //!
 //! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
-//! answered, at any loss rate; the rounds whose losses were all such give the link's loss rate
-//! `p` (an average over [`LINK_LOSS_ROUNDS`]). A round that loses more than that explains (over
-//! two standard deviations of its count) or meets a standing queue sent more than the path
-//! carried, the rest overflowing a buffer that may drain within an ACK period (where the
-//! standing queue, a minimum over that period, reads empty): until a round loses no more, the
-//! rate is held to what the path carried. One reported with the queue standing means the buffer
+//! answered, at any loss rate. One reported with the queue standing means the buffer
 //! overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default's,
 //! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
@@ -64,8 +57,7 @@
 //! cumulatively, so a loss list would otherwise stall a lossy path).
 //!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
-//! least [`MIN_WINDOW`]; the link's loss rate in `[0, 1]`, a loss reported again not counted
-//! again; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
+//! least [`MIN_WINDOW`]; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
 //! the competitive mode, never growing past the default's; nothing reads a clock or a
 //! global RNG; mode changes emit a `tracing` debug event on target `udt::cc`.
 
@@ -100,12 +92,6 @@ pub const SHED_GAIN: f64 = 0.25;
 /// halvings): `n` flows' default shares, `n/δ` packets, overflow a buffer smaller than that;
 /// at a sixteenth, `n` flows fit in `n/8` packets.
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
-/// Rounds over which the link's own loss rate is averaged (an exponential average, weight
-/// `1/LINK_LOSS_ROUNDS` a round).
-pub const LINK_LOSS_ROUNDS: f64 = 8.0;
-/// The largest loss rate taken for the link's when correcting the arrival rate for it: beyond a
-/// half, what arrives no longer measures what the path carries.
-pub const MAX_LINK_LOSS: f64 = 0.5;
 /// How long the minimum RTT is kept, for a UDT4 receiver's reports (paper: 10 s).
 pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
 /// UDT sends every 16th packet right after the one before (the packet pair), so 16 packets
@@ -154,16 +140,6 @@ pub struct Copa {
     /// The largest arrival rate the receiver reported in this round and the last, packets/s.
     round_delivered: f64,
     last_delivered: f64,
-    /// The link's own loss rate: the packets lost in rounds whose losses all met a nearly
-    /// empty queue, over those sent in them (averaged over rounds).
-    link_loss: f64,
-    /// New packets sent in this round, and packets first reported lost in it.
-    round_sent: u64,
-    round_lost: u64,
-    /// The newest packet reported lost so far (a loss reported again is not counted again).
-    newest_lost: Option<SeqNo>,
-    /// The last round lost more than the link's own rate explains, or met a standing queue.
-    losing: bool,
     /// When the rate was last moved.
     updated_at: Instant,
     /// A loss was reported in this round while the queue was not nearly empty.
@@ -200,11 +176,6 @@ impl Copa {
             round_rate: 0.0,
             round_delivered: 0.0,
             last_delivered: 0.0,
-            link_loss: 0.0,
-            round_sent: 0,
-            round_lost: 0,
-            newest_lost: None,
-            losing: false,
             updated_at: Instant::ZERO,
             round_congested: false,
             halved_last_round: false,
@@ -319,14 +290,8 @@ impl Copa {
                 window += step;
                 // Reports lag a round: a rate further ahead of what the path delivered than
                 // BBR's probe is not known to fit, and a velocity would carry it far past it.
-                // After a round that lost more than the link does, the path carried no more
-                // than arrived (less the link's losses): the rest overflowed a buffer the
-                // delay signal did not see (one that drains within an ACK period), and the
-                // rate is held to what the path carries until a round loses no more.
                 let delivered = self.round_delivered.max(self.last_delivered);
-                if delivered > 0.0 && self.losing {
-                    window = window.min(self.path_rate(delivered) * r);
-                } else if delivered > 0.0 {
+                if delivered > 0.0 {
                     window = window.min((PROBE_GAIN * delivered * r).max(self.rate * r));
                 }
             } else {
@@ -342,25 +307,6 @@ impl Copa {
             }
         }
         self.rate = (window.max(MIN_WINDOW) / r).min(MAX_RATE);
-    }
-
-    /// The rate the path carries for an `arrival` rate the receiver reported: the arrivals and
-    /// what the link itself lost on the way, `arrival / (1 - p)`.
-    fn path_rate(&self, arrival: f64) -> f64 {
-        arrival / (1.0 - self.link_loss.min(MAX_LINK_LOSS))
-    }
-
-    /// At the end of a round: the link's loss rate and whether the round lost more than it;
-    /// the packets sent and lost in the round are counted from `sent` and `lost`.
-    fn handle_round_losses(&mut self, congested: bool) {
-        let (sent, lost) = (std::mem::take(&mut self.round_sent), std::mem::take(&mut self.round_lost));
-        let (sent, lost) = (sent as f64, lost as f64);
-        // More than the link's rate explains: beyond two standard deviations of its count.
-        let expected = self.link_loss * sent;
-        self.losing = congested || lost > expected + 2.0 * expected.sqrt() + 1.0;
-        if !congested && sent > 0.0 {
-            self.link_loss += ((lost / sent).min(1.0) - self.link_loss) / LINK_LOSS_ROUNDS;
-        }
     }
 
     /// At the end of a round: the velocity from the rate's direction, and `1/δ`'s AIMD step.
@@ -384,7 +330,6 @@ impl Copa {
         }
         let default = 1.0 / self.config.delta;
         let congested = std::mem::take(&mut self.round_congested);
-        self.handle_round_losses(congested);
         let halve = congested && !self.halved_last_round;
         self.inv_delta = if halve {
             (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE * default)
@@ -456,16 +401,7 @@ impl CongestionControl for Copa {
         self.update_outputs(ctx);
     }
 
-    fn on_loss(&mut self, ctx: &mut CcContext<'_>, lost: &[(SeqNo, SeqNo)]) {
-        for &(first, last) in lost {
-            let first = match self.newest_lost {
-                Some(newest) if !last.is_after(newest) => continue,
-                Some(newest) if !first.is_after(newest) => newest.next(),
-                _ => first,
-            };
-            self.round_lost += u64::from(last.diff(first).max(0).unsigned_abs()) + 1;
-            self.newest_lost = Some(last);
-        }
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, _lost: &[(SeqNo, SeqNo)]) {
         // With the queue nearly empty the link lost it: repaired, not answered.
         self.round_congested |= !self.mode.nearly_empty();
         self.update_outputs(ctx);
@@ -482,7 +418,6 @@ impl CongestionControl for Copa {
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
         self.sent_at.handle_sent(ctx.now, seq, retransmission);
-        self.round_sent += u64::from(!retransmission);
     }
 
     fn send_period(&self) -> Duration {
