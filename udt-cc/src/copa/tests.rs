@@ -329,13 +329,17 @@ fn a_timeout_halves_the_rate() {
 
 proptest! {
     /// Losses reported while the standing queue is nearly empty (at most a tenth of the
-    /// period's peak) change nothing, at any rate and in any pattern: they are the link's.
+    /// period's peak) change nothing, at any rate and in any pattern, in slow start or after
+    /// it: they are the link's.
     #[test]
     fn isolated_losses_with_an_empty_queue_change_nothing(
-        steps in proptest::collection::vec((0u64..=100, 1_000u64..20_000, any::<bool>()), 1..300)
+        steps in proptest::collection::vec((0u64..=100, 1_000u64..20_000, any::<bool>()), 1..300),
+        slow_start in any::<bool>(),
     ) {
         let mut with_losses = Driver::new();
         let mut without = Driver::new();
+        with_losses.cc.slow_start = slow_start;
+        without.cc.slow_start = slow_start;
         for (standing_us, peak_us, lose) in steps {
             let q = (Duration::from_micros(standing_us), Duration::from_micros(peak_us));
             with_losses.queue = q;
