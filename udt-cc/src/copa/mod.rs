@@ -155,6 +155,8 @@ pub struct Copa {
     min_rtt: MinFilter,
     /// The smallest standing queue reported lately (the measure's floor).
     floor: MinFilter,
+    /// A queue report has arrived (the first is no floor sample).
+    reported: bool,
     last_ack: SeqNo,
     sent_at: SendTimes,
     period: Duration,
@@ -185,6 +187,7 @@ impl Copa {
             queue_reports: false,
             min_rtt: MinFilter::default(),
             floor: MinFilter::default(),
+            reported: false,
             last_ack: SeqNo::new(0),
             sent_at: SendTimes::default(),
             period: Duration::from_secs(1),
@@ -245,10 +248,16 @@ impl Copa {
         // whose target it set would stop below the link at 2 packets per 0.1 ms.
         // While a competitor holds the queue, its standing queue is no floor: the window's
         // minimum is then kept until the competitor leaves.
-        if self.floor.expired(ctx.now, MIN_RTT_WINDOW) && !self.mode.competitive() {
-            self.floor.reset_to(ctx.now, Duration::from_secs_f64(standing));
+        // The first report is no sample of it: the receiver's base is the delay of the packets
+        // that report describes, so it reads zero whatever lifts every later packet's delay
+        // (0.22-0.26 ms on the emulator, once the flow is paced), and a floor of zero would
+        // leave that lift as a queue that never empties, a competitor's, for the whole window.
+        if std::mem::replace(&mut self.reported, true) {
+            if self.floor.expired(ctx.now, MIN_RTT_WINDOW) && !self.mode.competitive() {
+                self.floor.reset_to(ctx.now, Duration::from_secs_f64(standing));
+            }
+            self.floor.update(ctx.now, Duration::from_secs_f64(standing));
         }
-        self.floor.update(ctx.now, Duration::from_secs_f64(standing));
         let floor = self.floor.get().map_or(0.0, |f| f.as_secs_f64());
         let (standing, peak) = ((standing - floor).max(0.0), (peak - floor).max(0.0));
         self.queue = Some(standing);

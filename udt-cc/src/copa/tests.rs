@@ -165,6 +165,21 @@ fn a_floor_the_measure_never_falls_below_is_no_queue() {
 }
 
 #[test]
+fn a_first_report_of_zero_sets_no_floor() {
+    // The receiver's base is the delay of the first packets, so its first report reads zero;
+    // every later packet of a paced flow reads 220-260 us more (the emulator's figure). Taken
+    // as a floor, that zero would leave 0.23 ms of queue that never empties: a competitor.
+    let mut d = Driver::new();
+    d.ack(d.cc.rate() as u32);
+    for k in 0..150u64 {
+        d.queue = (Duration::from_micros(220 + k % 5 * 10), Duration::from_micros(260 + k % 7 * 100));
+        d.ack(d.cc.rate() as u32);
+        assert!(!d.cc.competitive(), "at {k}");
+    }
+    assert!(d.cc.rate() > 8_000.0, "{}", d.cc.rate());
+}
+
+#[test]
 fn below_the_target_the_rate_grows_and_the_velocity_doubles_after_three_rounds() {
     let mut d = Driver::new();
     d.run(ms(300));
