@@ -7,9 +7,10 @@
 //! delay of an ACK period (`Policy::queue_delay_reports`, which this controller declares: Copa's
 //! standing RTT less its minimum, with no clock on the path that ACK delays blur), or, from a
 //! UDT4 receiver, its smoothed RTT less the minimum over [`MIN_RTT_WINDOW`]; either less its
-//! floor, the smallest such sample over the same window (a real receiver's never reaches zero:
-//! its scheduling and the path's jitter add some 0.1 ms to every packet, which is no queue, and
-//! would hold a flow to 2 packets per 0.1 ms, 240 Mb/s). The *round* `R` is
+//! floor, the smallest such sample over the same window but the first report, which reads zero
+//! by construction (a real receiver's never reaches zero: its scheduling and the path's jitter
+//! add some 0.1 ms to every packet, which is no queue, and would hold a flow to 2 packets per
+//! 0.1 ms, 240 Mb/s). The *round* `R` is
 //! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
 //! than that the flow moves once per two reports (Copa's dynamics on an RTT of `R`).
 //!
