@@ -41,6 +41,7 @@ pub fn run(a: &Args) -> Result<()> {
         seed: a.seed.unwrap_or_else(|| seed_from_env(1)),
         full: a.full,
         red: a.red,
+        udt4_receivers: a.udt4_receiver,
         ..Params::default()
     };
     params.bw_mbps = a.bw;
@@ -105,6 +106,7 @@ pub fn check_usage(a: &Args) -> Result<(), String> {
             ("pcap", a.pcap.is_some()),
             ("svg", a.svg.is_some()),
             ("red", a.red),
+            ("udt4-receiver", a.udt4_receiver),
             ("full", a.full),
             ("flows-table", a.flows_table),
         ];

@@ -35,6 +35,10 @@ pub struct Args {
     /// RED instead of DropTail at the bottleneck.
     #[arg(long)]
     pub red: bool,
+    /// Every receiver behaves as a UDT4 4.11 one: it ignores the policy offer, so the sender
+    /// gets UDT4's reports only (no queueing-delay reports, no progress ACKs).
+    #[arg(long)]
+    pub udt4_receiver: bool,
     /// Bottleneck capacity: a rate (`100mbit`, `1gbit`, `500m`); a bare number is Mb/s.
     #[arg(long = "rate", visible_alias = "bw", value_name = "RATE", value_parser = parse_mbps)]
     pub bw: Option<f64>,

@@ -139,3 +139,20 @@ fn two_ends_that_both_ask_exchange_at_most_four_offers_and_both_follow() {
         assert_eq!(*pair.conn(side).unwrap().policy(), Policy::PROGRESS_REPORTS);
     }
 }
+
+#[test]
+fn a_receiver_standing_in_for_udt4_ignores_offers_as_udt4_does() {
+    // UDT4 4.11 hands every user-defined control packet to its congestion control, whose
+    // default ignores it: it never answers, and reports as UDT4 whatever the sender asks.
+    let udt4 = Config { udt4_estimators: true, ..config(Policy::UDT4) };
+    let asked = Policy::PROGRESS_REPORTS.with_queue_delay_reports(true);
+    let (mut pair, seen) = run(config(asked), udt4, 0);
+    let server = pair.conn(Side::Server).unwrap();
+    assert_eq!(*server.policy(), Policy::UDT4, "the server follows no offer");
+    assert!(
+        seen.borrow().iter().all(|(dest, _)| *dest == Side::Server),
+        "never answered: {:?}",
+        seen.borrow()
+    );
+    assert_eq!(seen.borrow().len(), usize::from(MAX_UNANSWERED_OFFERS), "{:?}", seen.borrow());
+}

@@ -253,8 +253,9 @@ impl FlowSpec {
     /// controller is UDT4's own (`daimd`, which asks for no progress ACKs and reports the
     /// median-filtered arrival speed, not a counted rate), its estimators start from UDT4's
     /// made-up gaps (`Config::udt4_estimators`: 1 packet/s and a capacity of 1000 in its first
-    /// ACKs), and it never repeats a NAK (4.11 relies on the sender's EXP timer). What a UDT4
-    /// peer gives our sender, in virtual time.
+    /// ACKs), it ignores the sender's policy offer (so it sends neither progress ACKs nor
+    /// queueing-delay reports), and it never repeats a NAK (4.11 relies on the sender's EXP
+    /// timer). What a UDT4 peer gives our sender, in virtual time.
     pub fn udt4_receiver(mut self) -> Self {
         if let FlowKind::Udt { udt4_receiver, .. } = &mut self.kind {
             *udt4_receiver = true;

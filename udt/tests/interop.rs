@@ -316,12 +316,15 @@ fn rendezvous_with_the_reference() {
 }
 
 /// Composable UDT never changes the wire: our client with each non-default congestion control
-/// (window-based, delay-based, model-based, fixed-rate, receiver-driven) streams to the reference
-/// server, data checked by content. GTP's sender gets no allocations from a UDT4 receiver and
+/// (window-based, delay-based, model-based, fixed-rate, receiver-driven; Copa on the RTT reports,
+/// as the reference receiver sends no queueing-delay reports) streams to the reference server,
+/// data checked by content. GTP's sender gets no allocations from a UDT4 receiver and
 /// keeps its initial rate.
 #[test]
 fn our_client_with_other_congestion_controls_to_the_reference_server() {
-    for spec in ["newreno", "cubic", "bbr", "vegas", "fast", "scalable", "blast:rate=2g", "gtp:init=400m"] {
+    for spec in
+        ["newreno", "cubic", "bbr", "copa", "vegas", "fast", "scalable", "blast:rate=2g", "gtp:init=400m"]
+    {
         let mut server = Peer::spawn("udt4_stream_server", &["--port", "0"]);
         let port = server.ready_port();
         let data = generate(8 << 20, 11);

@@ -119,6 +119,7 @@ impl DumbbellRun {
         if p.red {
             self.queue = QueueChoice::Red(self.queue.packets());
         }
+        self.udt4_receivers |= p.udt4_receivers;
         let model = |l: f64| match p.burst {
             Some(b) => LossModel::GilbertElliott(udt_sim::link::GilbertElliott::from_rate_and_burst(l, b)),
             None if l > 0.0 => LossModel::Bernoulli(l),

@@ -49,6 +49,9 @@ pub struct Params {
     pub queue_pkts: Option<usize>,
     /// RED instead of DropTail.
     pub red: bool,
+    /// Every receiver behaves as UDT4 4.11's (`FlowSpec::udt4_receiver`): no reports beyond
+    /// UDT4's, whatever the sender's controller asks for.
+    pub udt4_receivers: bool,
     /// Number of flows.
     pub flows: Option<usize>,
     /// Virtual time per run, s.
@@ -81,6 +84,7 @@ impl Default for Params {
             reverse_loss: None,
             queue_pkts: None,
             red: false,
+            udt4_receivers: false,
             flows: None,
             time_s: None,
             warmup_s: None,
@@ -95,7 +99,8 @@ impl Default for Params {
 }
 
 impl Params {
-    /// Set one parameter by name: `bw`, `rtt`, `loss`, `burst`, `reverse-loss`, `queue`, `red`, `flows`, `time`,
+    /// Set one parameter by name: `bw`, `rtt`, `loss`, `burst`, `reverse-loss`, `queue`, `red`,
+    /// `udt4-receiver`, `flows`, `time`,
     /// `warmup`, `sample`, `cc`, `seed`, `full`, `jobs`, `pcap`.
     /// An invalid value leaves the parameters unchanged.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
@@ -121,6 +126,7 @@ impl Params {
             "reverse-loss" => self.reverse_loss = Some(num(key, value)?),
             "queue" => self.queue_pkts = Some(num(key, value)?),
             "red" => self.red = num(key, value)?,
+            "udt4-receiver" => self.udt4_receivers = num(key, value)?,
             "flows" => self.flows = Some(num(key, value)?),
             "time" => self.time_s = Some(num(key, value)?),
             "warmup" => self.warmup_s = Some(num(key, value)?),

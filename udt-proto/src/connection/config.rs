@@ -77,7 +77,8 @@ pub struct Config {
     /// pair), so that the first ACKs report 1 packet/s and a capacity of 1000 packets/s until
     /// real samples outnumber them. Off by default (ours report "unknown" instead, see
     /// docs/deviations.md); on, a receiver behaves as a UDT4 4.11 one does, for simulating and
-    /// testing against UDT4 receivers.
+    /// testing against UDT4 receivers, and as one it also ignores the peer's policy offers
+    /// (they go to its congestion control, as UDT4 hands over every user-defined control packet).
     pub udt4_estimators: bool,
     /// How far a late sender may catch up on its pacing schedule, as time.
     pub max_pacing_debt: Duration,

@@ -488,7 +488,11 @@ impl Connection {
                         tracing::info!(code, "peer signalled an error; closing");
                         self.finish(CloseReason::PeerShutdown);
                     }
-                    Control::UserDefined { subtype, info, data } if Self::is_policy_offer(subtype) => {
+                    // A receiver standing in for UDT4's hands offers to its congestion control, as
+                    // UDT4 4.11 does with every user-defined control packet.
+                    Control::UserDefined { subtype, info, data }
+                        if Self::is_policy_offer(subtype) && !self.config.udt4_estimators =>
+                    {
                         self.handle_policy_offer(info, data);
                     }
                     Control::UserDefined { subtype, info, data } => {
