@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release -p udt-lab --example sim -- <scenario> [--json] [--svg out.svg] [--seed N]
 //!     [--full] [--flows-table] [--jobs N] [--pcap out.pcap]
-//!     [--bw MBPS] [--rtt MS] [--loss P] [--burst PKTS] [--queue PKTS] [--red]
+//!     [--bw MBPS] [--rtt MS] [--loss P] [--burst PKTS] [--queue PKTS] [--red] [--udt4-receiver]
 //!     [--flows N] [--time S] [--warmup S] [--sample S] [--cc SPEC]
 //! cargo run --release -p udt-lab --example sim -- --list
 //! ```
@@ -31,7 +31,7 @@ struct Args {
 fn usage() -> String {
     let mut s = String::from(
         "usage: sim <scenario> [--json] [--svg FILE] [--seed N] [--full] [--flows-table] [--jobs N] [--pcap FILE]\n\
-         \x20          [--bw MBPS] [--rtt MS] [--loss P] [--burst PKTS] [--queue PKTS] [--red] [--flows N]\n\
+         \x20          [--bw MBPS] [--rtt MS] [--loss P] [--burst PKTS] [--queue PKTS] [--red] [--udt4-receiver] [--flows N]\n\
          \x20          [--time S] [--warmup S] [--sample S] [--cc SPEC]\n\
          scenarios:\n",
     );
@@ -56,6 +56,7 @@ fn parse() -> Result<Args, String> {
             "--flows-table" => a.flows_table = true,
             "--full" => a.params.full = true,
             "--red" => a.params.red = true,
+            "--udt4-receiver" => a.params.udt4_receivers = true,
             "--svg" => a.svg = Some(PathBuf::from(it.next().ok_or("--svg needs a file")?)),
             flag if flag.starts_with("--") => {
                 let key = &flag[2..];
