@@ -675,6 +675,18 @@ fn sim_takes_catalog_specifications_and_sweeps() {
     assert!(done.status.success(), "{}", done.stderr);
     let json: serde_json::Value = serde_json::from_slice(&done.stdout).expect("one JSON object");
     assert_eq!(json["runs"][0]["params"]["cc"], "daimd:noisy=true", "the canonical name");
+    // A receiver standing in for UDT4's: the run says so, and the sender learns from UDT4's
+    // reports only (`copa` then reads its queue from the RTT the ACKs carry).
+    let mut cmd = udt();
+    cmd.args(["sim", "custom", "--bw", "10", "--rtt", "10", "--time", "1", "--json", "--udt4-receiver"]);
+    let done = run("udt sim custom --udt4-receiver", cmd);
+    assert!(done.status.success(), "{}", done.stderr);
+    let json: serde_json::Value = serde_json::from_slice(&done.stdout).expect("one JSON object");
+    assert_eq!(json["runs"][0]["params"]["udt4_receivers"], true);
+    let mut cmd = udt();
+    cmd.args(["sim", "sweep", "--count", "1", "--udt4-receiver"]);
+    let done = run("udt sim sweep --udt4-receiver", cmd);
+    assert!(!done.status.success() && done.stderr.contains("does not apply to the sweep"), "{}", done.stderr);
     let done = custom("udt+noisy");
     assert_eq!(done.status.code(), Some(2), "a usage error");
     assert!(done.stderr.contains("udt cc list"), "{}", done.stderr);

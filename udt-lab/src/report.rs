@@ -34,6 +34,9 @@ pub struct RunParams {
     pub sample_s: f64,
     /// Seed.
     pub seed: u64,
+    /// Every receiver behaved as UDT4 4.11's (`--udt4-receiver`); left out when not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub udt4_receivers: bool,
 }
 
 /// One flow's result.

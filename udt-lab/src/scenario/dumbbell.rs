@@ -219,6 +219,7 @@ impl DumbbellRun {
             warmup_s: self.warmup.as_secs_f64(),
             sample_s: self.sample.as_secs_f64(),
             seed: self.seed,
+            udt4_receivers: self.udt4_receivers,
         };
         Ok(run_result(&self.label, params, trace, &window, &measured, self.thesis.clone()))
     }
