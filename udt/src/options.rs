@@ -108,6 +108,10 @@ pub(crate) struct TestHooks {
     /// datagrams by address and port, and the threads forward what is not theirs.
     #[cfg(test)]
     pub no_steering: bool,
+    /// Building each datagram takes this long (a slow machine's, or sealing's, cost): the
+    /// multiplexer sleeps it before asking the connection for the next one.
+    #[cfg(test)]
+    pub slow_build: Duration,
 }
 
 impl TestHooks {

@@ -1,6 +1,7 @@
 //! The points where the crate's unit tests count what the I/O threads do and inject faults
-//! ([`crate::options::TestHooks`]): a multiplexer's `sendmsg` calls, forwards and rounds, a
-//! connection's wake-ups of blocked callers.
+//! ([`crate::options::TestHooks`]): a multiplexer's `sendmsg` calls, forwards and rounds, the
+//! times it builds datagrams at (and a delay in building each), a connection's wake-ups of
+//! blocked callers.
 //!
 //! Invariant: outside the crate's unit tests every type here is empty (zero-sized) and every
 //! method a no-op or a constant, so the structs that hold them carry nothing and the I/O
@@ -32,6 +33,10 @@ pub(crate) struct MuxHooks {
     /// Rounds so far, and connections served in them (one count per connection per round).
     #[cfg(test)]
     served: (AtomicU64, AtomicU64),
+    /// The times handed to the core for the datagrams asked for, with the number of the
+    /// `transmit` call that asked (the first 100,000).
+    #[cfg(test)]
+    built: std::sync::Mutex<(u64, Vec<(u64, udt_proto::Instant)>)>,
 }
 
 impl MuxHooks {
@@ -60,6 +65,41 @@ impl MuxHooks {
             }
         }
         None
+    }
+
+    /// A `transmit` call begins: the datagrams asked for since are its own.
+    #[inline]
+    pub fn transmit_begins(&self) {
+        #[cfg(test)]
+        {
+            self.built.lock().unwrap().0 += 1;
+        }
+    }
+
+    /// The core is about to be asked for a datagram (after `TestHooks::slow_build`, the time
+    /// building the last one took) at `now`.
+    #[inline]
+    pub fn building(&self, now: impl FnOnce() -> udt_proto::Instant) -> udt_proto::Instant {
+        #[cfg(test)]
+        {
+            std::thread::sleep(self.faults.slow_build);
+            let now = now();
+            let mut built = self.built.lock().unwrap();
+            let call = built.0;
+            if built.1.len() < 100_000 {
+                built.1.push((call, now));
+            }
+            now
+        }
+        #[cfg(not(test))]
+        now()
+    }
+
+    /// The times handed to the core for the datagrams asked for so far, each with the number
+    /// of the `transmit` call that asked.
+    #[cfg(test)]
+    pub fn built(&self) -> Vec<(u64, udt_proto::Instant)> {
+        self.built.lock().unwrap().1.clone()
     }
 
     /// A datagram was handed to another I/O thread of the port.

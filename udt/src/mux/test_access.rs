@@ -14,6 +14,12 @@ impl Mux {
         self.lock_state()
     }
 
+    /// The times the core was asked for datagrams at, each with the number of the `transmit`
+    /// call that asked.
+    pub(crate) fn built(&self) -> Vec<(u64, udt_proto::Instant)> {
+        self.hooks.built()
+    }
+
     /// Datagrams this I/O thread handed to another one of the port.
     pub(crate) fn forwards(&self) -> u64 {
         self.hooks.forwards()

@@ -1,6 +1,7 @@
 //! Tests of the I/O thread's rounds on real loopback sockets: connections sharing a port take
 //! turns at a full kernel send buffer and lose nothing to it, and a round serves the
-//! connections with work, at once, not every connection.
+//! connections with work, at once, not every connection; each datagram carries the time it
+//! was built.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -201,4 +202,41 @@ fn a_full_kernel_send_buffer_loses_nothing_the_core_sent() {
     // Every datagram the core counted as sent reached the kernel.
     assert_eq!(drops, 0, "datagrams dropped by the runtime");
     eprintln!("deferred {deferred}, retransmitted {}", stats.total.retransmits);
+}
+
+#[test]
+fn each_datagram_is_stamped_when_it_is_built() {
+    use crate::listener::UdtListener;
+    use crate::stream::UdtStream;
+    use std::io::{Read, Write};
+
+    let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Building a datagram takes 200 us: a run of them takes that long per datagram, and the
+    // datagrams built last in it must not carry the round's start as their time.
+    let build = Duration::from_micros(200);
+    let mut options = Options::default();
+    options.hooks.slow_build = build;
+    let data = vec![7u8; 2_000_000];
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        got.len()
+    });
+    let mut client = UdtStream::connect_with(addr, options).unwrap();
+    client.write_all(&data).unwrap();
+    client.flush_acknowledged().unwrap();
+    let built = client.mux.built();
+    client.close().unwrap();
+    assert_eq!(server.join().unwrap(), data.len());
+    let mut runs = 0;
+    for pair in built.windows(2) {
+        let ((call_a, a), (call_b, b)) = (pair[0], pair[1]);
+        if call_a == call_b {
+            runs += 1;
+            assert!(b - a >= build, "two datagrams of one call stamped {a:?} and {b:?}");
+        }
+    }
+    assert!(runs > 100, "only {runs} datagrams followed another in the same call");
 }

@@ -6,6 +6,9 @@
 //! peer fill up (staged, then sent with theirs), sealed datagrams, and control packets, which
 //! gather in runs of their own.
 //!
+//! Each datagram carries the time it was built (the core stamps it with the `now` it is asked
+//! at), not the round's start: the peer's queueing-delay estimate reads the stamps.
+//!
 //! A full kernel send buffer (`EWOULDBLOCK`) loses nothing: the datagrams the kernel refused,
 //! which the core has already counted as sent, are copied to the backlog (`MuxState::out`); no
 //! connection transmits again until the backlog has left, oldest first, and meanwhile the
@@ -21,6 +24,7 @@ use udt_proto::Instant;
 
 use super::state::{Deferred, Outbox};
 use super::Mux;
+use crate::clock;
 use crate::secure::seal::Sealer;
 use crate::sys;
 use crate::tx_batch::{Entry, Flush, Payload, TxBatch, GSO_MAX_SEGMENTS};
@@ -65,6 +69,7 @@ impl Mux {
         }
         batch.dest = Some(dest.clone());
         control.dest = Some(dest);
+        self.hooks.transmit_begins();
         loop {
             // Room for another header (or a whole control packet) in the header buffer.
             if batch.used + 2048 > outbuf.len()
@@ -72,6 +77,11 @@ impl Mux {
             {
                 return false;
             }
+            // Each datagram is stamped with the time it is built, not the round's start: the
+            // peer reads its queueing delay from the stamp (LEDBAT's one-way delay), and a
+            // stamp from before the datagrams built ahead of it in the run would add their
+            // building (and sealing) time, up to a GSO run's, to what looks like queue.
+            let now = self.hooks.building(|| clock::now_for(conn).max(now));
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
             if let Some(sealer) = sealer.as_deref_mut() {
                 // Sealed into the staging buffer, header, payload and all (a control run: the
