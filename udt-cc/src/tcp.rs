@@ -336,6 +336,7 @@ pub(crate) mod script {
                 measured_send_period: None,
                 stats: &self.stats,
                 ack: None,
+                peer_udt4: false,
                 rng: &mut self.rng,
             }
         }

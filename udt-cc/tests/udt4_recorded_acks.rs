@@ -54,6 +54,7 @@ fn ctx<'a>(
         measured_send_period: None,
         stats,
         ack: None,
+        peer_udt4: false,
         rng,
     }
 }

@@ -45,3 +45,12 @@ fn the_default_fills_a_path_to_a_udt4_receiver() {
     let to_ours = utilization("udt", false);
     assert!(to_ours >= 0.9, "default -> our receiver: {:.1}% of 1 Gb/s", to_ours * 100.0);
 }
+
+/// Copa, whose delay target needs the one-way queue a UDT4 receiver does not measure, hands
+/// the flow to the model controller once the peer left its policy offers unanswered: it fills
+/// the path to a UDT4 receiver as the default does.
+#[test]
+fn copa_fills_a_path_to_a_udt4_receiver() {
+    let to_udt4 = utilization("copa", true);
+    assert!(to_udt4 >= 0.9, "copa -> UDT4 receiver: {:.1}% of 1 Gb/s", to_udt4 * 100.0);
+}

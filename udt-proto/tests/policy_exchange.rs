@@ -1,6 +1,7 @@
 //! The policy exchange: a receiver reports what the *peer's* sender asked for, whatever
 //! controller the receiving end runs; a lost offer is repaired while its end sends data; ends
-//! that ask nothing beyond UDT4 put no offer on the wire; an offer is answered at most once.
+//! that ask nothing beyond UDT4 put no offer on the wire; an offer is answered at most once;
+//! the controller learns that a peer which left every offer unanswered is UDT4's.
 
 // Test code: helpers outside #[test] functions may panic on failure too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -155,4 +156,59 @@ fn a_receiver_standing_in_for_udt4_ignores_offers_as_udt4_does() {
         seen.borrow()
     );
     assert_eq!(seen.borrow().len(), usize::from(MAX_UNANSWERED_OFFERS), "{:?}", seen.borrow());
+}
+
+/// A paced controller that notes what every ACK's context said of the peer.
+#[derive(Debug, Default)]
+struct Noting(Arc<std::sync::Mutex<Vec<bool>>>);
+
+#[derive(Debug)]
+struct NotingCc(FixedRate, Arc<std::sync::Mutex<Vec<bool>>>);
+
+impl CongestionControl for NotingCc {
+    fn name(&self) -> &'static str {
+        "noting"
+    }
+    fn on_ack(&mut self, ctx: &mut udt_proto::cc::CcContext<'_>, ack: udt_proto::seq::SeqNo) {
+        self.1.lock().unwrap().push(ctx.peer_udt4);
+        self.0.on_ack(ctx, ack);
+    }
+    fn send_period(&self) -> Duration {
+        self.0.send_period()
+    }
+    fn congestion_window(&self) -> f64 {
+        self.0.congestion_window()
+    }
+}
+
+impl CcFactory for Noting {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(NotingCc(FixedRate::new(Duration::from_millis(1), 100_000.0), self.0.clone()))
+    }
+    fn policy(&self) -> Policy {
+        Policy::PROGRESS_REPORTS.with_queue_delay_reports(true)
+    }
+}
+
+#[test]
+fn the_controller_learns_the_peer_is_udt4_once_every_offer_went_unanswered() {
+    let noted = Noting::default();
+    let seen = noted.0.clone();
+    let client = Config { cc: Arc::new(noted), ..Config::default() };
+    let udt4 = Config { udt4_estimators: true, ..config(Policy::UDT4) };
+    run(client, udt4, 0);
+    let seen = seen.lock().unwrap();
+    let first = seen.iter().position(|&udt4| udt4).expect("never told the peer is UDT4");
+    assert!(first > 0, "told before any offer could be answered");
+    assert!(seen[first..].iter().all(|&udt4| udt4), "the verdict is final");
+}
+
+#[test]
+fn the_controller_of_a_peer_that_answered_is_never_told_it_is_udt4() {
+    let noted = Noting::default();
+    let seen = noted.0.clone();
+    let client = Config { cc: Arc::new(noted), ..Config::default() };
+    run(client, config(Policy::UDT4), 0);
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty() && seen.iter().all(|&udt4| !udt4), "{seen:?}");
 }

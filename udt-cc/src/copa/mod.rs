@@ -5,12 +5,16 @@
 //!
 //! Signals. The queueing delay `d_q` is the receiver's one-way measure, the smallest queueing
 //! delay of an ACK period (`Policy::queue_delay_reports`, which this controller declares: Copa's
-//! standing RTT less its minimum, with no clock on the path that ACK delays blur), or, from a
-//! UDT4 receiver, its smoothed RTT less the minimum over [`MIN_RTT_WINDOW`]; either less its
-//! floor, the smallest such sample over the same window but the first report, which reads zero
+//! standing RTT less its minimum, with no clock on the path that ACK delays blur), less its
+//! floor, the smallest such sample over [`FLOOR_WINDOW`] but the first report, which reads zero
 //! by construction (a real receiver's never reaches zero: its scheduling and the path's jitter
 //! add some 0.1 ms to every packet, which is no queue, and would hold a flow to 2 packets per
-//! 0.1 ms, 240 Mb/s). The *round* `R` is
+//! 0.1 ms, 240 Mb/s). A UDT4 receiver measures no queue, and its RTT reports are a 1/8 moving
+//! average that lags a queue by rounds, too late for a delay target: once the peer has left
+//! every policy offer unanswered (`CcContext::peer_udt4`), the default's model controller
+//! ([`ModelCc`]), which needs no queue reports to fill a path, takes over for the rest of the
+//! connection. Until a queue report or that verdict arrives, the rate stays at the initial
+//! window per round. The *round* `R` is
 //! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
 //! than that the flow moves once per two reports (Copa's dynamics on an RTT of `R`).
 //!
@@ -58,7 +62,8 @@
 //! cumulatively, so a loss list would otherwise stall a lossy path).
 //!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
-//! least [`MIN_WINDOW`]; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
+//! least [`MIN_WINDOW`]; once the model controller took over, every callback is its, and it
+//! never hands back; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
 //! the competitive mode, never growing past the default's; nothing reads a clock or a
 //! global RNG; mode changes emit a `tracing` debug event on target `udt::cc`.
 
@@ -66,7 +71,7 @@ mod mode;
 
 use std::time::Duration;
 
-use crate::model::MinFilter;
+use crate::model::{MinFilter, ModelCc, ModelConfig};
 use crate::send_times::SendTimes;
 use crate::{CcContext, CcFactory, CongestionControl, Policy};
 use mode::ModeDetector;
@@ -93,8 +98,8 @@ pub const SHED_GAIN: f64 = 0.25;
 /// halvings): `n` flows' default shares, `n/δ` packets, overflow a buffer smaller than that;
 /// at a sixteenth, `n` flows fit in `n/8` packets.
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
-/// How long the minimum RTT is kept, for a UDT4 receiver's reports (paper: 10 s).
-pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+/// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
+pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
 /// UDT sends every 16th packet right after the one before (the packet pair), so 16 packets
 /// take 15 periods.
 const PAIR_FACTOR: f64 = 16.0 / 15.0;
@@ -153,7 +158,6 @@ pub struct Copa {
     /// The last standing queueing delay, seconds.
     queue: Option<f64>,
     queue_reports: bool,
-    min_rtt: MinFilter,
     /// The smallest standing queue reported lately (the measure's floor).
     floor: MinFilter,
     /// A queue report has arrived (the first is no floor sample).
@@ -162,6 +166,8 @@ pub struct Copa {
     sent_at: SendTimes,
     period: Duration,
     window: f64,
+    /// The model controller, once the receiver turned out to be UDT4's.
+    fallback: Option<Box<ModelCc>>,
 }
 
 impl Copa {
@@ -186,7 +192,7 @@ impl Copa {
             mode: ModeDetector::default(),
             queue: None,
             queue_reports: false,
-            min_rtt: MinFilter::default(),
+            fallback: None,
             floor: MinFilter::default(),
             reported: false,
             last_ack: SeqNo::new(0),
@@ -194,6 +200,11 @@ impl Copa {
             period: Duration::from_secs(1),
             window: MIN_WINDOW,
         }
+    }
+
+    /// Whether the model controller took over (the receiver is UDT4's).
+    pub fn fell_back(&self) -> bool {
+        self.fallback.is_some()
     }
 
     /// Whether the competitive mode is on.
@@ -225,25 +236,13 @@ impl Copa {
         ctx.rtt.max(ctx.syn_interval * 2)
     }
 
-    /// The ACK's queue report: the receiver's one-way standing queue and peak, or its RTT less
-    /// the minimum.
+    /// The ACK's queue report: the receiver's one-way standing queue and peak.
     fn handle_queue_report(&mut self, ctx: &CcContext<'_>, round: Duration) {
         let Some(report) = ctx.ack else { return };
         self.queue_reports |= report.queue.is_some();
-        let sample = match report.queue {
-            Some(q) => Some((q.min.as_secs_f64(), q.max.as_secs_f64())),
-            None if !self.queue_reports && !report.rtt.is_zero() => {
-                self.min_rtt.update(ctx.now, report.rtt);
-                if self.min_rtt.expired(ctx.now, MIN_RTT_WINDOW) && !self.mode.competitive() {
-                    self.min_rtt.reset_to(ctx.now, report.rtt);
-                }
-                let q = self.min_rtt.get().map_or(0.0, |min| report.rtt.saturating_sub(min).as_secs_f64());
-                Some((q, q))
-            }
-            None => None,
-        };
+        let sample = report.queue.map(|q| (q.min.as_secs_f64(), q.max.as_secs_f64()));
         let Some((standing, peak)) = sample else { return };
-        // Less the floor: the smallest standing queue of the last MIN_RTT_WINDOW (Copa's
+        // Less the floor: the smallest standing queue of the last FLOOR_WINDOW (Copa's
         // RTTmin window). A real receiver's measure never reaches zero (its scheduling and the
         // path's jitter add 0.1 ms or so to every packet), and that floor is no queue: a flow
         // whose target it set would stop below the link at 2 packets per 0.1 ms.
@@ -254,7 +253,7 @@ impl Copa {
         // (0.22-0.26 ms on the emulator, once the flow is paced), and a floor of zero would
         // leave that lift as a queue that never empties, a competitor's, for the whole window.
         if std::mem::replace(&mut self.reported, true) {
-            if self.floor.expired(ctx.now, MIN_RTT_WINDOW) && !self.mode.competitive() {
+            if self.floor.expired(ctx.now, FLOOR_WINDOW) && !self.mode.competitive() {
                 self.floor.reset_to(ctx.now, Duration::from_secs_f64(standing));
             }
             self.floor.update(ctx.now, Duration::from_secs_f64(standing));
@@ -393,6 +392,15 @@ impl CongestionControl for Copa {
     }
 
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        if self.fallback.is_none() && ctx.peer_udt4 && !self.queue_reports {
+            let mut model = ModelCc::new(ModelConfig::default());
+            model.init(ctx);
+            tracing::debug!(target: "udt::cc", "copa: the receiver reports no queue (UDT4); the model controller takes over");
+            self.fallback = Some(Box::new(model));
+        }
+        if let Some(model) = &mut self.fallback {
+            return model.on_ack(ctx, ack);
+        }
         let round = Self::round(ctx);
         self.handle_queue_report(ctx, round);
         if let Some(rate) = ctx.ack.map(|a| f64::from(a.recv_rate)).filter(|&r| r > 0.0) {
@@ -411,13 +419,19 @@ impl CongestionControl for Copa {
         self.update_outputs(ctx);
     }
 
-    fn on_loss(&mut self, ctx: &mut CcContext<'_>, _lost: &[(SeqNo, SeqNo)]) {
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, lost: &[(SeqNo, SeqNo)]) {
+        if let Some(model) = &mut self.fallback {
+            return model.on_loss(ctx, lost);
+        }
         // With the queue nearly empty the link lost it: repaired, not answered.
         self.round_congested |= !self.mode.nearly_empty();
         self.update_outputs(ctx);
     }
 
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        if let Some(model) = &mut self.fallback {
+            return model.on_timeout(ctx);
+        }
         // Nothing came back for a timeout: whatever the queue said, the path is not delivering.
         self.rate = (self.rate / 2.0).max(MIN_WINDOW / Self::round(ctx).as_secs_f64());
         self.velocity = 1.0;
@@ -427,15 +441,18 @@ impl CongestionControl for Copa {
     }
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
+        if let Some(model) = &mut self.fallback {
+            return model.on_packet_sent(ctx, seq, retransmission);
+        }
         self.sent_at.handle_sent(ctx.now, seq, retransmission);
     }
 
     fn send_period(&self) -> Duration {
-        self.period
+        self.fallback.as_ref().map_or(self.period, |model| model.send_period())
     }
 
     fn congestion_window(&self) -> f64 {
-        self.window
+        self.fallback.as_ref().map_or(self.window, |model| model.congestion_window())
     }
 }
 

@@ -333,6 +333,55 @@ fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_ai
     assert_eq!(d.cc.inverse_delta(), 2.0);
 }
 
+/// A receiver that reports no queue (UDT4's) leaves the rate at the first round's until the
+/// peer has left every policy offer unanswered; then the model controller takes the flow, and
+/// its Startup raises the rate from what the ACKs deliver.
+#[test]
+fn a_udt4_receiver_hands_the_flow_to_the_model_controller() {
+    let mut d = Driver::new();
+    let first = d.cc.send_period();
+    let no_queue_ack = |d: &mut Driver, udt4: bool| {
+        d.sc.now += ms(10);
+        let sent = (1e-2 / d.cc.send_period().as_secs_f64()).ceil() as u32;
+        for _ in 0..sent {
+            d.sc.sent += 1;
+            let seq = SeqNo::new(d.sc.sent);
+            d.cc.on_packet_sent(&mut d.sc.ctx(), seq, false);
+        }
+        let ack = SeqNo::new(d.sc.sent.saturating_sub(10 * sent));
+        let mut ctx = d.sc.ctx();
+        ctx.last_ack = ack;
+        ctx.peer_udt4 = udt4;
+        ctx.ack = Some(AckReport { rtt: ms(100), recv_rate: 1, capacity: 0, queue: None });
+        d.cc.on_ack(&mut ctx, ack);
+    };
+    for _ in 0..40 {
+        no_queue_ack(&mut d, false);
+    }
+    assert!(!d.cc.fell_back());
+    assert_eq!(d.cc.send_period(), first, "the rate moved without a queue report");
+    for _ in 0..200 {
+        no_queue_ack(&mut d, true);
+    }
+    assert!(d.cc.fell_back());
+    assert!(
+        d.cc.send_period() < first / 4,
+        "the model controller did not raise the rate: period {:?}, first {first:?}",
+        d.cc.send_period()
+    );
+}
+
+/// A receiver that reported its queue is ours, whatever the offers' fate: Copa keeps the flow.
+#[test]
+fn a_receiver_that_reported_its_queue_keeps_copa() {
+    let mut d = Driver::new();
+    d.run(ms(500));
+    let mut ctx = d.sc.ctx();
+    ctx.peer_udt4 = true;
+    d.cc.on_ack(&mut ctx, SeqNo::new(0));
+    assert!(!d.cc.fell_back());
+}
+
 #[test]
 fn a_timeout_halves_the_rate() {
     let mut d = Driver::new();

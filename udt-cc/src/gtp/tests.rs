@@ -32,6 +32,7 @@ fn with_ctx<R>(now: Instant, rcv_loss: u64, f: impl FnOnce(&mut CcContext<'_>) -
         measured_send_period: None,
         stats: &stats,
         ack: None,
+        peer_udt4: false,
         rng: &mut rng,
     };
     f(&mut ctx)

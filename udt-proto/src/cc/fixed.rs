@@ -142,6 +142,7 @@ mod tests {
             measured_send_period: None,
             stats: &stats,
             ack: None,
+            peer_udt4: false,
             rng: &mut rng,
         };
         cc.init(&mut ctx);

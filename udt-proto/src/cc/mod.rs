@@ -65,6 +65,11 @@ pub struct CcContext<'a> {
     /// In [`CongestionControl::on_ack`] only: the raw values the full ACK carried, before the
     /// connection smoothed them into `rtt`, `recv_rate` and `bandwidth`.
     pub ack: Option<AckReport>,
+    /// The peer answered none of this end's policy offers ([`Policy`]; all
+    /// `MAX_UNANSWERED_OFFERS` were sent, each an answer time after the one before): a UDT4
+    /// peer, whose receiver reports only what UDT4's does (no queueing delay). False while the
+    /// exchange may still succeed, and when this end asked nothing beyond UDT4.
+    pub peer_udt4: bool,
     /// Randomness injected by the driver (seeded in tests and in the simulator).
     pub rng: &'a mut dyn RngCore,
 }

@@ -54,6 +54,7 @@ impl Env {
             measured_send_period: self.measured,
             stats: &self.stats,
             ack: None,
+            peer_udt4: false,
             rng: &mut self.rng,
         }
     }

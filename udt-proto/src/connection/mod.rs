@@ -889,6 +889,7 @@ impl Connection {
             measured_send_period: measured,
             stats: &self.stats,
             ack: self.ack_report.take(),
+            peer_udt4: self.exchange.gave_up(),
             rng: &mut *self.rng,
         };
         f(&mut *self.cc, &mut ctx)

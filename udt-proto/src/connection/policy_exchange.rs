@@ -8,9 +8,10 @@
 //! (the time an answer takes) and at most
 //! [`MAX_UNANSWERED_OFFERS`] times in all: a lost offer is repaired while its end sends data,
 //! and a UDT4 peer (which hands the packets to its congestion control, whose default ignores
-//! them) costs a few. An offer with `heard` unset is answered with ours, `heard` set, which is
-//! never answered: no exchange loops, and the answer stops the other end's repeats. Until the
-//! peer's offer arrives, this end's receiver behaves as UDT4's.
+//! them) costs a few; once the last is sent with none answered, the controller is told the
+//! peer is UDT4's (`CcContext::peer_udt4`). An offer with `heard` unset is answered with ours,
+//! `heard` set, which is never answered: no exchange loops, and the answer stops the other end's
+//! repeats. Until the peer's offer arrives, this end's receiver behaves as UDT4's.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -37,6 +38,12 @@ pub(super) struct Exchange {
 }
 
 impl Exchange {
+    /// Every offer this end makes unprompted was sent (each an answer time after the one
+    /// before) and none was answered: the peer is UDT4's.
+    pub fn gave_up(&self) -> bool {
+        !self.heard_peer && self.unanswered_sent >= MAX_UNANSWERED_OFFERS
+    }
+
     /// This end sent an ACK2 at `now`: offer again while no offer was heard and an answer to
     /// the last one has had `answer_time` to come.
     pub fn repeat_offer(
