@@ -61,6 +61,9 @@ impl ModelCc {
             // Probes go on from the bound: the estimate may be a rate from before the
             // competitor came, which the path may no longer have.
             self.epoch = None;
+            // The room the competitor left is capacity that came, not the flow's own release:
+            // probes that find it regrow by their gain ([`Self::regrowing`]).
+            self.last_rate_max = None;
             self.bw_cap = if bound >= self.bw.get() { f64::INFINITY } else { bound };
             tracing::debug!(target: "udt::cc", bound, "udt model: competitor gone");
         } else {

@@ -42,7 +42,8 @@
 //!   (`probe_up_gain`, one round) -> Down (`probe_down_gain`, until the model says the probe's
 //!   queue is gone, `(probe_up_gain - 1) / (1 - probe_down_gain)` times the probe's length, or
 //!   from one round on when the reports show it; at most `drain_max_rounds`) -> Cruise, or Up
-//!   again when the link delivered the whole probe with no queue.
+//!   again when the link delivered the whole probe with no queue (not while the bound is below
+//!   the rate the last decrease answered: that room is what the decrease released).
 //!   Congestion during Up or Down, or within two rounds after the probe, was caused by the
 //!   probe: the probe ends and the bound becomes the rate delivered (at least `loss_beta` of the
 //!   estimate). Congestion while cruising means another flow took more or the bottleneck
@@ -228,7 +229,8 @@ pub struct ModelCc {
     /// The competitive mode's congestion epoch, while a competitor fills the queue
     /// ([`compete`]).
     epoch: Option<compete::Epoch>,
-    /// The last epoch's rate before its decrease (CUBIC's fast convergence).
+    /// The rate the last decrease answered: CUBIC's fast convergence, and the bound regrows
+    /// additively below it ([`ModelCc::regrowing`]); forgotten when a competitor leaves.
     last_rate_max: Option<f64>,
     /// When a queue last stood while competing.
     queue_stood_at: Instant,
@@ -521,12 +523,14 @@ impl ModelCc {
     /// Where ProbeBW goes when Down ends: a probe the link delivered whole (its rate rose by at
     /// least half the probe's gain, with no congestion and no queue) found room, and the next
     /// probe follows at once, so the rate grows by the probe's gain every probe instead of
-    /// every cycle (a bottleneck that sped up, a competitor that left); else Cruise.
+    /// every cycle (a bottleneck that sped up, a competitor that left); else Cruise. Not while
+    /// regrowing after a decrease ([`Self::regrowing`]).
     fn after_probe(&self) -> Phase {
         let grown = 1.0 + (self.config.probe_up_gain - 1.0) / 2.0;
         let room = self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
         if !self.probe_congested
             && !self.competing()
+            && !self.regrowing()
             && room
             && self.probe_base > 0.0
             && self.probe_delivered >= grown * self.probe_base
@@ -542,7 +546,8 @@ impl ModelCc {
     /// this is AIMD, which converges to equal shares (Chiu and Jain), and with cycles of equal
     /// length in time it is RTT-fair (the thesis' DAIMD makes its increase a function of the
     /// link, not of the flow). A probe that built no queue found the link with room for its
-    /// gain: the bound rises to the probe's rate (no competitor holds the queue to share).
+    /// gain: the bound rises to the probe's rate (no competitor holds the queue to share),
+    /// unless the room is what the last decrease released ([`Self::regrowing`]).
     fn raise_bound_after_probe(&mut self, ctx: &CcContext<'_>) {
         if self.probe_congested {
             return;
@@ -551,12 +556,21 @@ impl ModelCc {
         // Beside a competitor that backed off, a probe finds room too, but the room is the
         // competitor's to regrow into: only the additive step.
         let room = !self.competing()
+            && !self.regrowing()
             && self.queue_floor().is_some_and(|floor| self.cycle_queue <= floor.as_secs_f64());
         self.bw_cap = if room { additive.max(self.bw_cap * self.config.probe_up_gain) } else { additive };
         // Beside a competitor the bound stays: the epoch's curve sets it.
         if self.bw_cap >= self.bw.get() && !self.competing() {
             self.bw_cap = f64::INFINITY;
         }
+    }
+
+    /// The loss bound is below the rate the last decrease answered: the room a probe finds
+    /// is the room the decrease released (every flow that met the overflow released some),
+    /// not capacity that came; it is regained by the additive step alone, the same for every
+    /// flow (AIMD, which converges), not by the probe's gain, which keeps the flows' ratios.
+    pub(super) fn regrowing(&self) -> bool {
+        self.last_rate_max.is_some_and(|max| self.bw_cap < max)
     }
 
     /// The queue is gone: the standing queue is at most the floor ([`Self::queue_floor`]) in

@@ -415,6 +415,47 @@ fn sustained_overflow_while_cruising_decreases_the_rate() {
     assert!(lowest <= bw * ModelConfig::default().loss_beta + 1e-9, "{lowest} of {bw}");
 }
 
+/// After a decrease, the room a probe finds is what the decrease released: the bound regains
+/// it by the additive step per probe, not by the probe's gain (which would keep the ratios of
+/// flows that decreased together), and the probe's gain applies again once the bound is back
+/// at the rate the decrease answered.
+#[test]
+fn after_a_decrease_the_bound_regrows_additively_to_the_rate_it_answered() {
+    let mut d = Driver::settled_with_queue_reports();
+    let before = d.cc.bandwidth();
+    d.queue = Some(ms(25));
+    while d.cc.bandwidth() > before * 0.9 {
+        d.ack_paced(ms(10), ms(125), 10_000);
+        d.lose(20);
+    }
+    let cut = d.cc.bandwidth();
+    assert!(cut <= before * ModelConfig::default().loss_beta * 1.01, "{cut} of {before}");
+    // The queue empties; the link would carry 25% more than the flow had.
+    d.queue = Some(Duration::ZERO);
+    // The step is a sixteenth of the link's capacity as the flow knows it: at most the link.
+    let step = ModelConfig::default().cap_increase * 12_500.0;
+    let gain = ModelConfig::default().probe_up_gain;
+    let mut probes = 0;
+    let mut last = cut;
+    for _ in 0..3000 {
+        let was_down = d.cc.state() == State::ProbeBw(Phase::Down);
+        d.ack_paced(ms(10), ms(100), 12_500);
+        let now = d.cc.bandwidth();
+        if was_down && d.cc.state() != State::ProbeBw(Phase::Down) {
+            probes += 1;
+            if last < before * 0.99 {
+                assert!(now <= last + step * 1.01, "probe {probes}: {last} -> {now}, step {step}");
+            }
+            last = now;
+        }
+        if last >= before * gain {
+            break;
+        }
+    }
+    assert!(probes >= 3, "{probes} probes regained {cut} -> {last}");
+    assert!(last >= before * gain, "the probe's gain never applied again: {last} of {before}");
+}
+
 /// Losses with an empty queue are the link's: 10% of what is sent, reported by a receiver that
 /// measures no queue, change nothing for 100 round trips (isolated loss changes nothing).
 #[test]
