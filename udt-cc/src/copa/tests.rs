@@ -141,12 +141,16 @@ fn slow_start_doubles_per_round_on_an_empty_queue_and_ends_at_the_target() {
     let growth = d.cc.rate() / start;
     assert!((10.0..=20.0).contains(&growth), "grew {growth:.1}x in five rounds");
     // A queue of 2 ms: the target is 1/δ = 2 packets per 2 ms, 1000 packets/s, below the rate.
+    // The standing queue is the mean of half a round's reports: once they all read 2 ms,
+    // slow start has ended, the rate having grown by at most half a round's doubling.
     let rate = d.cc.rate();
     assert!(rate > 1000.0, "{rate}");
     d.queue = (ms(2), ms(2));
-    d.ack(rate as u32);
+    for _ in 0..5 {
+        d.ack(d.cc.rate() as u32);
+    }
     assert!(!d.cc.in_slow_start());
-    assert!(d.cc.rate() <= rate);
+    assert!(d.cc.rate() <= rate * 2f64.sqrt(), "{rate} -> {}", d.cc.rate());
 }
 
 #[test]
@@ -195,6 +199,28 @@ fn below_the_target_the_rate_grows_and_the_velocity_doubles_after_three_rounds()
     assert_eq!(d.cc.velocity(), 32.0);
     assert!(d.cc.rate() > before + 300.0, "{before} -> {}", d.cc.rate());
     assert!(d.cc.rate() < 2000.0);
+}
+
+#[test]
+fn the_standing_queue_is_the_mean_of_the_last_half_round() {
+    // Shorter flows cycle the queue between empty and 4 ms every ACK period, ten times a round
+    // of this 100 ms flow. Its standing queue is their mean, 2 ms: target 1000 packets/s,
+    // where each report alone would say "no queue" (no target) or "4 ms" (500) in turn.
+    let mut d = Driver::new();
+    d.run(ms(300));
+    d.queue = (ms(50), ms(50));
+    d.ack(d.cc.rate() as u32);
+    assert!(!d.cc.in_slow_start());
+    let mut rates = Vec::new();
+    for k in 0..3000u64 {
+        d.queue = if k % 2 == 0 { (ms(0), ms(4)) } else { (ms(4), ms(4)) };
+        d.ack(d.cc.rate() as u32);
+        if k >= 2000 {
+            rates.push(d.cc.rate());
+        }
+    }
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    assert!((800.0..1250.0).contains(&mean), "mean rate {mean:.0} packets/s, target 1000");
 }
 
 #[test]
