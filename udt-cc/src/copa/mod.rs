@@ -9,9 +9,9 @@
 //! floor, the smallest such sample over [`FLOOR_WINDOW`] but the first report, which reads zero
 //! by construction (a real receiver's never reaches zero: its scheduling and the path's jitter
 //! add some 0.1 ms to every packet, which is no queue, and would hold a flow to 2 packets per
-//! 0.1 ms, 240 Mb/s), and averaged over the reports of the last half round (Copa's standing
-//! RTT spans half a round; a mean, where Copa takes the least, because the flows that share a
-//! queue see the same mean whatever their RTTs). A UDT4 receiver measures no queue, and its RTT reports are a 1/8 moving
+//! 0.1 ms, 240 Mb/s), and averaged over the reports that cover the last half round (Copa's
+//! standing RTT spans half a round; a mean, where Copa takes the least, because the flows that
+//! share a queue see the same mean whatever their RTTs). A UDT4 receiver measures no queue, and its RTT reports are a 1/8 moving
 //! average that lags a queue by rounds, too late for a delay target: once the peer has left
 //! every policy offer unanswered (`CcContext::peer_udt4`), the default's model controller
 //! ([`ModelCc`]), which needs no queue reports to fill a path, takes over for the rest of the
@@ -158,10 +158,11 @@ pub struct Copa {
     /// `1/δ` now: packets the flow keeps queued (AIMD on congestive losses).
     inv_delta: f64,
     mode: ModeDetector,
-    /// The standing queueing delay, seconds: the mean of the standing queues reported over the
-    /// last half round.
+    /// The standing queueing delay, seconds: the mean of the standing queues of the reports
+    /// that cover the last half round.
     queue: Option<f64>,
-    /// The reports of the last half round: when each came, and the standing queue it reported.
+    /// The reports that cover the last half round: when each came, and the standing queue it
+    /// reported.
     standing: VecDeque<(Instant, f64)>,
     queue_reports: bool,
     /// The smallest standing queue reported lately (the measure's floor).
@@ -268,11 +269,13 @@ impl Copa {
         let floor = self.floor.get().map_or(0.0, |f| f.as_secs_f64());
         let (standing, peak) = ((standing - floor).max(0.0), (peak - floor).max(0.0));
         // Copa's standing RTT spans half a round (paper §2.1). Here it is the mean of the
-        // reports of the last half round rather than their least: the flows that share a queue
-        // see the same mean whatever their RTTs, where the least over a long round is the
-        // trough of the short flows' cycles, which would leave a long flow's target above
-        // theirs (and one report alone, on a round of many, is a random phase of them).
-        let horizon = round / 2;
+        // reports that cover the last half round (each covers the ACK period before it: the
+        // last alone where half a round is one period) rather than their least: the flows that
+        // share a queue see the same mean whatever their RTTs, where the least over a long
+        // round is the trough of the short flows' cycles, which would leave a long flow's
+        // target above theirs (and one report alone, on a round of many, is a random phase of
+        // them).
+        let horizon = (round / 2).saturating_sub(ctx.syn_interval);
         while self.standing.front().is_some_and(|&(t, _)| ctx.now.saturating_since(t) > horizon) {
             self.standing.pop_front();
         }

@@ -202,7 +202,7 @@ fn below_the_target_the_rate_grows_and_the_velocity_doubles_after_three_rounds()
 }
 
 #[test]
-fn the_standing_queue_is_the_mean_of_the_last_half_round() {
+fn the_standing_queue_is_the_mean_of_the_reports_covering_the_last_half_round() {
     // Shorter flows cycle the queue between empty and 4 ms every ACK period, ten times a round
     // of this 100 ms flow. Its standing queue is their mean, 2 ms: target 1000 packets/s,
     // where each report alone would say "no queue" (no target) or "4 ms" (500) in turn.
@@ -221,6 +221,21 @@ fn the_standing_queue_is_the_mean_of_the_last_half_round() {
     }
     let mean = rates.iter().sum::<f64>() / rates.len() as f64;
     assert!((800.0..1250.0).contains(&mean), "mean rate {mean:.0} packets/s, target 1000");
+}
+
+#[test]
+fn where_half_a_round_is_one_ack_period_the_last_report_alone_is_the_standing_queue() {
+    // A 10 ms path: the round is two ACK periods, and the report that came last covers the
+    // whole of its second half. One that read a queue after one that read none is the queue.
+    let mut d = Driver::new();
+    d.sc.rtt = ms(10);
+    d.run(ms(300));
+    d.queue = (ms(2), ms(2));
+    d.ack(d.cc.rate() as u32);
+    d.queue = (ms(4), ms(4));
+    d.ack(d.cc.rate() as u32);
+    assert!(!d.cc.in_slow_start());
+    assert_eq!(d.cc.queue, Some(0.004));
 }
 
 #[test]
