@@ -11,12 +11,12 @@
 //! add some 0.1 ms to every packet, which is no queue, and would hold a flow to 2 packets per
 //! 0.1 ms, 240 Mb/s), and averaged over the reports that cover the last half round (Copa's
 //! standing RTT spans half a round; a mean, where Copa takes the least, because the flows that
-//! share a queue see the same mean whatever their RTTs). A UDT4 receiver measures no queue, and its RTT reports are a 1/8 moving
-//! average that lags a queue by rounds, too late for a delay target: once the peer has left
-//! every policy offer unanswered (`CcContext::peer_udt4`), the default's model controller
-//! ([`ModelCc`]), which needs no queue reports to fill a path, takes over for the rest of the
-//! connection. Until a queue report or that verdict arrives, the rate stays at the initial
-//! window per round. The *round* `R` is
+//! share a queue see the same mean whatever their RTTs). A UDT4 receiver measures no queue,
+//! and its RTT reports are a 1/8 moving average that lags a queue by rounds, too late for a
+//! delay target: once the peer has left every policy offer unanswered
+//! (`CcContext::peer_udt4`), the default's model controller ([`ModelCc`]), which needs no queue
+//! reports to fill a path, takes over for the rest of the connection. Until a queue report or
+//! that verdict arrives, the rate stays at the initial window per round. The *round* `R` is
 //! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
 //! than that the flow moves once per two reports (Copa's dynamics on an RTT of `R`).
 //!
@@ -268,13 +268,11 @@ impl Copa {
         }
         let floor = self.floor.get().map_or(0.0, |f| f.as_secs_f64());
         let (standing, peak) = ((standing - floor).max(0.0), (peak - floor).max(0.0));
-        // Copa's standing RTT spans half a round (paper §2.1). Here it is the mean of the
-        // reports that cover the last half round (each covers the ACK period before it: the
-        // last alone where half a round is one period) rather than their least: the flows that
-        // share a queue see the same mean whatever their RTTs, where the least over a long
-        // round is the trough of the short flows' cycles, which would leave a long flow's
-        // target above theirs (and one report alone, on a round of many, is a random phase of
-        // them).
+        // Copa's standing RTT spans half a round (paper §2.1): here the mean of the reports
+        // that cover it (each covers the ACK period before it, so the last alone where half a
+        // round is one period). Flows of every RTT on one queue share the mean; the least
+        // over a long round is the trough of the short flows' cycles, and one report alone a
+        // random phase of them.
         let horizon = (round / 2).saturating_sub(ctx.syn_interval);
         while self.standing.front().is_some_and(|&(t, _)| ctx.now.saturating_since(t) > horizon) {
             self.standing.pop_front();

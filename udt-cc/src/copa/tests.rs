@@ -68,6 +68,14 @@ impl Driver {
         }
     }
 
+    /// Past slow start: three rounds on an empty queue, then a report of a 50 ms queue.
+    fn past_slow_start(&mut self) {
+        self.run(ms(300));
+        self.queue = (ms(50), ms(50));
+        self.ack(self.cc.rate() as u32);
+        assert!(!self.cc.in_slow_start());
+    }
+
     /// A NAK of one packet.
     fn lose(&mut self) {
         let seq = SeqNo::new(self.sc.sent);
@@ -186,10 +194,7 @@ fn a_first_report_of_zero_sets_no_floor() {
 #[test]
 fn below_the_target_the_rate_grows_and_the_velocity_doubles_after_three_rounds() {
     let mut d = Driver::new();
-    d.run(ms(300));
-    d.queue = (ms(50), ms(50));
-    d.ack(d.cc.rate() as u32);
-    assert!(!d.cc.in_slow_start());
+    d.past_slow_start();
     // The target with a standing queue of 1 ms is 2000 packets/s, three times the rate: it
     // grows, by 2 packets per round for three rounds, then twice as fast every round.
     d.queue = (ms(1), ms(20));
@@ -207,10 +212,7 @@ fn the_standing_queue_is_the_mean_of_the_reports_covering_the_last_half_round() 
     // of this 100 ms flow. Its standing queue is their mean, 2 ms: target 1000 packets/s,
     // where each report alone would say "no queue" (no target) or "4 ms" (500) in turn.
     let mut d = Driver::new();
-    d.run(ms(300));
-    d.queue = (ms(50), ms(50));
-    d.ack(d.cc.rate() as u32);
-    assert!(!d.cc.in_slow_start());
+    d.past_slow_start();
     let mut rates = Vec::new();
     for k in 0..3000u64 {
         d.queue = if k % 2 == 0 { (ms(0), ms(4)) } else { (ms(4), ms(4)) };
@@ -261,9 +263,7 @@ fn above_the_target_the_rate_falls_and_never_exceeds_what_was_delivered() {
 #[test]
 fn a_velocity_built_going_up_never_carries_the_rate_down() {
     let mut d = Driver::new();
-    d.run(ms(300));
-    d.queue = (ms(50), ms(50));
-    d.ack(d.cc.rate() as u32);
+    d.past_slow_start();
     // Far below the target (1 us of queue): the velocity grows over eight rounds.
     d.queue = (Duration::from_micros(1), ms(20));
     d.run(ms(800));
@@ -280,9 +280,7 @@ fn a_velocity_built_going_up_never_carries_the_rate_down() {
 #[test]
 fn below_the_target_the_rate_runs_at_most_a_quarter_ahead_of_what_was_delivered() {
     let mut d = Driver::new();
-    d.run(ms(300));
-    d.queue = (ms(50), ms(50));
-    d.ack(d.cc.rate() as u32);
+    d.past_slow_start();
     // An empty queue (the target is unbounded) but the receiver gets only 1000 packets/s.
     d.queue = (Duration::ZERO, ms(20));
     for _ in 0..200 {
