@@ -596,13 +596,17 @@ inline void send_all(UDTSOCKET u, const uint8_t* p, size_t n) {
 
 // One UDT::recv. Returns bytes read (> 0), or 0 when the connection is gone
 // (UDT4 has no orderly EOF: after the peer closes, recv drains the buffer and
-// then fails with ECONNLOST 2001, or ENOCONN 2002). Other errors exit.
+// then fails with ECONNLOST 2001, or ENOCONN 2002). Once the buffer is drained,
+// UDT4's garbage collector (once a second) may reclaim the broken socket before
+// the next recv, which then fails with EINVSOCK 5004: the same end of stream, as
+// `u` was a valid connected socket (callers check the bytes they got). Other
+// errors exit.
 inline int recv_some(UDTSOCKET u, uint8_t* buf, int len) {
     Watchdog::kick("UDT::recv");
     int r = UDT::recv(u, reinterpret_cast<char*>(buf), len, 0);
     if (r == UDT::ERROR) {
         int code = last_udt_code();
-        if (code == UDT_ECONNLOST || code == UDT_ENOCONN) return 0;
+        if (code == UDT_ECONNLOST || code == UDT_ENOCONN || code == UDT_EINVSOCK) return 0;
         udt_fail("UDT::recv");
     }
     if (r == 0) die("UDT::recv returned 0 bytes");
