@@ -20,25 +20,31 @@
 //! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
 //! than that the flow moves once per two reports (Copa's dynamics on an RTT of `R`).
 //!
-//! Control (paper §2-3). The state is the rate `λ` (packets/s) and its window over a round
-//! `W = λ R`. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck.
-//! In slow start each full ACK adds the packets it acknowledged to `W` (doubling per round)
-//! until `λ > λ_t` once; afterwards `W` moves `v / δ` packets per round toward the target, in
-//! proportion to the time since the last ACK rather than per packet acknowledged as in the
-//! paper (a paced flow's cumulative ACK stalls behind holes, and when it sends more than the
-//! path takes: the moments it must move most). Above the target, the rate is also held to the
-//! largest arrival rate the receiver reported over the last two rounds: sending more than the
-//! path delivered only lengthens the queue (Copa's window bounds this; UDT paces). The
-//! velocity `v` doubles each round once the rate has moved the same way for
-//! [`VELOCITY_ROUNDS`] rounds and returns to 1 when the direction changes, so a flow far from
-//! its target gets there in a logarithmic number of rounds; a step against the direction the
-//! velocity was built in starts again at 1. Below the target the rate stays within
-//! [`PROBE_GAIN`] of the largest arrival rate reported over two rounds (reports lag a round:
-//! a doubling velocity would otherwise carry the rate far past the link). Above it, a round
-//! sheds at least [`SHED_GAIN`] of the packets the flow keeps queued beyond its `1/δ` (FAST
-//! TCP's update): Copa's equal steps move every flow alike and keep the differences between
-//! them, while this step takes more from the flow that queues more. Flows of any RTT see the
-//! same `d_q` and so share one target: equal rates, `n/δ` packets queued for `n` flows.
+//! Control (paper §2-3). The state is the window `W` (packets per round trip); the rate is `λ = W /
+//! (R_0 + d_q)`, `R_0` the smallest smoothed RTT of [`FLOOR_WINDOW`] (or two ACK periods if
+//! longer): as under a window's ACK clock, a queue the flow builds slows it at once and settles at
+//! what `W` holds beyond the pipe, where a rate alone would keep filling it for as long as it stays
+//! above the link. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck.
+//! In slow start each full ACK adds the packets it acknowledged to `W` (doubling per round) until
+//! `λ > λ_t` once; afterwards `W` moves `v / δ` packets per round toward the target, in proportion
+//! to the time since the last ACK rather than per packet acknowledged as in the paper (a paced
+//! flow's cumulative ACK stalls behind holes, and when it sends more than the path takes: the
+//! moments it must move most). Above the target, the rate is also held to the largest arrival rate
+//! the receiver reported over the last two rounds: sending more than the path delivered only
+//! lengthens the queue (Copa's window bounds this; UDT paces). The velocity `v` doubles each round
+//! once the flow has been on the same side of its target for [`VELOCITY_ROUNDS`] rounds and returns
+//! to 1 when the side changes, so a flow far from its target gets there in a logarithmic number of
+//! rounds. The side is judged at each round's end on the mean queue of the last
+//! [`DIRECTION_ROUNDS`] rounds: flows that share a queue all see its cycle (it empties every few
+//! rounds), and a side taken from the last half round would turn every flow's velocity with it, so
+//! one far above its share would shed no faster than the others gain. A step against the side the
+//! velocity was built for is of velocity 1. Below the target the rate stays within [`PROBE_GAIN`]
+//! of the largest arrival rate reported over two rounds (reports lag a round: a doubling velocity
+//! would otherwise carry the rate far past the link). Above it, a round sheds at least
+//! [`SHED_GAIN`] of the packets the flow keeps queued beyond its `1/δ` (FAST TCP's update): Copa's
+//! equal steps move every flow alike and keep the differences between them, while this step takes
+//! more from the flow that queues more. Flows of any RTT see the same `d_q` and so share one
+//! target: equal rates, `n/δ` packets queued for `n` flows.
 //!
 //! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
 //! answered, at any loss rate. One reported with the queue standing means the buffer
@@ -83,6 +89,9 @@ use udt_proto::time::Instant;
 
 /// Rounds of movement in one direction after which the velocity doubles every round (paper §2.1).
 pub const VELOCITY_ROUNDS: u32 = 3;
+/// Rounds over which the mean queue sets the direction the velocity builds in (the four RTTs of
+/// the paper's windows, §2.2): a flow's own direction outlasts the queue's cycle.
+pub const DIRECTION_ROUNDS: u32 = 4;
 /// A standing queue at most this fraction of the recent peak is "nearly empty" (paper §2.2).
 pub const NEARLY_EMPTY: f64 = 0.1;
 /// Rounds the recent peak of the queueing delay spans (paper §2.2: four RTTs).
@@ -137,15 +146,18 @@ enum Direction {
 #[derive(Clone, Debug)]
 pub struct Copa {
     config: CopaConfig,
-    /// Packets per second.
+    /// Packets per second: `W` over the round trip the flow sees now, its base plus the
+    /// standing queue.
     rate: f64,
+    /// `W`, packets per round trip (the controller's state; Copa's congestion window).
+    w: f64,
+    /// The smallest smoothed RTT of the last [`FLOOR_WINDOW`] (the round trip without a queue).
+    base_rtt: MinFilter,
     slow_start: bool,
     velocity: f64,
     direction: Option<Direction>,
     same_direction_rounds: u32,
     round_start: Instant,
-    /// The rate when the round began.
-    round_rate: f64,
     /// The largest arrival rate the receiver reported in this round and the last, packets/s.
     round_delivered: f64,
     last_delivered: f64,
@@ -164,6 +176,8 @@ pub struct Copa {
     /// The reports that cover the last half round: when each came, and the standing queue it
     /// reported.
     standing: VecDeque<(Instant, f64)>,
+    /// The mean standing queue of the last [`DIRECTION_ROUNDS`] rounds, seconds.
+    long_queue: f64,
     queue_reports: bool,
     /// The smallest standing queue reported lately (the measure's floor).
     floor: MinFilter,
@@ -184,12 +198,13 @@ impl Copa {
         Copa {
             config,
             rate: 1.0,
+            w: config.initial_window,
+            base_rtt: MinFilter::default(),
             slow_start: true,
             velocity: 1.0,
             direction: None,
             same_direction_rounds: 0,
             round_start: Instant::ZERO,
-            round_rate: 0.0,
             round_delivered: 0.0,
             last_delivered: 0.0,
             updated_at: Instant::ZERO,
@@ -199,6 +214,7 @@ impl Copa {
             mode: ModeDetector::default(),
             queue: None,
             standing: VecDeque::new(),
+            long_queue: 0.0,
             queue_reports: false,
             fallback: None,
             floor: MinFilter::default(),
@@ -274,12 +290,18 @@ impl Copa {
         // over a long round is the trough of the short flows' cycles, and one report alone a
         // random phase of them.
         let horizon = (round / 2).saturating_sub(ctx.syn_interval);
-        while self.standing.front().is_some_and(|&(t, _)| ctx.now.saturating_since(t) > horizon) {
+        let long = round * DIRECTION_ROUNDS;
+        while self.standing.front().is_some_and(|&(t, _)| ctx.now.saturating_since(t) > long) {
             self.standing.pop_front();
         }
         self.standing.push_back((ctx.now, standing));
-        let sum: f64 = self.standing.iter().map(|&(_, q)| q).sum();
-        self.queue = Some(sum / self.standing.len() as f64);
+        let mean = |from: Duration| {
+            let recent = self.standing.iter().filter(|&&(t, _)| ctx.now.saturating_since(t) <= from);
+            let (sum, n) = recent.fold((0.0, 0usize), |(s, n), &(_, q)| (s + q, n + 1));
+            sum / n.max(1) as f64
+        };
+        self.queue = Some(mean(horizon));
+        self.long_queue = mean(long);
         let was = self.mode.competitive();
         self.mode.handle_sample(ctx.now, standing, peak, round);
         if self.mode.competitive() != was {
@@ -287,68 +309,84 @@ impl Copa {
         }
     }
 
+    /// The round trip the flow sees now: its base (the smallest smoothed RTT lately, or two
+    /// ACK periods if longer, as the round) plus the standing queue.
+    fn round_trip_now(&self, ctx: &CcContext<'_>) -> f64 {
+        let base = self.base_rtt.get().unwrap_or(ctx.rtt).max(ctx.syn_interval * 2);
+        base.as_secs_f64() + self.queue.unwrap_or(0.0)
+    }
+
     /// Move `W` toward the target: in slow start by the `acked` newly acknowledged packets,
     /// afterwards by `v / δ` packets per round, in proportion to the `elapsed` time (the
     /// flow's own packet clock stalls behind holes and when it sends more than the path takes,
-    /// the cases where it must move most).
-    fn approach_target(&mut self, acked: f64, elapsed: Duration, round: Duration) {
+    /// the cases where it must move most). The rate is `W` over the round trip seen now: as a
+    /// window does under its ACK clock, a queue the flow builds slows it at once, so the queue
+    /// settles at what `W` holds beyond the path's pipe within a round trip instead of growing
+    /// for as long as the rate is above the link (paper §2.1: Copa's window, paced at
+    /// `cwnd / RTTstanding`).
+    fn approach_target(&mut self, ctx: &CcContext<'_>, acked: f64, elapsed: Duration, round: Duration) {
         let Some(queue) = self.queue else { return };
         let r = round.as_secs_f64();
+        let rtt_now = self.round_trip_now(ctx);
+        let rate_now = self.w / rtt_now;
         let target = if queue > 0.0 { self.inv_delta / queue } else { f64::INFINITY };
-        let mut window = self.rate * r;
+        let mut w = self.w;
         if self.slow_start {
-            if self.rate <= target {
-                window += acked;
+            if rate_now <= target {
+                w += acked;
             } else {
                 self.slow_start = false;
-                tracing::debug!(target: "udt::cc", rate = self.rate, queue_ms = queue * 1e3, "copa slow start ends");
+                tracing::debug!(target: "udt::cc", rate = rate_now, queue_ms = queue * 1e3, "copa slow start ends");
             }
         }
         if !self.slow_start {
             let share = (elapsed.as_secs_f64() / r).min(1.0);
-            let wanted = if self.rate <= target { Direction::Up } else { Direction::Down };
-            if self.direction.is_some_and(|d| d != wanted) {
-                // A velocity built moving one way never carries the rate the other way.
-                self.velocity = 1.0;
-                self.same_direction_rounds = 0;
-                self.direction = Some(wanted);
-            }
-            let step = self.velocity * self.inv_delta * share;
-            if self.rate <= target {
-                window += step;
+            // The velocity carries the rate only the way it was built in: a step against it
+            // (the queue's own cycle, which every flow on it sees) is Copa's plain one.
+            let wanted = if rate_now <= target { Direction::Up } else { Direction::Down };
+            let v = if self.direction.is_some_and(|d| d != wanted) { 1.0 } else { self.velocity };
+            let step = v * self.inv_delta * share;
+            if rate_now <= target {
+                w += step;
                 // Reports lag a round: a rate further ahead of what the path delivered than
                 // BBR's probe is not known to fit, and a velocity would carry it far past it.
                 let delivered = self.round_delivered.max(self.last_delivered);
                 if delivered > 0.0 {
-                    window = window.min((PROBE_GAIN * delivered * r).max(self.rate * r));
+                    w = w.min((PROBE_GAIN * delivered * rtt_now).max(self.w));
                 }
             } else {
                 // At least a share of the packets this flow keeps queued beyond its own
                 // (FAST's step): one that sends more sheds more, so flows that start apart
                 // converge; Copa's equal steps alone keep their difference.
-                let excess = self.rate * queue - self.inv_delta;
-                window -= step.max(SHED_GAIN * excess * share);
+                let excess = rate_now * queue - self.inv_delta;
+                w -= step.max(SHED_GAIN * excess * share);
                 // Above the target, sending more than the path delivered only adds to the queue.
                 if self.round_delivered > 0.0 {
-                    window = window.min(self.round_delivered * r);
+                    w = w.min(self.round_delivered * rtt_now);
                 }
             }
         }
-        self.rate = (window.max(MIN_WINDOW) / r).min(MAX_RATE);
+        self.w = w.max(MIN_WINDOW);
+        self.rate = (self.w / rtt_now).min(MAX_RATE);
     }
 
-    /// At the end of a round: the velocity from the rate's direction, and `1/δ`'s AIMD step.
+    /// At the end of a round: the velocity from the direction of the target over the last
+    /// [`DIRECTION_ROUNDS`] rounds, and `1/δ`'s AIMD step.
     fn handle_round(&mut self, now: Instant, round: Duration) {
         if now < self.round_start + round {
             return;
         }
-        let window = self.rate * round.as_secs_f64();
         if !self.slow_start {
-            let direction = if self.rate > self.round_rate { Direction::Up } else { Direction::Down };
+            // The target of the mean queue over several rounds, not of the last half round's:
+            // flows that share a queue all see its cycle (it empties every few rounds), and a
+            // direction taken from it would turn every flow's velocity with it, so a flow far
+            // above its share would shed no faster than the others gain.
+            let target = if self.long_queue > 0.0 { self.inv_delta / self.long_queue } else { f64::INFINITY };
+            let direction = if self.rate <= target { Direction::Up } else { Direction::Down };
             if self.direction == Some(direction) {
                 self.same_direction_rounds += 1;
                 if self.same_direction_rounds >= VELOCITY_ROUNDS {
-                    self.velocity = (self.velocity * 2.0).min(window.max(1.0));
+                    self.velocity = (self.velocity * 2.0).min(self.w.max(1.0));
                 }
             } else {
                 self.direction = Some(direction);
@@ -374,12 +412,11 @@ impl Copa {
         } else {
             (self.inv_delta + 1.0).min(default)
         };
-        tracing::trace!(target: "udt::cc", rate = self.rate, velocity = self.velocity, inv_delta = self.inv_delta, queue = ?self.queue, "copa round");
+        tracing::trace!(target: "udt::cc", rate = self.rate, w = self.w, velocity = self.velocity, inv_delta = self.inv_delta, queue = ?self.queue, long_queue = self.long_queue, "copa round");
         self.halved_last_round = halve;
         self.round_delivered = self.last_delivered;
         self.last_delivered = 0.0;
         self.round_start = now;
-        self.round_rate = self.rate;
     }
 
     /// The period from the rate; the window twice the rate's flight plus the packets held
@@ -402,10 +439,9 @@ impl CongestionControl for Copa {
     fn init(&mut self, ctx: &mut CcContext<'_>) {
         *self = Copa::new(self.config);
         let round = Self::round(ctx);
-        self.rate = self.config.initial_window / round.as_secs_f64();
+        self.rate = self.w / round.as_secs_f64();
         self.round_start = ctx.now;
         self.updated_at = ctx.now;
-        self.round_rate = self.rate;
         self.last_ack = ctx.last_ack;
         self.update_outputs(ctx);
     }
@@ -432,7 +468,13 @@ impl CongestionControl for Copa {
             self.last_ack = ack;
             self.sent_at.handle_ack(ack);
         }
-        self.approach_target(acked, ctx.now.saturating_since(self.updated_at), round);
+        // The round trip without a queue: like the floor, not renewed while a competitor holds
+        // the queue.
+        if self.base_rtt.expired(ctx.now, FLOOR_WINDOW) && !self.mode.competitive() {
+            self.base_rtt.reset_to(ctx.now, ctx.rtt);
+        }
+        self.base_rtt.update(ctx.now, ctx.rtt);
+        self.approach_target(ctx, acked, ctx.now.saturating_since(self.updated_at), round);
         self.updated_at = ctx.now;
         self.handle_round(ctx.now, round);
         self.update_outputs(ctx);
@@ -452,7 +494,8 @@ impl CongestionControl for Copa {
             return model.on_timeout(ctx);
         }
         // Nothing came back for a timeout: whatever the queue said, the path is not delivering.
-        self.rate = (self.rate / 2.0).max(MIN_WINDOW / Self::round(ctx).as_secs_f64());
+        self.w = (self.w / 2.0).max(MIN_WINDOW);
+        self.rate = (self.w / self.round_trip_now(ctx)).min(MAX_RATE);
         self.velocity = 1.0;
         self.direction = None;
         self.slow_start = false;
