@@ -30,21 +30,23 @@
 //! to the time since the last ACK rather than per packet acknowledged as in the paper (a paced
 //! flow's cumulative ACK stalls behind holes, and when it sends more than the path takes: the
 //! moments it must move most). Above the target, the rate is also held to the largest arrival rate
-//! the receiver reported over the last two rounds: sending more than the path delivered only
-//! lengthens the queue (Copa's window bounds this; UDT paces). The velocity `v` doubles each round
-//! once the flow has been on the same side of its target for [`VELOCITY_ROUNDS`] rounds and returns
-//! to 1 when the side changes, so a flow far from its target gets there in a logarithmic number of
-//! rounds. The side is judged at each round's end on the mean queue of the last
-//! [`DIRECTION_ROUNDS`] rounds: flows that share a queue all see its cycle (it empties every few
-//! rounds), and a side taken from the last half round would turn every flow's velocity with it, so
-//! one far above its share would shed no faster than the others gain. A step against the side the
-//! velocity was built for is of velocity 1. Below the target the rate stays within [`PROBE_GAIN`]
-//! of the largest arrival rate reported over two rounds (reports lag a round: a doubling velocity
-//! would otherwise carry the rate far past the link). Above it, a round sheds at least
-//! [`SHED_GAIN`] of the packets the flow keeps queued beyond its `1/δ` (FAST TCP's update): Copa's
-//! equal steps move every flow alike and keep the differences between them, while this step takes
-//! more from the flow that queues more. Flows of any RTT see the same `d_q` and so share one
-//! target: equal rates, `n/δ` packets queued for `n` flows.
+//! the receiver reported over the last two rounds over one less the share of the packets the link
+//! lost in them (lost with the queue nearly empty): sending more than the path drains only
+//! lengthens the queue (Copa's window bounds this; UDT paces), and the link's random losses leave
+//! it drained at the link's rate. The velocity `v` doubles each round once the flow has been on the
+//! same side of its target for [`VELOCITY_ROUNDS`] rounds and returns to 1 when the side changes,
+//! so a flow far from its target gets there in a logarithmic number of rounds. The side is judged
+//! at each round's end on the mean queue of the last [`DIRECTION_ROUNDS`] rounds: flows that share
+//! a queue all see its cycle (it empties every few rounds), and a side taken from the last half
+//! round would turn every flow's velocity with it, so one far above its share would shed no faster
+//! than the others gain. A step against the side the velocity was built for is of velocity 1. Below
+//! the target the rate stays within [`PROBE_GAIN`] of the largest arrival rate reported over two
+//! rounds (reports lag a round: a doubling velocity would otherwise carry the rate far past the
+//! link). Above it, a round sheds at least [`SHED_GAIN`] of the packets the flow keeps queued
+//! beyond its `1/δ` (FAST TCP's update): Copa's equal steps move every flow alike and keep the
+//! differences between them, while this step takes more from the flow that queues more. Flows of
+//! any RTT see the same `d_q` and so share one target: equal rates, `n/δ` packets queued for `n`
+//! flows.
 //!
 //! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
 //! answered, at any loss rate. One reported with the queue standing means the buffer
@@ -165,6 +167,10 @@ pub struct Copa {
     updated_at: Instant,
     /// A loss was reported in this round while the queue was not nearly empty.
     round_congested: bool,
+    /// Packets sent, and packets the link lost (reported lost with the queue nearly empty), in
+    /// this round and the last.
+    sent: [f64; 2],
+    link_lost: [f64; 2],
     /// The last round halved `1/δ`.
     halved_last_round: bool,
     /// `1/δ` now: packets the flow keeps queued (AIMD on congestive losses).
@@ -209,6 +215,8 @@ impl Copa {
             last_delivered: 0.0,
             updated_at: Instant::ZERO,
             round_congested: false,
+            sent: [0.0; 2],
+            link_lost: [0.0; 2],
             halved_last_round: false,
             inv_delta,
             mode: ModeDetector::default(),
@@ -360,14 +368,26 @@ impl Copa {
                 // converge; Copa's equal steps alone keep their difference.
                 let excess = rate_now * queue - self.inv_delta;
                 w -= step.max(SHED_GAIN * excess * share);
-                // Above the target, sending more than the path delivered only adds to the queue.
+                // Above the target, sending more than the path drains only adds to the queue:
+                // what arrived, and what the link lost on the way (its losses leave the queue
+                // drained at the link's rate).
                 if self.round_delivered > 0.0 {
-                    w = w.min(self.round_delivered * rtt_now);
+                    w = w.min(self.round_delivered * rtt_now / (1.0 - self.link_loss_rate()));
                 }
             }
         }
         self.w = w.max(MIN_WINDOW);
         self.rate = (self.w / rtt_now).min(MAX_RATE);
+    }
+
+    /// The share of the packets sent over this round and the last that the link lost (with the
+    /// queue nearly empty), at most a half.
+    fn link_loss_rate(&self) -> f64 {
+        let sent = self.sent[0] + self.sent[1];
+        if sent <= 0.0 {
+            return 0.0;
+        }
+        ((self.link_lost[0] + self.link_lost[1]) / sent).clamp(0.0, 0.5)
     }
 
     /// At the end of a round: the velocity from the direction of the target over the last
@@ -396,6 +416,10 @@ impl Copa {
         }
         let default = 1.0 / self.config.delta;
         let congested = std::mem::take(&mut self.round_congested);
+        self.sent = [0.0, self.sent[1]];
+        self.sent.swap(0, 1);
+        self.link_lost = [0.0, self.link_lost[1]];
+        self.link_lost.swap(0, 1);
         let halve = congested && !self.halved_last_round;
         self.inv_delta = if halve {
             (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE * default)
@@ -485,7 +509,12 @@ impl CongestionControl for Copa {
             return model.on_loss(ctx, lost);
         }
         // With the queue nearly empty the link lost it: repaired, not answered.
-        self.round_congested |= !self.mode.nearly_empty();
+        if self.mode.nearly_empty() {
+            let n: u32 = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).sum();
+            self.link_lost[1] += f64::from(n);
+        } else {
+            self.round_congested = true;
+        }
         self.update_outputs(ctx);
     }
 
@@ -507,6 +536,7 @@ impl CongestionControl for Copa {
             return model.on_packet_sent(ctx, seq, retransmission);
         }
         self.sent_at.handle_sent(ctx.now, seq, retransmission);
+        self.sent[1] += 1.0;
     }
 
     fn send_period(&self) -> Duration {

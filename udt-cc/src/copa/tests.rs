@@ -78,8 +78,14 @@ impl Driver {
 
     /// A NAK of one packet.
     fn lose(&mut self) {
-        let seq = SeqNo::new(self.sc.sent);
-        self.cc.on_loss(&mut self.sc.ctx(), &[(seq, seq)]);
+        self.lose_many(1);
+    }
+
+    /// A NAK of the last `n` packets sent.
+    fn lose_many(&mut self, n: u32) {
+        let last = SeqNo::new(self.sc.sent);
+        let first = SeqNo::new(self.sc.sent + 1 - n);
+        self.cc.on_loss(&mut self.sc.ctx(), &[(first, last)]);
     }
 }
 
@@ -436,10 +442,11 @@ fn a_timeout_halves_the_rate() {
 
 proptest! {
     /// Losses reported while the standing queue is nearly empty (at most a tenth of the
-    /// period's peak) change nothing, at any rate and in any pattern, in slow start or after
-    /// it: they are the link's.
+    /// period's peak) are the link's, at any rate and in any pattern, in slow start or after
+    /// it: they never slow the flow (they only tell how much more than what arrived the path
+    /// drains), and change neither its queue share nor its mode.
     #[test]
-    fn isolated_losses_with_an_empty_queue_change_nothing(
+    fn isolated_losses_with_an_empty_queue_never_slow_the_flow(
         steps in proptest::collection::vec((0u64..=100, 1_000u64..20_000, any::<bool>()), 1..300),
         slow_start in any::<bool>(),
     ) {
@@ -457,8 +464,8 @@ proptest! {
             let rate = with_losses.cc.rate() as u32;
             with_losses.ack(rate);
             without.ack(rate);
-            prop_assert_eq!(with_losses.cc.rate(), without.cc.rate());
-            prop_assert_eq!(with_losses.cc.send_period(), without.cc.send_period());
+            prop_assert!(with_losses.cc.rate() >= without.cc.rate());
+            prop_assert!(with_losses.cc.send_period() <= without.cc.send_period());
             prop_assert_eq!(with_losses.cc.inverse_delta(), without.cc.inverse_delta());
         }
         prop_assert!(!with_losses.cc.competitive());
@@ -525,4 +532,31 @@ fn a_flow_far_above_its_share_keeps_its_velocity_through_the_queue_cycle() {
     }
     assert!(fastest >= 4.0, "velocity at most {fastest}");
     assert!(d.cc.rate() < 1000.0, "{}", d.cc.rate());
+}
+
+#[test]
+fn above_the_target_the_rate_is_held_to_what_arrived_and_what_the_link_lost() {
+    let mut held = Vec::new();
+    for standing in [ms(1), ms(10)] {
+        let mut d = Driver::new();
+        d.past_slow_start();
+        // A 20 ms peak: a 1 ms standing queue is nearly empty, a 10 ms one is not.
+        d.queue = (standing, ms(20));
+        d.run(ms(100));
+        // Far above the target (2000 packets/s at 1 ms, 200 at 10 ms); a tenth of the
+        // packets of the last two rounds is reported lost, and 4500 packets/s arrive.
+        d.cc.w = 2000.0;
+        let sent: f64 = d.cc.sent.iter().sum();
+        d.lose_many((sent / 10.0) as u32);
+        d.ack(4500);
+        let kept = 1.0 - d.cc.link_lost.iter().sum::<f64>() / d.cc.sent.iter().sum::<f64>();
+        held.push((d.cc.rate(), kept));
+    }
+    // With the queue nearly empty the losses are the link's: the path drained what arrived
+    // over the share the link kept, about 5000 packets/s.
+    let (rate, kept) = held[0];
+    assert!(kept < 0.95 && (rate - 4500.0 / kept).abs() < 1e-6 * rate, "{rate} (kept {kept})");
+    // With the queue standing they overflowed the buffer: it drained what arrived.
+    let (rate, kept) = held[1];
+    assert!(kept == 1.0 && (rate - 4500.0).abs() < 1e-6 * rate, "{rate} (kept {kept})");
 }
