@@ -42,11 +42,13 @@
 //! than the others gain. A step against the side the velocity was built for is of velocity 1. Below
 //! the target the rate stays within [`PROBE_GAIN`] of the largest arrival rate reported over two
 //! rounds (reports lag a round: a doubling velocity would otherwise carry the rate far past the
-//! link). Above it, a round sheds at least [`SHED_GAIN`] of the packets the flow keeps queued
-//! beyond its `1/δ` (FAST TCP's update): Copa's equal steps move every flow alike and keep the
-//! differences between them, while this step takes more from the flow that queues more. Flows of
-//! any RTT see the same `d_q` and so share one target: equal rates, `n/δ` packets queued for `n`
-//! flows.
+//! link), and a round in which that bound held the window back returns the velocity to 1: the path
+//! did not keep up, and where its bottleneck is no queue (a CPU) a velocity would carry every flow
+//! on it up in proportion to what it already gets. Above it, a round sheds at least [`SHED_GAIN`]
+//! of the packets the flow keeps queued beyond its `1/δ` (FAST TCP's update): Copa's equal steps
+//! move every flow alike and keep the differences between them, while this step takes more from the
+//! flow that queues more. Flows of any RTT see the same `d_q` and so share one target: equal rates,
+//! `n/δ` packets queued for `n` flows.
 //!
 //! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
 //! answered, at any loss rate. One reported with the queue standing means the buffer
@@ -167,6 +169,8 @@ pub struct Copa {
     updated_at: Instant,
     /// A loss was reported in this round while the queue was not nearly empty.
     round_congested: bool,
+    /// The probe's bound held the window back in this round: the path did not keep up.
+    probe_capped: bool,
     /// Packets sent, and packets the link lost (reported lost with the queue nearly empty), in
     /// this round and the last.
     sent: [f64; 2],
@@ -215,6 +219,7 @@ impl Copa {
             last_delivered: 0.0,
             updated_at: Instant::ZERO,
             round_congested: false,
+            probe_capped: false,
             sent: [0.0; 2],
             link_lost: [0.0; 2],
             halved_last_round: false,
@@ -360,7 +365,9 @@ impl Copa {
                 // BBR's probe is not known to fit, and a velocity would carry it far past it.
                 let delivered = self.round_delivered.max(self.last_delivered);
                 if delivered > 0.0 {
-                    w = w.min((PROBE_GAIN * delivered * rtt_now).max(self.w));
+                    let cap = (PROBE_GAIN * delivered * rtt_now).max(self.w);
+                    self.probe_capped |= w > cap;
+                    w = w.min(cap);
                 }
             } else {
                 // At least a share of the packets this flow keeps queued beyond its own
@@ -403,7 +410,15 @@ impl Copa {
             // above its share would shed no faster than the others gain.
             let target = if self.long_queue > 0.0 { self.inv_delta / self.long_queue } else { f64::INFINITY };
             let direction = if self.rate <= target { Direction::Up } else { Direction::Down };
-            if self.direction == Some(direction) {
+            // A round in which the probe's bound held the window back: the path did not keep
+            // up with the flow (a bottleneck that is no queue, as a CPU, shows no delay), and
+            // a velocity would only carry every flow on it up in proportion to what it already
+            // gets; the flow grows by plain steps until the path follows.
+            if std::mem::take(&mut self.probe_capped) {
+                self.direction = Some(direction);
+                self.same_direction_rounds = 0;
+                self.velocity = 1.0;
+            } else if self.direction == Some(direction) {
                 self.same_direction_rounds += 1;
                 if self.same_direction_rounds >= VELOCITY_ROUNDS {
                     self.velocity = (self.velocity * 2.0).min(self.w.max(1.0));

@@ -560,3 +560,24 @@ fn above_the_target_the_rate_is_held_to_what_arrived_and_what_the_link_lost() {
     let (rate, kept) = held[1];
     assert!(kept == 1.0 && (rate - 4500.0).abs() < 1e-6 * rate, "{rate} (kept {kept})");
 }
+
+#[test]
+fn where_the_path_does_not_keep_up_the_velocity_does_not_build() {
+    // An empty queue (an unbounded target) on a bottleneck that shows no delay: the receiver
+    // gets 1000 packets/s whatever the flow sends. The probe's bound holds the window back
+    // every round, and the flow moves by plain steps.
+    let mut d = Driver::new();
+    d.past_slow_start();
+    d.queue = (Duration::ZERO, ms(20));
+    for _ in 0..100 {
+        d.ack(1000);
+    }
+    assert!(d.cc.rate() >= 1000.0, "{}", d.cc.rate());
+    for _ in 0..300 {
+        d.ack(1000);
+        assert_eq!(d.cc.velocity(), 1.0);
+    }
+    // Where the path follows (it delivers what the flow sends), the velocity builds.
+    d.run(ms(1000));
+    assert!(d.cc.velocity() >= 8.0, "velocity {}", d.cc.velocity());
+}
