@@ -9,6 +9,16 @@ import pytest
 import udt
 
 
+@pytest.fixture(autouse=True)
+def python_handles_sigint():
+    """Python's own SIGINT handler, whatever the test runner inherited: a process started in
+    the background by a shell without job control inherits SIGINT ignored, and Python then
+    keeps it ignored, so no KeyboardInterrupt would ever come."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def interrupt_soon(delay=0.3):
     """Send SIGINT to the main thread after `delay` seconds (Python's handler raises
     KeyboardInterrupt in the main thread once the blocked call runs the handlers)."""
