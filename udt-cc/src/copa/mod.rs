@@ -31,7 +31,7 @@
 //! flow's cumulative ACK stalls behind holes, and when it sends more than the path takes: the
 //! moments it must move most). Above the target, the rate is also held to the largest arrival rate
 //! the receiver reported over the last two rounds over one less the share of the packets the link
-//! lost in them (lost with the queue nearly empty): sending more than the path drains only
+//! lost in them (lost with no queue standing): sending more than the path drains only
 //! lengthens the queue (Copa's window bounds this; UDT paces), and the link's random losses leave
 //! it drained at the link's rate. The velocity `v` doubles each round once the flow has been on the
 //! same side of its target for [`VELOCITY_ROUNDS`] rounds and returns to 1 when the side changes,
@@ -50,9 +50,11 @@
 //! flow that queues more. Flows of any RTT see the same `d_q` and so share one target: equal rates,
 //! `n/δ` packets queued for `n` flows.
 //!
-//! Losses. A loss reported while the queue is nearly empty (below) is the link's: repaired, not
-//! answered, at any loss rate. One reported with the queue standing means the buffer
-//! overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills it. A round
+//! Losses. A loss reported unless the queue has not been nearly empty (below) for a whole round
+//! is the link's: repaired, not answered, at any loss rate (a stall of a host or a link lifts
+//! every packet's delay for a moment, a full buffer stays full). One reported with the queue
+//! standing that long means the buffer overflowed: the flows' `n/δ` packets do not fit in it,
+//! or a competitor fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default's,
 //! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
 //! packets sent before it; a round without raises it by one, up to the default's outside the
@@ -167,11 +169,11 @@ pub struct Copa {
     last_delivered: f64,
     /// When the rate was last moved.
     updated_at: Instant,
-    /// A loss was reported in this round while the queue was not nearly empty.
+    /// A loss was reported in this round while the queue stood (the buffer overflowed).
     round_congested: bool,
     /// The probe's bound held the window back in this round: the path did not keep up.
     probe_capped: bool,
-    /// Packets sent, and packets the link lost (reported lost with the queue nearly empty), in
+    /// Packets sent, and packets the link lost (reported lost with no queue standing), in
     /// this round and the last.
     sent: [f64; 2],
     link_lost: [f64; 2],
@@ -388,7 +390,7 @@ impl Copa {
     }
 
     /// The share of the packets sent over this round and the last that the link lost (with the
-    /// queue nearly empty), at most a half.
+    /// queue not standing), at most a half.
     fn link_loss_rate(&self) -> f64 {
         let sent = self.sent[0] + self.sent[1];
         if sent <= 0.0 {
@@ -523,8 +525,9 @@ impl CongestionControl for Copa {
         if let Some(model) = &mut self.fallback {
             return model.on_loss(ctx, lost);
         }
-        // With the queue nearly empty the link lost it: repaired, not answered.
-        if self.mode.nearly_empty() {
+        // Unless the queue has stood for a whole round, the link lost it: repaired, not
+        // answered.
+        if !self.mode.standing() {
             let n: u32 = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).sum();
             self.link_lost[1] += f64::from(n);
         } else {

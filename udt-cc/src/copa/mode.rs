@@ -27,8 +27,8 @@ pub struct ModeDetector {
     /// When the current run of nearly empty samples began.
     empty_since: Option<Instant>,
     competitive: bool,
-    /// The last sample was nearly empty.
-    nearly_empty: bool,
+    /// The queue has not been nearly empty for a whole round.
+    standing: bool,
 }
 
 impl ModeDetector {
@@ -44,14 +44,15 @@ impl ModeDetector {
         }
         self.peaks.push_back((now, peak.max(standing)));
         let recent_peak = self.peaks.iter().map(|&(_, p)| p).fold(0.0, f64::max);
-        self.nearly_empty = standing <= NEARLY_EMPTY * recent_peak;
-        if self.nearly_empty || self.last_empty.is_none() {
+        let nearly_empty = standing <= NEARLY_EMPTY * recent_peak;
+        if nearly_empty || self.last_empty.is_none() {
             self.last_empty = Some(now);
             self.empty_since.get_or_insert(now);
         } else {
             self.empty_since = None;
         }
         let since_empty = self.last_empty.map_or(Duration::ZERO, |t| now.saturating_since(t));
+        self.standing = since_empty >= round;
         if since_empty > round * COMPETITOR_ROUNDS {
             self.competitive = true;
         } else if self.empty_since.is_some_and(|t| now.saturating_since(t) >= round) {
@@ -59,9 +60,12 @@ impl ModeDetector {
         }
     }
 
-    /// Whether the last sample found the queue nearly empty (true before any).
-    pub fn nearly_empty(&self) -> bool {
-        self.nearly_empty || self.last_empty.is_none()
+    /// Whether the queue has not been nearly empty for a whole round: a loss then is the
+    /// buffer's overflow. A delay that lifts every packet for less than a round (a stall of a
+    /// host or a link on the path) is no full buffer, and the link's random losses within it
+    /// are the link's.
+    pub fn standing(&self) -> bool {
+        self.standing
     }
 
     /// Whether a buffer-filling competitor is present.

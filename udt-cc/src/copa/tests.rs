@@ -327,10 +327,11 @@ fn above_the_target_a_flow_that_sends_more_sheds_more() {
 fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_default() {
     let mut d = Driver::new();
     d.run(ms(300));
-    // A buffer smaller than the flows' shares: every round overflows with the queue standing.
+    // A buffer smaller than the flows' shares: the queue stands, and every round overflows.
     // The round after a halving reports what was sent before it: only every other one halves.
     d.queue = (ms(5), ms(6));
-    d.ack(d.cc.rate() as u32);
+    d.run(ms(100));
+    assert_eq!(d.cc.inverse_delta(), 2.0);
     d.lose();
     d.run(ms(100));
     assert_eq!(d.cc.inverse_delta(), 1.0);
@@ -352,6 +353,25 @@ fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_defa
     d.queue = (Duration::ZERO, ms(6));
     d.run(ms(1000));
     assert_eq!(d.cc.inverse_delta(), 2.0);
+}
+
+#[test]
+fn losses_while_a_delay_lifts_the_queue_for_less_than_a_round_are_the_links() {
+    let mut d = Driver::new();
+    d.run(ms(300));
+    // A host or link on the path stalls: every packet is 5 ms late for half a round, and the
+    // link loses packets meanwhile. No buffer stood full: the share of the queue is kept.
+    for _ in 0..5 {
+        d.queue = (Duration::ZERO, ms(6));
+        d.run(ms(50));
+        d.queue = (ms(5), ms(6));
+        for _ in 0..5 {
+            d.ack(d.cc.rate() as u32);
+            d.lose();
+        }
+    }
+    assert_eq!(d.cc.inverse_delta(), 2.0);
+    assert!(!d.cc.competitive());
 }
 
 #[test]
