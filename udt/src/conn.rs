@@ -79,24 +79,23 @@ impl ConnShared {
         self.secured.load(Ordering::Acquire).then(|| self.seal.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    /// Feed a received datagram of a secured connection, handled `at` and received by the
-    /// kernel at `received`: opened in place once the peer seals (then the connection keeps the
-    /// buffer, as for a plain one), through a copy before.
+    /// Feed a received datagram of a secured connection: opened in place once the peer seals
+    /// (then the connection keeps the buffer, as for a plain one), through a copy before.
     pub fn deliver_sealed_buf(
         &self,
         conn: &mut Connection,
-        (at, received): (Instant, Instant),
+        at: Instant,
         datagram: &mut RxDatagram,
         scratch: &mut Vec<u8>,
     ) {
         let Some(mut seal) = self.sealer() else {
-            conn.handle_datagram_buf_received(at, received, datagram);
+            conn.handle_datagram_buf(at, datagram);
             return;
         };
         let Some(sealer) = seal.as_mut() else { return };
         if !sealer.is_peer_sealed() {
             drop(seal);
-            self.deliver_sealed(conn, (at, received), datagram.bytes(), scratch);
+            self.deliver_sealed(conn, at, datagram.bytes(), scratch);
             return;
         }
         let len = datagram.len();
@@ -105,34 +104,28 @@ impl ConnShared {
             Incoming::Opened(n) => {
                 seal_from_now(sealer, conn);
                 datagram.set_len(n);
-                conn.handle_datagram_buf_received(at, received, datagram);
+                conn.handle_datagram_buf(at, datagram);
             }
             // After the peer sealed, nothing is taken in clear.
             Incoming::Plain | Incoming::Drop => {}
         }
     }
 
-    /// Feed a datagram of a secured connection, handled `at` and received by the kernel at
-    /// `received`: opened (or dropped) first. `scratch` holds the copy it is opened in.
-    pub fn deliver_sealed(
-        &self,
-        conn: &mut Connection,
-        (at, received): (Instant, Instant),
-        bytes: &[u8],
-        scratch: &mut Vec<u8>,
-    ) {
+    /// Feed a datagram of a secured connection: opened (or dropped) first. `scratch` holds the
+    /// copy it is opened in.
+    pub fn deliver_sealed(&self, conn: &mut Connection, at: Instant, bytes: &[u8], scratch: &mut Vec<u8>) {
         let Some(mut seal) = self.sealer() else {
-            conn.handle_datagram_received(at, received, bytes);
+            conn.handle_datagram(at, bytes);
             return;
         };
         let Some(sealer) = seal.as_mut() else { return };
         scratch.clear();
         scratch.extend_from_slice(bytes);
         match sealer.handle_incoming(scratch, Packet::peek_is_data(bytes)) {
-            Incoming::Plain => conn.handle_datagram_received(at, received, bytes),
+            Incoming::Plain => conn.handle_datagram(at, bytes),
             Incoming::Opened(n) => {
                 seal_from_now(sealer, conn);
-                conn.handle_datagram_received(at, received, &scratch[..n]);
+                conn.handle_datagram(at, &scratch[..n]);
             }
             Incoming::Drop => {}
         }

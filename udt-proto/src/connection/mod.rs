@@ -423,7 +423,7 @@ impl Connection {
     /// A datagram from the peer arrived at `now` (a data payload is copied into the receive
     /// buffer).
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
-        self.handle_incoming(now, now, Incoming::Bytes(bytes));
+        self.handle_incoming(now, Incoming::Bytes(bytes));
     }
 
     /// Like [`handle_datagram`](Self::handle_datagram), without copying: a data packet that is
@@ -431,29 +431,10 @@ impl Connection {
     /// buffer (possibly without storage) for the driver to receive into next. Any other datagram
     /// is left as it was.
     pub fn handle_datagram_buf(&mut self, now: Instant, datagram: &mut RxDatagram) {
-        self.handle_incoming(now, now, Incoming::Datagram(datagram));
+        self.handle_incoming(now, Incoming::Datagram(datagram));
     }
 
-    /// [`handle_datagram`](Self::handle_datagram) of a datagram that reached this host at
-    /// `received` (at most `now`; the kernel's stamp), handled at `now`: its one-way delay is
-    /// measured to `received`, so the time it waited for the driver to read it (a socket
-    /// buffer's backlog, a batch gathering) is not taken for a queue on the path.
-    pub fn handle_datagram_received(&mut self, now: Instant, received: Instant, bytes: &[u8]) {
-        self.handle_incoming(now, received.min(now), Incoming::Bytes(bytes));
-    }
-
-    /// [`handle_datagram_buf`](Self::handle_datagram_buf) of a datagram that reached this host
-    /// at `received` ([`handle_datagram_received`](Self::handle_datagram_received)).
-    pub fn handle_datagram_buf_received(
-        &mut self,
-        now: Instant,
-        received: Instant,
-        datagram: &mut RxDatagram,
-    ) {
-        self.handle_incoming(now, received.min(now), Incoming::Datagram(datagram));
-    }
-
-    fn handle_incoming(&mut self, now: Instant, received: Instant, incoming: Incoming<'_>) {
+    fn handle_incoming(&mut self, now: Instant, incoming: Incoming<'_>) {
         self.advance(now);
         let packet = match Packet::parse(incoming.bytes()) {
             Ok(p) => p,
@@ -474,7 +455,7 @@ impl Connection {
                 }
                 self.note_response(now);
                 self.note_peer_connected(now);
-                self.handle_data(now, received, &header, incoming);
+                self.handle_data(now, &header, incoming);
             }
             Packet::Control(ctrl) => {
                 use crate::packet::Control;

@@ -30,15 +30,8 @@ const MAX_REREPORT_RANGES: usize = 1024;
 
 impl Connection {
     /// A data packet for us arrived: `header` parsed from `incoming`, its payload after the
-    /// header; it reached this host at `received` (at most `now`), where its one-way delay is
-    /// measured.
-    pub(super) fn handle_data(
-        &mut self,
-        now: Instant,
-        received: Instant,
-        header: &DataHeader,
-        incoming: Incoming<'_>,
-    ) {
+    /// header.
+    pub(super) fn handle_data(&mut self, now: Instant, header: &DataHeader, incoming: Incoming<'_>) {
         let payload_size = super::Config::payload_size(self.mss);
         let payload_len = incoming.bytes().len().saturating_sub(DATA_HEADER_LEN);
         if payload_len == 0 || payload_len > payload_size {
@@ -50,7 +43,7 @@ impl Connection {
         self.stats.total.pkts_recv += 1;
         rx.arrivals.on_arrival(header.seq, now);
         if self.policy.queue_delay_reports {
-            rx.queue_delay.handle_arrival(now, received.wire_timestamp(self.start), header.timestamp);
+            rx.queue_delay.handle_arrival(now, now.wire_timestamp(self.start), header.timestamp);
         }
         let seq = header.seq;
         let outcome = match incoming {

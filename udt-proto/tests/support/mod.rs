@@ -124,9 +124,6 @@ pub struct Pair {
     landing: RxDatagram,
     /// Datagrams the server's receive buffer kept (when `owned_server`).
     pub owned_kept: u64,
-    /// How long before it is handled, at a time, each datagram to the server reached the host
-    /// (a driver's read backlog): handed over with `handle_datagram_received`.
-    pub server_read_lag: Option<fn(Instant) -> Duration>,
 }
 
 pub const CLIENT: &str = "127.0.0.1:5000";
@@ -171,7 +168,6 @@ impl Pair {
             owned_server: false,
             landing: RxDatagram::empty(),
             owned_kept: 0,
-            server_read_lag: None,
         }
     }
 
@@ -347,8 +343,6 @@ impl Pair {
                                         "a datagram not kept is left alone"
                                     );
                                 }
-                            } else if let Some(lag) = self.server_read_lag {
-                                s.handle_datagram_received(now, now - lag(now), bytes);
                             } else {
                                 s.handle_datagram(now, bytes);
                             }

@@ -48,8 +48,7 @@ impl Mux {
     /// delivering 8,300. The time each read returned would make queued packets read back to
     /// back look microseconds apart.) Without timestamps, the time the read returned. A
     /// connection gets that time clamped to the latest it was given (`clock::at`): a stamp can
-    /// be earlier than the last round's `now`. The one-way delay is still measured to the stamp
-    /// itself: the wait for this thread to read the socket is no queue on the path.
+    /// be earlier than the last round's `now`.
     pub(super) fn receive(&self, st: &mut MuxState, landing: &mut Landing, outbuf: &mut [u8]) -> usize {
         let mut data = 0;
         let mut count_acked = false;
@@ -86,9 +85,9 @@ impl Mux {
                         let at = clock::at(&conn, now);
                         let secured = c.secured.load(Ordering::Acquire);
                         if secured {
-                            c.deliver_sealed_buf(&mut conn, (at, now), datagram, &mut scratch);
+                            c.deliver_sealed_buf(&mut conn, at, datagram, &mut scratch);
                         } else {
-                            conn.handle_datagram_buf_received(at, now, datagram);
+                            conn.handle_datagram_buf(at, datagram);
                         }
                         count_acked |= conn.acknowledges_by_count();
                         // The rest of the batch for the same socket id, under the same lock: same
@@ -101,9 +100,9 @@ impl Mux {
                             data += usize::from(Packet::peek_is_data(next.bytes()));
                             let at = clock::at(&conn, now);
                             if secured {
-                                c.deliver_sealed_buf(&mut conn, (at, now), next, &mut scratch);
+                                c.deliver_sealed_buf(&mut conn, at, next, &mut scratch);
                             } else {
-                                conn.handle_datagram_buf_received(at, now, next);
+                                conn.handle_datagram_buf(at, next);
                             }
                             k += 1;
                         }
@@ -119,7 +118,7 @@ impl Mux {
                         if let Some(c) = id.and_then(|id| st.enlist(id)) {
                             let mut conn = c.lock();
                             let at = clock::at(&conn, now);
-                            c.deliver_sealed(&mut conn, (at, now), datagram, &mut scratch);
+                            c.deliver_sealed(&mut conn, at, datagram, &mut scratch);
                             count_acked |= conn.acknowledges_by_count();
                         }
                     }
@@ -163,7 +162,7 @@ impl Mux {
             if let Some(c) = self.route(st, f.at, f.from, &f.bytes, outbuf).and_then(|id| st.enlist(id)) {
                 let mut conn = c.lock();
                 let at = clock::at(&conn, f.at);
-                c.deliver_sealed(&mut conn, (at, f.at), &f.bytes, &mut scratch);
+                c.deliver_sealed(&mut conn, at, &f.bytes, &mut scratch);
                 count_acked |= conn.acknowledges_by_count();
             }
         }
