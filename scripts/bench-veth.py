@@ -21,7 +21,7 @@ in its context included) are the kernel's own accounting. "s/GB" is CPU seconds 
 payload bytes delivered; "both" adds the two ends, the measure of what a rate costs. The
 kernel's softirq threads (ksoftirqd, work no process is charged for) are reported apart.
 
-Usage: scripts/bench-veth.py [--time SECS] [--rounds N] [--paced [RATES]] [--only NAMES]
+Usage: scripts/bench-veth.py [--time SECS] [--rounds N] [--paced [RATES]] [--only NAMES] [--cc NAMES]
                              [--json FILE] [--perf DIR]
 With --perf DIR, it profiles `udt perf`'s configurations instead, both ends under
 `perf record -g`; `perf report -i DIR/udt-plain-client.data --no-children` reads a profile.
@@ -119,10 +119,13 @@ def configurations(a, key_file, place):
         runs["kernel TCP"] = lambda tmp: run_iperf(t, tmp, False, place=place)
     for rate in [None] + (a.paced or []):
         tag = f" @{rate}" if rate else ""
-        for name, key in [("udt plain", None), ("udt secured", key_file)]:
-            runs[name + tag] = lambda tmp, p=at(name + tag), k=key, r=rate: run_udt(
-                UDT, t, tmp, bandwidth=r, place=p, key_file=k
-            )
+        for cc in [None] + (a.cc.split(",") if a.cc else []):
+            with_cc = f" --cc {cc}" if cc else ""
+            for name, key in [("udt plain", None), ("udt secured", key_file)]:
+                label = name + with_cc + tag
+                runs[label] = lambda tmp, p=at(label), k=key, r=rate, c=cc: run_udt(
+                    UDT, t, tmp, bandwidth=r, place=p, key_file=k, client_args=["--cc", c] if c else []
+                )
         if rate and os.path.exists(UDT4_PERF) and not a.perf:
             maxbw = int(rate_bits(rate) / 8)
             runs[f"UDT4{tag}"] = lambda tmp, m=maxbw: run_udt4(UDT4_PERF, t, tmp, maxbw=m, place=place)
@@ -166,6 +169,10 @@ def main():
         help="also paced runs at these rates (default 100mbit,1gbit), ours and UDT4's",
     )
     ap.add_argument("--only", help="comma-separated configuration names to run")
+    ap.add_argument(
+        "--cc",
+        help="comma-separated congestion controls (`udt cc list`) to run `udt perf` with too, beside the default",
+    )
     ap.add_argument(
         "--perf",
         metavar="DIR",

@@ -118,6 +118,11 @@ pub const SHED_GAIN: f64 = 0.25;
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
 pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
+/// The queueing delay's unit, seconds: a data packet's timestamp and its arrival are whole
+/// microseconds of two clocks, so a delay read one unit above another may be none. Above a
+/// million packets a second (12 Gb/s) `1/δ` packets queue for less than that: a reading of one
+/// unit would set the target there, and of two, half that.
+pub const QUEUE_RESOLUTION: f64 = 1e-6;
 /// UDT sends every 16th packet right after the one before (the packet pair), so 16 packets
 /// take 15 periods.
 const PAIR_FACTOR: f64 = 16.0 / 15.0;
@@ -298,7 +303,8 @@ impl Copa {
             self.floor.update(ctx.now, Duration::from_secs_f64(standing));
         }
         let floor = self.floor.get().map_or(0.0, |f| f.as_secs_f64());
-        let (standing, peak) = ((standing - floor).max(0.0), (peak - floor).max(0.0));
+        let above = |q: f64| (q - floor - QUEUE_RESOLUTION).max(0.0);
+        let (standing, peak) = (above(standing), above(peak));
         // Copa's standing RTT spans half a round (paper §2.1): here the mean of the reports
         // that cover it (each covers the ACK period before it, so the last alone where half a
         // round is one period). Flows of every RTT on one queue share the mean; the least

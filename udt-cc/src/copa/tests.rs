@@ -183,6 +183,20 @@ fn a_floor_the_measure_never_falls_below_is_no_queue() {
 }
 
 #[test]
+fn a_queue_read_one_microsecond_above_the_floor_is_none() {
+    let mut d = Driver::new();
+    d.run(ms(100));
+    // Stamps and arrivals are whole microseconds of two clocks: one unit may be no delay, and
+    // at a million packets a second it would be a target of two million.
+    d.queue = (Duration::from_micros(1), Duration::from_micros(1));
+    d.run(ms(200));
+    assert_eq!(d.cc.queue, Some(0.0));
+    d.queue = (Duration::from_micros(3), Duration::from_micros(3));
+    d.run(ms(100));
+    assert!((d.cc.queue.unwrap() - 2e-6).abs() < 1e-12, "{:?}", d.cc.queue);
+}
+
+#[test]
 fn a_first_report_of_zero_sets_no_floor() {
     // The receiver's base is the delay of the first packets, so its first report reads zero;
     // every later packet of a paced flow reads 220-260 us more (the emulator's figure). Taken
@@ -243,7 +257,8 @@ fn where_half_a_round_is_one_ack_period_the_last_report_alone_is_the_standing_qu
     d.queue = (ms(4), ms(4));
     d.ack(d.cc.rate() as u32);
     assert!(!d.cc.in_slow_start());
-    assert_eq!(d.cc.queue, Some(0.004));
+    // Less the measure's unit, a microsecond.
+    assert!((d.cc.queue.unwrap() - (0.004 - QUEUE_RESOLUTION)).abs() < 1e-12, "{:?}", d.cc.queue);
 }
 
 #[test]
@@ -528,7 +543,8 @@ fn a_queue_slows_the_flow_at_once_as_its_window_would() {
         d.ack(rate as u32);
     }
     let now = d.cc.rate();
-    assert!((now - d.cc.w / 0.2).abs() < 1e-6 * now, "{now} against W {} over 200 ms", d.cc.w);
+    let round_trip = 0.2 - QUEUE_RESOLUTION;
+    assert!((now - d.cc.w / round_trip).abs() < 1e-6 * now, "{now} against W {} over 200 ms", d.cc.w);
     assert!(now <= 0.5 * rate, "{rate} -> {now}");
     assert!(d.cc.w > 0.8 * w, "W {w} -> {}", d.cc.w);
 }
