@@ -717,7 +717,7 @@ impl ModelCc {
 
 impl CongestionControl for ModelCc {
     fn name(&self) -> &'static str {
-        "model"
+        "udt"
     }
 
     fn init(&mut self, ctx: &mut CcContext<'_>) {
