@@ -75,6 +75,11 @@
 //! held behind holes (sent more than that long ago and not acknowledged: UDT acknowledges
 //! cumulatively, so a loss list would otherwise stall a lossy path).
 //!
+//! Start on a long path. The receiver's RTT reports begin at its guess of 100 ms: until one
+//! is plausible (at least 7/8 of the flow's own timing of an acknowledged packet, less an ACK
+//! period) none sets `R_0`, which is then that own timing; and until then a timeout, whose
+//! timer ran on the guess, is no loss of the path: it neither halves `W` nor ends slow start.
+//!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
 //! least [`MIN_WINDOW`]; once the model controller took over, every callback is its, and it
 //! never hands back; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
@@ -164,6 +169,12 @@ pub struct Copa {
     w: f64,
     /// The smallest smoothed RTT of the last [`FLOOR_WINDOW`] (the round trip without a queue).
     base_rtt: MinFilter,
+    /// When the first packet left, and the shortest round trip of an acknowledged packet the
+    /// sender timed itself (from the checkpoint an ACK covered), until the reports are trusted.
+    first_sent: Option<Instant>,
+    own_rtt: Option<Duration>,
+    /// An RTT report has been a measurement (see [`Copa::trust_rtt`]).
+    rtt_trusted: bool,
     slow_start: bool,
     velocity: f64,
     direction: Option<Direction>,
@@ -217,6 +228,9 @@ impl Copa {
             rate: 1.0,
             w: config.initial_window,
             base_rtt: MinFilter::default(),
+            first_sent: None,
+            own_rtt: None,
+            rtt_trusted: false,
             slow_start: true,
             velocity: 1.0,
             direction: None,
@@ -330,10 +344,23 @@ impl Copa {
         }
     }
 
+    /// Whether the RTT report of this ACK is a measurement: until one is, a report below 7/8 of
+    /// the sender's own shortest round trip less an ACK period is the receiver's start value (a
+    /// guess of 100 ms, which a minimum would keep for [`FLOOR_WINDOW`] on a longer path, and
+    /// pace the flow over a round trip several times too short).
+    fn trust_rtt(&mut self, ctx: &CcContext<'_>) -> bool {
+        if !self.rtt_trusted {
+            let floor = self.own_rtt.map(|own| own.saturating_sub(ctx.syn_interval) * 7 / 8);
+            self.rtt_trusted = !ctx.rtt.is_zero() && floor.is_none_or(|floor| ctx.rtt >= floor);
+        }
+        self.rtt_trusted
+    }
+
     /// The round trip the flow sees now: its base (the smallest smoothed RTT lately, or two
     /// ACK periods if longer, as the round) plus the standing queue.
     fn round_trip_now(&self, ctx: &CcContext<'_>) -> f64 {
-        let base = self.base_rtt.get().unwrap_or(ctx.rtt).max(ctx.syn_interval * 2);
+        let measured = self.base_rtt.get().or(self.own_rtt);
+        let base = measured.unwrap_or(ctx.rtt).max(ctx.syn_interval * 2);
         base.as_secs_f64() + self.queue.unwrap_or(0.0)
     }
 
@@ -512,15 +539,25 @@ impl CongestionControl for Copa {
         let mut acked = 0.0;
         if ack.is_after(self.last_ack) {
             acked = f64::from(ack.diff(self.last_ack) as u32);
+            if !self.rtt_trusted {
+                // The first packet's round trip, then each acknowledged checkpoint's.
+                let sent = self.sent_at.oldest().filter(|&(seq, _)| seq.is_before(ack)).map(|(_, t)| t);
+                if let Some(sent) = sent.or(self.first_sent) {
+                    let own = ctx.now.saturating_since(sent);
+                    self.own_rtt = Some(self.own_rtt.map_or(own, |o| o.min(own)));
+                }
+            }
             self.last_ack = ack;
             self.sent_at.handle_ack(ack);
         }
         // The round trip without a queue: like the floor, not renewed while a competitor holds
         // the queue.
-        if self.base_rtt.expired(ctx.now, FLOOR_WINDOW) && !self.mode.competitive() {
-            self.base_rtt.reset_to(ctx.now, ctx.rtt);
+        if self.trust_rtt(ctx) {
+            if self.base_rtt.expired(ctx.now, FLOOR_WINDOW) && !self.mode.competitive() {
+                self.base_rtt.reset_to(ctx.now, ctx.rtt);
+            }
+            self.base_rtt.update(ctx.now, ctx.rtt);
         }
-        self.base_rtt.update(ctx.now, ctx.rtt);
         self.approach_target(ctx, acked, ctx.now.saturating_since(self.updated_at), round);
         self.updated_at = ctx.now;
         self.handle_round(ctx.now, round);
@@ -546,6 +583,14 @@ impl CongestionControl for Copa {
         if let Some(model) = &mut self.fallback {
             return model.on_timeout(ctx);
         }
+        // Until a report and a measured round trip came, the timer ran on a guess of the round
+        // trip (the receiver's start value, 100 ms): a longer path times out with nothing lost
+        // (on a 700 ms path the first ACK comes after the first timeout), and slow start, which
+        // alone fills a long path in a few rounds, would end before it began.
+        if !self.reported || !self.rtt_trusted {
+            self.update_outputs(ctx);
+            return;
+        }
         // Nothing came back for a timeout: whatever the queue said, the path is not delivering.
         self.w = (self.w / 2.0).max(MIN_WINDOW);
         self.rate = (self.w / self.round_trip_now(ctx)).min(MAX_RATE);
@@ -560,6 +605,7 @@ impl CongestionControl for Copa {
             return model.on_packet_sent(ctx, seq, retransmission);
         }
         self.sent_at.handle_sent(ctx.now, seq, retransmission);
+        self.first_sent.get_or_insert(ctx.now);
         self.sent[1] += 1.0;
     }
 

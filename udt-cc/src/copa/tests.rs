@@ -475,6 +475,38 @@ fn a_timeout_halves_the_rate() {
     assert!((d.cc.rate() - rate / 2.0).abs() < 1e-6);
 }
 
+#[test]
+fn on_a_path_longer_than_the_first_guess_timeouts_keep_slow_start_and_the_guess_sets_no_base() {
+    // A 700 ms path: the first ACK comes 700 ms after the first packet, while the receiver
+    // still reports its start value of 100 ms as the RTT.
+    let mut sc = Script::new();
+    let mut cc = Copa::new(CopaConfig::default());
+    cc.init(&mut sc.ctx());
+    for _ in 0..16 {
+        sc.sent += 1;
+        let seq = SeqNo::new(sc.sent);
+        cc.on_packet_sent(&mut sc.ctx(), seq, false);
+    }
+    // The timer, set on the guess, expires before anything could come back.
+    sc.now = at(500);
+    cc.on_timeout(&mut sc.ctx());
+    assert!(cc.in_slow_start());
+    sc.now = at(700);
+    let mut ctx = sc.ctx();
+    ctx.last_ack = SeqNo::new(9);
+    let queue = Some(QueueReport { min: Duration::ZERO, max: Duration::ZERO });
+    ctx.ack = Some(AckReport { rtt: ms(100), recv_rate: 100, capacity: 0, queue });
+    cc.on_ack(&mut ctx, SeqNo::new(9));
+    // A report of 100 ms where the flow's own packet took 700 is no measurement: the rate is
+    // W over the flow's own round trip, and a timeout still keeps slow start and W.
+    let w = cc.w;
+    assert!((cc.rate() - w / 0.7).abs() < 1e-6 * cc.rate(), "{} for W {w}", cc.rate());
+    sc.now = at(1200);
+    cc.on_timeout(&mut sc.ctx());
+    assert!(cc.in_slow_start());
+    assert_eq!(cc.w, w);
+}
+
 proptest! {
     /// Losses reported while the standing queue is nearly empty (at most a tenth of the
     /// period's peak) are the link's, at any rate and in any pattern, in slow start or after
