@@ -50,8 +50,8 @@
 //! flow that queues more. Flows of any RTT see the same `d_q` and so share one target: equal rates,
 //! `n/δ` packets queued for `n` flows.
 //!
-//! Losses. A loss reported unless the queue has not been nearly empty (below) for a whole round
-//! is the link's: repaired, not answered, at any loss rate (a stall of a host or a link lifts
+//! Losses. A loss is the link's, repaired and not answered at any loss rate, unless the queue
+//! has not been nearly empty (below) for a whole round (a stall of a host or a link lifts
 //! every packet's delay for a moment, a full buffer stays full). One reported with the queue
 //! standing that long means the buffer overflowed: the flows' `n/δ` packets do not fit in it,
 //! or a competitor fills it. A round
@@ -133,7 +133,9 @@ pub const QUEUE_RESOLUTION: f64 = 1e-6;
 const PAIR_FACTOR: f64 = 16.0 / 15.0;
 /// The smallest window, packets: a packet pair and its ACK clock.
 pub const MIN_WINDOW: f64 = 4.0;
-/// The fastest pacing, packets per second (ten per microsecond: 116 Gb/s of full-size packets, past the fastest paths the tool is for; UDT4's floor of one per microsecond would hold a flow under 12 Gb/s).
+/// The fastest pacing, packets per second (ten per microsecond: 116 Gb/s of full-size packets,
+/// past the fastest paths the tool is for; UDT4's floor of one per microsecond would hold a
+/// flow under 12 Gb/s).
 pub const MAX_RATE: f64 = 1e7;
 
 /// Copa's parameters.

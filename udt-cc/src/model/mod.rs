@@ -109,7 +109,9 @@ const LINK_LOSS_GAIN: f64 = 1.0 / 16.0;
 const MAX_LINK_LOSS: f64 = 0.5;
 /// The smallest window, packets: a packet pair and its ACK clock.
 const MIN_WINDOW: f64 = 4.0;
-/// The fastest pacing, packets per second (ten per microsecond: 116 Gb/s of full-size packets, past the fastest paths the tool is for; UDT4's floor of one per microsecond would hold a flow under 12 Gb/s).
+/// The fastest pacing, packets per second (ten per microsecond: 116 Gb/s of full-size packets,
+/// past the fastest paths the tool is for; UDT4's floor of one per microsecond would hold a
+/// flow under 12 Gb/s).
 const MAX_RATE: f64 = 1e7;
 /// Packets the receiver must have had before its rate reports mean anything: a UDT4 receiver
 /// reports the median of its last 16 arrival gaps, its window starting full of made-up 1 s
