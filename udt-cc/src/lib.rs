@@ -21,6 +21,7 @@ pub mod blast;
 pub mod copa;
 pub mod cubic;
 pub mod fast;
+pub mod first_rtt;
 pub mod gtp;
 pub mod highspeed;
 pub mod model;

@@ -76,8 +76,8 @@
 //! cumulatively, so a loss list would otherwise stall a lossy path).
 //!
 //! Start on a long path. The receiver's RTT reports begin at its guess of 100 ms: until one
-//! is plausible (at least 7/8 of the flow's own timing of an acknowledged packet, less an ACK
-//! period) none sets `R_0`, which is then that own timing; and until then a timeout, whose
+//! is a measurement ([`FirstRtt`]: at least 7/8 of the flow's own timing of an acknowledged
+//! packet, less an ACK period) none sets `R_0`, which is then that own timing; and until then a timeout, whose
 //! timer ran on the guess, is no loss of the path: it neither halves `W` nor ends slow start.
 //!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
@@ -91,6 +91,7 @@ mod mode;
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::first_rtt::FirstRtt;
 use crate::model::{MinFilter, ModelCc, ModelConfig};
 use crate::send_times::SendTimes;
 use crate::{CcContext, CcFactory, CongestionControl, Policy};
@@ -171,12 +172,8 @@ pub struct Copa {
     w: f64,
     /// The smallest smoothed RTT of the last [`FLOOR_WINDOW`] (the round trip without a queue).
     base_rtt: MinFilter,
-    /// When the first packet left, and the shortest round trip of an acknowledged packet the
-    /// sender timed itself (from the checkpoint an ACK covered), until the reports are trusted.
-    first_sent: Option<Instant>,
-    own_rtt: Option<Duration>,
-    /// An RTT report has been a measurement (see [`Copa::trust_rtt`]).
-    rtt_trusted: bool,
+    /// The sender's own round trip until the receiver's RTT reports are measurements.
+    first_rtt: FirstRtt,
     slow_start: bool,
     velocity: f64,
     direction: Option<Direction>,
@@ -230,9 +227,7 @@ impl Copa {
             rate: 1.0,
             w: config.initial_window,
             base_rtt: MinFilter::default(),
-            first_sent: None,
-            own_rtt: None,
-            rtt_trusted: false,
+            first_rtt: FirstRtt::default(),
             slow_start: true,
             velocity: 1.0,
             direction: None,
@@ -346,22 +341,10 @@ impl Copa {
         }
     }
 
-    /// Whether the RTT report of this ACK is a measurement: until one is, a report below 7/8 of
-    /// the sender's own shortest round trip less an ACK period is the receiver's start value (a
-    /// guess of 100 ms, which a minimum would keep for [`FLOOR_WINDOW`] on a longer path, and
-    /// pace the flow over a round trip several times too short).
-    fn trust_rtt(&mut self, ctx: &CcContext<'_>) -> bool {
-        if !self.rtt_trusted {
-            let floor = self.own_rtt.map(|own| own.saturating_sub(ctx.syn_interval) * 7 / 8);
-            self.rtt_trusted = !ctx.rtt.is_zero() && floor.is_none_or(|floor| ctx.rtt >= floor);
-        }
-        self.rtt_trusted
-    }
-
     /// The round trip the flow sees now: its base (the smallest smoothed RTT lately, or two
     /// ACK periods if longer, as the round) plus the standing queue.
     fn round_trip_now(&self, ctx: &CcContext<'_>) -> f64 {
-        let measured = self.base_rtt.get().or(self.own_rtt);
+        let measured = self.base_rtt.get().or(self.first_rtt.own());
         let base = measured.unwrap_or(ctx.rtt).max(ctx.syn_interval * 2);
         base.as_secs_f64() + self.queue.unwrap_or(0.0)
     }
@@ -541,20 +524,14 @@ impl CongestionControl for Copa {
         let mut acked = 0.0;
         if ack.is_after(self.last_ack) {
             acked = f64::from(ack.diff(self.last_ack) as u32);
-            if !self.rtt_trusted {
-                // The first packet's round trip, then each acknowledged checkpoint's.
-                let sent = self.sent_at.oldest().filter(|&(seq, _)| seq.is_before(ack)).map(|(_, t)| t);
-                if let Some(sent) = sent.or(self.first_sent) {
-                    let own = ctx.now.saturating_since(sent);
-                    self.own_rtt = Some(self.own_rtt.map_or(own, |o| o.min(own)));
-                }
-            }
             self.last_ack = ack;
             self.sent_at.handle_ack(ack);
+            self.first_rtt.handle_ack(ctx.now);
+            self.first_rtt.handle_checkpoint(ctx.now, ack, &self.sent_at);
         }
         // The round trip without a queue: like the floor, not renewed while a competitor holds
         // the queue.
-        if self.trust_rtt(ctx) {
+        if self.first_rtt.trust(ctx.rtt, ctx.syn_interval) {
             if self.base_rtt.expired(ctx.now, FLOOR_WINDOW) && !self.mode.competitive() {
                 self.base_rtt.reset_to(ctx.now, ctx.rtt);
             }
@@ -589,7 +566,7 @@ impl CongestionControl for Copa {
         // trip (the receiver's start value, 100 ms): a longer path times out with nothing lost
         // (on a 700 ms path the first ACK comes after the first timeout), and slow start, which
         // alone fills a long path in a few rounds, would end before it began.
-        if !self.reported || !self.rtt_trusted {
+        if !self.reported || !self.first_rtt.trusted() {
             self.update_outputs(ctx);
             return;
         }
@@ -607,7 +584,7 @@ impl CongestionControl for Copa {
             return model.on_packet_sent(ctx, seq, retransmission);
         }
         self.sent_at.handle_sent(ctx.now, seq, retransmission);
-        self.first_sent.get_or_insert(ctx.now);
+        self.first_rtt.handle_sent(ctx.now);
         self.sent[1] += 1.0;
     }
 

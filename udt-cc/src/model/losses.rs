@@ -155,7 +155,7 @@ impl ModelCc {
     /// of a few packets already does, and a long path's flow must see a queue that is short
     /// beside its RTT but shared with shorter ones.
     pub(super) fn queue_floor(&self) -> Option<Duration> {
-        let min = self.min_rtt.get().or(self.first_rtt)?;
+        let min = self.min_rtt.get().or(self.first_rtt.own())?;
         let floor = min.mul_f64(self.config.queue_floor);
         let bw = self.bandwidth();
         if bw > 0.0 {

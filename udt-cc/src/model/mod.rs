@@ -85,6 +85,7 @@ use delivery::{DeliverySampler, RateMean};
 pub use filters::{MaxFilter, MinFilter};
 use queue::QueueGauge;
 
+use crate::first_rtt::FirstRtt;
 use crate::send_times::SendTimes;
 
 use super::{CcContext, CcFactory, CongestionControl, Policy};
@@ -179,11 +180,10 @@ pub struct ModelCc {
     paced_at: Option<Instant>,
     bw_cap: f64,
     min_rtt: MinFilter,
-    first_rtt: Option<Duration>,
-    rtt_trusted: bool,
+    /// The sender's own round trip until the receiver's reports are measurements.
+    first_rtt: FirstRtt,
     last_rtt: Option<Duration>,
     init_rtt: Duration,
-    first_sent: Option<Instant>,
     full_bw: f64,
     full_bw_count: u32,
     filled_pipe: bool,
@@ -279,11 +279,9 @@ impl ModelCc {
             paced_at: None,
             bw_cap: f64::INFINITY,
             min_rtt: MinFilter::default(),
-            first_rtt: None,
-            rtt_trusted: false,
+            first_rtt: FirstRtt::default(),
             last_rtt: None,
             init_rtt: Duration::from_millis(100),
-            first_sent: None,
             full_bw: 0.0,
             full_bw_count: 0,
             filled_pipe: false,
@@ -346,7 +344,7 @@ impl ModelCc {
     /// `min_rtt`, or before the first trusted report the first packet's own round trip, or
     /// before that the connection's start value.
     fn rtt_estimate(&self) -> Duration {
-        self.min_rtt.get().or(self.first_rtt).unwrap_or(self.init_rtt)
+        self.min_rtt.get().or(self.first_rtt.own()).unwrap_or(self.init_rtt)
     }
 
     /// One RTT, but at least [`RATE_REPORT_ACKS`] ACK periods (no rate report comes faster) and
@@ -740,24 +738,14 @@ impl CongestionControl for ModelCc {
         }
         self.paced_at = Some(ctx.now);
         if ack.is_after(self.last_ack) {
-            if self.first_rtt.is_none() {
-                self.first_rtt = self.first_sent.map(|first| ctx.now - first);
-            }
+            self.first_rtt.handle_ack(ctx.now);
             self.handle_delivery(ctx.now, ack);
             if self.state == State::Startup {
                 self.startup_acked += f64::from(ack.diff(self.last_ack) as u32);
             }
             self.last_ack = ack;
             self.sent_at.handle_ack(ack);
-            if !self.rtt_trusted {
-                // An acknowledged packet's own round trip, from the newest checkpoint the ACK
-                // covers: the first packet's was longer if it or its ACK was lost, and then no
-                // report would ever pass the plausibility floor it sets.
-                if let Some((_, sent)) = self.sent_at.oldest().filter(|&(seq, _)| seq.is_before(ack)) {
-                    let sample = ctx.now - sent;
-                    self.first_rtt = Some(self.first_rtt.map_or(sample, |first| first.min(sample)));
-                }
-            }
+            self.first_rtt.handle_checkpoint(ctx.now, ack, &self.sent_at);
             self.timed_out = false;
         }
         if ctx.bandwidth > 0 && ctx.bandwidth < u32::MAX {
@@ -790,7 +778,7 @@ impl CongestionControl for ModelCc {
     }
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
-        self.first_sent.get_or_insert(ctx.now);
+        self.first_rtt.handle_sent(ctx.now);
         if !retransmission && (seq == self.last_ack || !self.delivery.started()) {
             // Nothing before it is unacknowledged: delivery counts from here.
             self.delivery.restart(seq, ctx.now);

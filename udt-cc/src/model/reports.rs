@@ -20,7 +20,7 @@ impl ModelCc {
     /// acknowledged packet's own round trip overstates the RTT by at most one ACK period and
     /// the queue the first packets met on an idle path (the 1/8).
     pub(super) fn handle_rtt(&mut self, now: Instant, syn: Duration, report: &AckReport) {
-        let trusted = !report.rtt.is_zero() && self.trust_rtt(syn, report.rtt);
+        let trusted = self.first_rtt.trust(report.rtt, syn);
         if trusted {
             self.last_rtt = Some(report.rtt);
             self.min_rtt.update(now, report.rtt);
@@ -43,20 +43,6 @@ impl ModelCc {
         if trusted && self.state == State::ProbeRtt {
             self.probe_rtt_min = Some(self.probe_rtt_min.map_or(report.rtt, |m| m.min(report.rtt)));
         }
-    }
-
-    /// Whether the reported `rtt` is a measurement: before any report is trusted, one below 7/8
-    /// of an acknowledged packet's own round trip less the ACK period (`syn`) is not (it is the
-    /// receiver's start value, or UDT4's average still climbing from it).
-    fn trust_rtt(&mut self, syn: Duration, rtt: Duration) -> bool {
-        if !self.rtt_trusted {
-            let floor = self.first_rtt.map(|first| first.saturating_sub(syn) * 7 / 8);
-            if floor.is_some_and(|floor| rtt < floor) {
-                return false;
-            }
-            self.rtt_trusted = true;
-        }
-        true
     }
 
     /// The round's delivery rate: the mean of the arrival rates its ACKs reported, each
