@@ -124,11 +124,16 @@ pub const SHED_GAIN: f64 = 0.25;
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
 pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
-/// The queueing delay's unit, seconds: a data packet's timestamp and its arrival are whole
-/// microseconds of two clocks, so a delay read one unit above another may be none. Above a
-/// million packets a second (12 Gb/s) `1/δ` packets queue for less than that: a reading of one
-/// unit would set the target there, and of two, half that.
-pub const QUEUE_RESOLUTION: f64 = 1e-6;
+/// The queueing delay's resolution, seconds: a reading this far above the floor may be no queue.
+/// A reading is `arrival - stamp` in whole microseconds: the sender's stamp truncated (up to
+/// 1 us), the arrival truncated (1 us) after the kernel's receive stamp was carried over to the
+/// runtime's clock through a clock pair read within 2 us (up to 1 us either way, 2 us of spread).
+/// Queue-free readings thus spread over 4 us, and the floor, their least, is at the bottom of
+/// that spread. Above half a million packets a second (6 Gb/s) `1/δ` packets queue for less than
+/// 4 us: read without this, the spread alone would set the target, from twice the rate at a
+/// reading of 1 us to half of it at 4, and hold a flow whose bottleneck is a host's CPU (which
+/// works in batches, so a shorter queue idles it) under what the host delivers.
+pub const QUEUE_RESOLUTION: f64 = 4e-6;
 /// UDT sends every 16th packet right after the one before (the packet pair), so 16 packets
 /// take 15 periods.
 const PAIR_FACTOR: f64 = 16.0 / 15.0;

@@ -183,15 +183,18 @@ fn a_floor_the_measure_never_falls_below_is_no_queue() {
 }
 
 #[test]
-fn a_queue_read_one_microsecond_above_the_floor_is_none() {
+fn a_queue_read_within_the_measures_resolution_above_the_floor_is_none() {
     let mut d = Driver::new();
     d.run(ms(100));
-    // Stamps and arrivals are whole microseconds of two clocks: one unit may be no delay, and
-    // at a million packets a second it would be a target of two million.
-    d.queue = (Duration::from_micros(1), Duration::from_micros(1));
-    d.run(ms(200));
-    assert_eq!(d.cc.queue, Some(0.0));
-    d.queue = (Duration::from_micros(3), Duration::from_micros(3));
+    // Stamps and arrivals are whole microseconds of two clocks, the arrival carried over from
+    // the kernel's stamp: readings of no queue spread over 4 us, and at a million packets a
+    // second a reading of 2 us would be a target of a million, one of 1 us of two million.
+    for us in [1, 2, 3, 4] {
+        d.queue = (Duration::from_micros(us), Duration::from_micros(us));
+        d.run(ms(200));
+        assert_eq!(d.cc.queue, Some(0.0), "{us} us");
+    }
+    d.queue = (Duration::from_micros(6), Duration::from_micros(6));
     d.run(ms(100));
     assert!((d.cc.queue.unwrap() - 2e-6).abs() < 1e-12, "{:?}", d.cc.queue);
 }
@@ -257,7 +260,7 @@ fn where_half_a_round_is_one_ack_period_the_last_report_alone_is_the_standing_qu
     d.queue = (ms(4), ms(4));
     d.ack(d.cc.rate() as u32);
     assert!(!d.cc.in_slow_start());
-    // Less the measure's unit, a microsecond.
+    // Less the measure's resolution.
     assert!((d.cc.queue.unwrap() - (0.004 - QUEUE_RESOLUTION)).abs() < 1e-12, "{:?}", d.cc.queue);
 }
 
