@@ -1,7 +1,8 @@
 //! # udt-cc: congestion control for UDT
 //!
 //! The algorithms a UDT connection can run, behind `udt-proto`'s [`CongestionControl`] trait
-//! (thesis chapter 5, Composable UDT): the default model controller ([`model`], `udt`), BBR,
+//! (thesis chapter 5, Composable UDT): the default, Copa ([`copa`]), the model controller
+//! ([`model`], `udt`) it hands a flow to a UDT4 receiver, BBR,
 //! the TCP family over one window engine ([`tcp`]: NewReno, CUBIC, BIC, HighSpeed, Scalable,
 //! Westwood, Vegas, FAST), GTP ([`gtp`]) and UDP blast ([`blast`]); the thesis' algorithm
 //! (`daimd`, UDT4's `CUDTCC`) is built into `udt-proto` and listed here too. [`registry`] looks

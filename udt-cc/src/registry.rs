@@ -55,10 +55,19 @@ impl CcInfo {
 /// The built-in algorithms.
 static CATALOG: &[CcInfo] = &[
     CcInfo {
-        name: "udt",
-        aliases: &["default", "model"],
-        summary:
-            "the default: model-based pacing at the measured bandwidth (BBR's structure on UDT's signals)",
+        name: "copa",
+        aliases: &["default"],
+        summary: "the default: Copa, a rate toward 1/(delta x queueing delay) with a velocity; TCP-competitive mode while a queue never empties",
+        reference: "Arun & Balakrishnan, NSDI 2018",
+        tcp_like: false,
+        both_ends: false,
+        params: &COPA_PARAMS,
+        build: build_copa,
+    },
+    CcInfo {
+        name: "model",
+        aliases: &["udt"],
+        summary: "model-based pacing at the measured bandwidth (BBR's structure on UDT's signals); the default's controller toward a UDT4 receiver",
         reference: "docs/congestion-control.md; Cardwell et al., ACM Queue 2016; BBRv3",
         tcp_like: false,
         both_ends: false,
@@ -125,16 +134,6 @@ static CATALOG: &[CcInfo] = &[
         both_ends: false,
         params: &FAST_PARAMS,
         build: build_fast,
-    },
-    CcInfo {
-        name: "copa",
-        aliases: &[],
-        summary: "Copa: rate toward 1/(delta x queueing delay) with a velocity; TCP-competitive mode while a queue never empties",
-        reference: "Arun & Balakrishnan, NSDI 2018",
-        tcp_like: false,
-        both_ends: false,
-        params: &COPA_PARAMS,
-        build: build_copa,
     },
     CcInfo {
         name: "bbr",
@@ -227,7 +226,7 @@ pub fn factory(text: &str) -> Result<Arc<dyn CcFactory>, CcSpecError> {
 }
 
 /// The specification every connection, tool and simulator flow uses unless told otherwise.
-pub const DEFAULT_CC: &str = "udt";
+pub const DEFAULT_CC: &str = "copa";
 
 /// A factory for [`DEFAULT_CC`].
 pub fn default_factory() -> Arc<dyn CcFactory> {
@@ -310,11 +309,12 @@ mod tests {
         assert!(e.contains("unknown congestion control") && e.contains("newreno"), "{e}");
         let e = factory("daimd:noisy=true,speed=9").unwrap_err().0;
         assert!(e.contains("speed") && e.contains("noisy"), "{e}");
-        assert!(factory("udt:noisy=true").is_err(), "the default has no DAIMD options");
+        assert!(factory("udt:noisy=true").is_err(), "the model controller has no DAIMD options");
         assert!(factory("udt:standing=1").is_err() && factory("udt:beta=0").is_err());
         assert!(factory("udt:cruise=200,inc=0.1").is_ok());
         assert!(factory("udt:cruise=0").is_err() && factory("udt:inc=1").is_err());
-        assert_eq!(factory("default").unwrap().build().name(), "udt");
+        assert_eq!(factory("default").unwrap().build().name(), "copa");
+        assert_eq!(factory("udt").unwrap().build().name(), "model");
         assert!(factory("newreno:ack=0").is_err());
         assert!(factory("blast:rate=fast").is_err());
         assert_eq!(factory("blast:rate=12m").unwrap().build().send_period().as_micros(), 1000);

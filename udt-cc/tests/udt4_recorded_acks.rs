@@ -1,4 +1,5 @@
-//! The default congestion control fed with what real UDT4 4.11 receivers sent (the captures
+//! The model controller, which the default (Copa) hands a flow to a UDT4 receiver, fed with
+//! what real UDT4 4.11 receivers sent (the captures
 //! in `testdata/vectors`): every data packet the capture's sender sent, as it sent it, and
 //! every full ACK and NAK its receiver sent back, at their capture times.
 //!
@@ -94,7 +95,7 @@ fn replay(capture: &str) -> Replay {
             _ => None,
         })
         .unwrap();
-    let mut cc = udt_cc::default_factory().build();
+    let mut cc = udt_cc::factory("model").unwrap().build();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
     let stats = Stats::default();
     let (mut largest, mut last_ack, mut flight) = (first_seq.prev(), first_seq, 0u32);
@@ -155,7 +156,7 @@ fn replay(capture: &str) -> Replay {
 /// The first full ACK of a UDT4 receiver reports 1 packet/s: the controller keeps at least its
 /// initial rate, and after the replay paces at no less than what the capture delivered.
 #[test]
-fn a_udt4_receivers_first_reports_do_not_slow_the_default() {
+fn a_udt4_receivers_first_reports_do_not_slow_the_model_controller() {
     for capture in ["sendfile_recvfile_100KB.pcap", "sendfile_recvfile_4MiB_3pct_drop.pcap"] {
         let r = replay(capture);
         let (first_report, after_first) = r.after_acks[0];

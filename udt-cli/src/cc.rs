@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 use serde::Serialize;
-use udt::cc::{catalog, CcInfo};
+use udt::cc::{catalog, CcInfo, DEFAULT_CC};
 
 /// Arguments of `udt cc`.
 #[derive(clap::Args, Debug)]
@@ -81,7 +81,7 @@ pub fn run(args: &Args) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&entries)?);
         return Ok(());
     }
-    println!("Congestion controls for --cc NAME[:key=value,...] (default: udt)\n");
+    println!("Congestion controls for --cc NAME[:key=value,...] (default: {DEFAULT_CC})\n");
     for e in &entries {
         let aliases =
             if e.aliases.is_empty() { String::new() } else { format!(" (also {})", e.aliases.join(", ")) };

@@ -23,6 +23,7 @@ mod bench;
 mod bulk;
 mod cat;
 mod cc;
+mod closed_stdout;
 mod cpu;
 mod fetch;
 mod interrupt;
@@ -59,6 +60,7 @@ Exit status:
   1  a transfer or the network failed (refused or corrupt file, no answer, connection lost)
   2  usage error (bad arguments)
   130  interrupted (Ctrl-C, SIGTERM or SIGHUP; send, recv, serve, fetch, cat, perf)
+  141  standard output closed by its reader (`udt cc list | head`)
 
 Logs go to standard error: -v for info, -vv for debug, -vvv for trace; RUST_LOG overrides.";
 
@@ -136,6 +138,7 @@ fn usage_error(name: &str, kind: clap::error::ErrorKind, message: impl std::fmt:
 }
 
 fn main() -> ExitCode {
+    closed_stdout::install();
     let cli = Cli::parse();
     if let Command::Send(a) = &cli.command {
         if let Err(why) = send::check_usage(a) {

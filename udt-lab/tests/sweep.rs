@@ -119,7 +119,7 @@ fn scenarios_depend_on_the_seed_and_their_index_only() {
 #[test]
 fn peers_run_the_same_scenarios_side_by_side() {
     let mut reports = Vec::new();
-    for spec in ["udt", "bbr"] {
+    for spec in ["copa", "bbr"] {
         let mut c = config(2);
         c.count = 3;
         c.cc = udt_sim::CcChoice::parse(spec).unwrap();
@@ -129,7 +129,7 @@ fn peers_run_the_same_scenarios_side_by_side() {
     assert_eq!(drawn(&reports[0]), drawn(&reports[1]), "the same draws for every controller");
     let text = sweep::text::render_peers(&reports);
     let header = text.lines().nth(1).unwrap();
-    assert!(header.contains("udt") && header.contains("bbr"), "{text}");
+    assert!(header.contains("copa") && header.contains("bbr"), "{text}");
     let util = text.lines().find(|l| l.starts_with("utilization, multi-flow")).unwrap();
     for r in &reports {
         let d = r.summary.utilization_multi.unwrap();

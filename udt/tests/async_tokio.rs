@@ -131,7 +131,7 @@ async fn a_shared_async_stream_is_written_by_one_task_and_watched_by_another() {
         tokio::task::spawn_blocking(move || accepting.join().unwrap()).await.unwrap(),
     );
     assert_eq!(client.local_addr().unwrap(), local);
-    assert_eq!(client.congestion_control(), "udt");
+    assert_eq!(client.congestion_control(), udt::cc::DEFAULT_CC);
 
     let payload = data(3 << 20, 11);
     let writer = {

@@ -1,12 +1,14 @@
-//! Copa (Arun & Balakrishnan, "Copa: Practical Delay-Based Congestion Control for the
-//! Internet", NSDI 2018) on UDT's signals: a target rate from the measured queueing delay,
-//! approached with a velocity, and a competitive mode entered only while a buffer-filling
-//! competitor keeps the queue from emptying.
+//! The default congestion control: Copa (Arun & Balakrishnan, "Copa: Practical Delay-Based
+//! Congestion Control for the Internet", NSDI 2018) on UDT's signals: a target rate from the
+//! measured queueing delay, approached with a velocity, and a competitive mode entered only
+//! while a buffer-filling competitor keeps the queue from emptying.
 //!
 //! Signals. The queueing delay `d_q` is the receiver's one-way measure, the smallest queueing
 //! delay of an ACK period (`Policy::queue_delay_reports`, which this controller declares: Copa's
 //! standing RTT less its minimum, with no clock on the path that ACK delays blur), less its
-//! floor, the smallest such sample over [`FLOOR_WINDOW`] but the first report, which reads zero
+//! floor, the smallest such sample over [`FLOOR_WINDOW`] (a sliding window kept as sub-window
+//! minima, `window_min.rs`: the sample of the moment its window runs out never stands in for the
+//! minimum) but the first report, which reads zero
 //! by construction (a real receiver's never reaches zero: its scheduling and the path's jitter
 //! add some 0.1 ms to every packet, which is no queue, and would hold a flow to 2 packets per
 //! 0.1 ms, 240 Mb/s), and averaged over the reports that cover the last half round (Copa's
@@ -14,7 +16,7 @@
 //! share a queue see the same mean whatever their RTTs). A UDT4 receiver measures no queue,
 //! and its RTT reports are a 1/8 moving average that lags a queue by rounds, too late for a
 //! delay target: once the peer has left every policy offer unanswered
-//! (`CcContext::peer_udt4`), the default's model controller ([`ModelCc`]), which needs no queue
+//! (`CcContext::peer_udt4`), the model controller ([`ModelCc`]), which needs no queue
 //! reports to fill a path, takes over for the rest of the connection. Until a queue report or
 //! that verdict arrives, the rate stays at the initial window per round. The *round* `R` is
 //! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
@@ -55,19 +57,19 @@
 //! every packet's delay for a moment, a full buffer stays full). One reported with the queue
 //! standing that long means the buffer overflowed: the flows' `n/δ` packets do not fit in it,
 //! or a competitor fills it. A round
-//! with such a loss halves `1/δ` (to at most a sixteenth of the default's,
+//! with such a loss halves `1/δ` (to at most a sixteenth of the default mode's,
 //! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
-//! packets sent before it; a round without raises it by one, up to the default's outside the
+//! packets sent before it; a round without raises it by one, up to the default mode's outside the
 //! competitive mode (TCP's AIMD, on the packets the flow keeps queued).
 //!
 //! Competitive mode (paper §2.2). Copa flows alone empty the queue every few rounds (the
 //! velocity overshoots the target both ways); a queue whose standing delay stayed above
 //! [`NEARLY_EMPTY`] of its recent peak (the largest queueing delay of the last
 //! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
-//! buffers. Then `1/δ` grows past the default's, one per round without a loss: the flow keeps
+//! buffers. Then `1/δ` grows past the default mode's, one per round without a loss: the flow keeps
 //! a TCP-like share of the queue. The mode ends when the queue has been nearly empty for a
 //! whole round (a buffer filler's own drain empties it only for a moment), and `1/δ` then
-//! halves each round back to the default's. While the mode lasts the floor and the minimum RTT
+//! halves each round back to the default mode's. While the mode lasts the floor and the minimum RTT
 //! are not renewed: their windows' minimum is then the competitor's standing queue.
 //!
 //! Pacing and window: the period is `1/λ` (stretched for UDT's packet pairs); the window is
@@ -82,22 +84,24 @@
 //!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
 //! least [`MIN_WINDOW`]; once the model controller took over, every callback is its, and it
-//! never hands back; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default's and, outside
-//! the competitive mode, never growing past the default's; nothing reads a clock or a
+//! never hands back; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default mode's and, outside
+//! the competitive mode, never growing past the default mode's; nothing reads a clock or a
 //! global RNG; mode changes emit a `tracing` debug event on target `udt::cc`.
 
 mod mode;
+mod window_min;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::first_rtt::FirstRtt;
-use crate::model::{MinFilter, ModelCc, ModelConfig};
+use crate::model::{ModelCc, ModelConfig};
 use crate::send_times::SendTimes;
 use crate::{CcContext, CcFactory, CongestionControl, Policy};
 use mode::ModeDetector;
 use udt_proto::seq::SeqNo;
 use udt_proto::time::Instant;
+use window_min::WindowMin;
 
 /// Rounds of movement in one direction after which the velocity doubles every round (paper §2.1).
 pub const VELOCITY_ROUNDS: u32 = 3;
@@ -118,8 +122,8 @@ pub const PROBE_GAIN: f64 = 1.25;
 /// beyond its `1/δ` (FAST TCP's update, whose `γ` is 0.5, taken at half: the queue reports lag
 /// a round, and the packets already shed in it are not yet seen).
 pub const SHED_GAIN: f64 = 0.25;
-/// Losses with a standing queue may halve `1/δ` down to this fraction of the default's (four
-/// halvings): `n` flows' default shares, `n/δ` packets, overflow a buffer smaller than that;
+/// Losses with a standing queue may halve `1/δ` down to this fraction of the default mode's (four
+/// halvings): `n` flows' default-mode shares, `n/δ` packets, overflow a buffer smaller than that;
 /// at a sixteenth, `n` flows fit in `n/8` packets.
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
@@ -176,7 +180,7 @@ pub struct Copa {
     /// `W`, packets per round trip (the controller's state; Copa's congestion window).
     w: f64,
     /// The smallest smoothed RTT of the last [`FLOOR_WINDOW`] (the round trip without a queue).
-    base_rtt: MinFilter,
+    base_rtt: WindowMin,
     /// The sender's own round trip until the receiver's RTT reports are measurements.
     first_rtt: FirstRtt,
     slow_start: bool,
@@ -212,7 +216,7 @@ pub struct Copa {
     long_queue: f64,
     queue_reports: bool,
     /// The smallest standing queue reported lately (the measure's floor).
-    floor: MinFilter,
+    floor: WindowMin,
     /// A queue report has arrived (the first is no floor sample).
     reported: bool,
     last_ack: SeqNo,
@@ -231,7 +235,7 @@ impl Copa {
             config,
             rate: 1.0,
             w: config.initial_window,
-            base_rtt: MinFilter::default(),
+            base_rtt: WindowMin::default(),
             first_rtt: FirstRtt::default(),
             slow_start: true,
             velocity: 1.0,
@@ -253,7 +257,7 @@ impl Copa {
             long_queue: 0.0,
             queue_reports: false,
             fallback: None,
-            floor: MinFilter::default(),
+            floor: WindowMin::default(),
             reported: false,
             last_ack: SeqNo::new(0),
             sent_at: SendTimes::default(),
@@ -313,10 +317,10 @@ impl Copa {
         // (0.22-0.26 ms on the emulator, once the flow is paced), and a floor of zero would
         // leave that lift as a queue that never empties, a competitor's, for the whole window.
         if std::mem::replace(&mut self.reported, true) {
-            if self.floor.expired(ctx.now, FLOOR_WINDOW) && !self.mode.competitive() {
-                self.floor.reset_to(ctx.now, Duration::from_secs_f64(standing));
+            if !self.mode.competitive() {
+                self.floor.expire(ctx.now, FLOOR_WINDOW);
             }
-            self.floor.update(ctx.now, Duration::from_secs_f64(standing));
+            self.floor.update(ctx.now, Duration::from_secs_f64(standing), FLOOR_WINDOW);
         }
         let floor = self.floor.get().map_or(0.0, |f| f.as_secs_f64());
         let above = |q: f64| (q - floor - QUEUE_RESOLUTION).max(0.0);
@@ -537,10 +541,10 @@ impl CongestionControl for Copa {
         // The round trip without a queue: like the floor, not renewed while a competitor holds
         // the queue.
         if self.first_rtt.trust(ctx.rtt, ctx.syn_interval) {
-            if self.base_rtt.expired(ctx.now, FLOOR_WINDOW) && !self.mode.competitive() {
-                self.base_rtt.reset_to(ctx.now, ctx.rtt);
+            if !self.mode.competitive() {
+                self.base_rtt.expire(ctx.now, FLOOR_WINDOW);
             }
-            self.base_rtt.update(ctx.now, ctx.rtt);
+            self.base_rtt.update(ctx.now, ctx.rtt, FLOOR_WINDOW);
         }
         self.approach_target(ctx, acked, ctx.now.saturating_since(self.updated_at), round);
         self.updated_at = ctx.now;

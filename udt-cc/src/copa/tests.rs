@@ -200,6 +200,28 @@ fn a_queue_read_within_the_measures_resolution_above_the_floor_is_none() {
 }
 
 #[test]
+fn when_the_floor_window_moves_on_the_queue_of_that_moment_stays_a_queue() {
+    let mut d = Driver::new();
+    // A floor of 1 ms, never read again: the receiver's readings then lie 0.05-0.9 ms above it
+    // (nearly empty every fifth report, as Copa alone leaves a queue).
+    d.queue = (ms(1), ms(1));
+    d.run(ms(200));
+    for k in 0..1000u64 {
+        let reading = Duration::from_micros(if k % 5 == 0 { 1050 } else { 1500 + k % 5 * 100 });
+        d.queue = (reading, reading);
+        d.ack(d.cc.rate() as u32);
+        assert!(!d.cc.competitive(), "at {k}");
+    }
+    // The window of 10 s has moved past the 1 ms reading just as a 6 ms queue stands: the
+    // floor is the least reading of the rest of the window (1.05 ms), not the 6 ms of now.
+    d.queue = (ms(6), ms(6));
+    d.ack(d.cc.rate() as u32);
+    let floor = d.cc.floor.get().unwrap();
+    assert_eq!(floor, Duration::from_micros(1050));
+    assert!(d.cc.queue.unwrap() > 0.001, "{:?}", d.cc.queue);
+}
+
+#[test]
 fn a_first_report_of_zero_sets_no_floor() {
     // The receiver's base is the delay of the first packets, so its first report reads zero;
     // every later packet of a paced flow reads 220-260 us more (the emulator's figure). Taken

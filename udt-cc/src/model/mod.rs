@@ -1,7 +1,7 @@
-//! The default congestion control (`udt`): a model-based rate controller in the structure of
+//! The model controller (`model`, also `udt`): a model-based rate controller in the structure of
 //! BBR (Cardwell et al., ACM Queue 2016; BBRv3's loss bound), fed by UDT's own signals and
 //! driving UDT's rate-based pacing. docs/congestion-control.md has the one-page explanation and
-//! the state diagram.
+//! the state diagram. The default ([`crate::copa`]) hands it a flow whose receiver is UDT4's.
 //!
 //! The model: the bottleneck bandwidth `bw` is the windowed maximum, over the last
 //! `bw_window_cycles` probe cycles ([`filters::MaxFilter`]), of each round's delivery rate: the
@@ -717,7 +717,7 @@ impl ModelCc {
 
 impl CongestionControl for ModelCc {
     fn name(&self) -> &'static str {
-        "udt"
+        "model"
     }
 
     fn init(&mut self, ctx: &mut CcContext<'_>) {
