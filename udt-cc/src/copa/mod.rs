@@ -15,10 +15,12 @@
 //! standing RTT spans half a round; a mean, where Copa takes the least, because the flows that
 //! share a queue see the same mean whatever their RTTs). A UDT4 receiver measures no queue,
 //! and its RTT reports are a 1/8 moving average that lags a queue by rounds, too late for a
-//! delay target: once the peer has left every policy offer unanswered
-//! (`CcContext::peer_udt4`), the model controller ([`ModelCc`]), which needs no queue
-//! reports to fill a path, takes over for the rest of the connection. Until a queue report or
-//! that verdict arrives, the rate stays at the initial window per round. The *round* `R` is
+//! delay target. So the model controller ([`ModelCc`]), which needs no queue reports to fill a
+//! path, drives the flow from its start until the receiver's first queue report, which hands
+//! the flow to Copa from its first round (one round trip in: our receiver reports once the
+//! sender's policy offer reached it); once the peer has left every policy offer unanswered
+//! (`CcContext::peer_udt4`, a second or more in), the model keeps the flow for the rest of the
+//! connection. The *round* `R` is
 //! the smoothed RTT, or two ACK periods if longer: no report comes faster, so on a path shorter
 //! than that the flow moves once per two reports (Copa's dynamics on an RTT of `R`).
 //!
@@ -83,8 +85,9 @@
 //! timer ran on the guess, is no loss of the path: it neither halves `W` nor ends slow start.
 //!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
-//! least [`MIN_WINDOW`]; once the model controller took over, every callback is its, and it
-//! never hands back; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default mode's and, outside
+//! least [`MIN_WINDOW`]; until the first queue report every output is the model controller's,
+//! and after the verdict that the peer is UDT4's it always is (a later report changes nothing);
+//! after a queue report before that verdict, never again; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default mode's and, outside
 //! the competitive mode, never growing past the default mode's; nothing reads a clock or a
 //! global RNG; mode changes emit a `tracing` debug event on target `udt::cc`.
 
@@ -214,7 +217,6 @@ pub struct Copa {
     standing: VecDeque<(Instant, f64)>,
     /// The mean standing queue of the last [`DIRECTION_ROUNDS`] rounds, seconds.
     long_queue: f64,
-    queue_reports: bool,
     /// The smallest standing queue reported lately (the measure's floor).
     floor: WindowMin,
     /// A queue report has arrived (the first is no floor sample).
@@ -223,8 +225,11 @@ pub struct Copa {
     sent_at: SendTimes,
     period: Duration,
     window: f64,
-    /// The model controller, once the receiver turned out to be UDT4's.
-    fallback: Option<Box<ModelCc>>,
+    /// The model controller: it drives the flow until the receiver's first queue report, and
+    /// for good once the receiver turned out to be UDT4's.
+    model: Option<Box<ModelCc>>,
+    /// The receiver is known: ours (it reported a queue; the model is gone) or UDT4's.
+    decided: bool,
 }
 
 impl Copa {
@@ -255,8 +260,8 @@ impl Copa {
             queue: None,
             standing: VecDeque::new(),
             long_queue: 0.0,
-            queue_reports: false,
-            fallback: None,
+            model: None,
+            decided: false,
             floor: WindowMin::default(),
             reported: false,
             last_ack: SeqNo::new(0),
@@ -268,7 +273,7 @@ impl Copa {
 
     /// Whether the model controller took over (the receiver is UDT4's).
     pub fn fell_back(&self) -> bool {
-        self.fallback.is_some()
+        self.decided && self.model.is_some()
     }
 
     /// Whether the competitive mode is on.
@@ -303,7 +308,6 @@ impl Copa {
     /// The ACK's queue report: the receiver's one-way standing queue and peak.
     fn handle_queue_report(&mut self, ctx: &CcContext<'_>, round: Duration) {
         let Some(report) = ctx.ack else { return };
-        self.queue_reports |= report.queue.is_some();
         let sample = report.queue.map(|q| (q.min.as_secs_f64(), q.max.as_secs_f64()));
         let Some((standing, peak)) = sample else { return };
         // Less the floor: the smallest standing queue of the last FLOOR_WINDOW (Copa's
@@ -348,6 +352,20 @@ impl Copa {
         if self.mode.competitive() != was {
             tracing::debug!(target: "udt::cc", competitive = !was, queue_ms = standing * 1e3, "copa mode");
         }
+    }
+
+    /// Packets newly acknowledged by `ack` (its own timing of the flow, for Copa now or once it
+    /// takes over), or none once the model controller keeps the flow for good.
+    fn handle_acknowledged(&mut self, ctx: &CcContext<'_>, ack: SeqNo) -> f64 {
+        if self.decided && self.model.is_some() || !ack.is_after(self.last_ack) {
+            return 0.0;
+        }
+        let acked = f64::from(ack.diff(self.last_ack) as u32);
+        self.last_ack = ack;
+        self.sent_at.handle_ack(ack);
+        self.first_rtt.handle_ack(ctx.now);
+        self.first_rtt.handle_checkpoint(ctx.now, ack, &self.sent_at);
+        acked
     }
 
     /// The round trip the flow sees now: its base (the smallest smoothed RTT lately, or two
@@ -512,16 +530,24 @@ impl CongestionControl for Copa {
         self.updated_at = ctx.now;
         self.last_ack = ctx.last_ack;
         self.update_outputs(ctx);
+        let mut model = ModelCc::new(ModelConfig::default());
+        model.init(ctx);
+        self.model = Some(Box::new(model));
     }
 
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
-        if self.fallback.is_none() && ctx.peer_udt4 && !self.queue_reports {
-            let mut model = ModelCc::new(ModelConfig::default());
-            model.init(ctx);
-            tracing::debug!(target: "udt::cc", "copa: the receiver reports no queue (UDT4); the model controller takes over");
-            self.fallback = Some(Box::new(model));
+        if !self.decided {
+            if ctx.ack.is_some_and(|a| a.queue.is_some()) {
+                // The receiver is ours: Copa takes the flow, still in its first round.
+                self.decided = true;
+                self.model = None;
+            } else if ctx.peer_udt4 {
+                self.decided = true;
+                tracing::debug!(target: "udt::cc", "copa: the receiver reports no queue (UDT4); the model controller keeps the flow");
+            }
         }
-        if let Some(model) = &mut self.fallback {
+        let acked = self.handle_acknowledged(ctx, ack);
+        if let Some(model) = &mut self.model {
             return model.on_ack(ctx, ack);
         }
         let round = Self::round(ctx);
@@ -529,14 +555,6 @@ impl CongestionControl for Copa {
         if let Some(rate) = ctx.ack.map(|a| f64::from(a.recv_rate)).filter(|&r| r > 0.0) {
             self.round_delivered = self.round_delivered.max(rate);
             self.last_delivered = self.last_delivered.max(rate);
-        }
-        let mut acked = 0.0;
-        if ack.is_after(self.last_ack) {
-            acked = f64::from(ack.diff(self.last_ack) as u32);
-            self.last_ack = ack;
-            self.sent_at.handle_ack(ack);
-            self.first_rtt.handle_ack(ctx.now);
-            self.first_rtt.handle_checkpoint(ctx.now, ack, &self.sent_at);
         }
         // The round trip without a queue: like the floor, not renewed while a competitor holds
         // the queue.
@@ -553,7 +571,7 @@ impl CongestionControl for Copa {
     }
 
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, lost: &[(SeqNo, SeqNo)]) {
-        if let Some(model) = &mut self.fallback {
+        if let Some(model) = &mut self.model {
             return model.on_loss(ctx, lost);
         }
         // Unless the queue has stood for a whole round, the link lost it: repaired, not
@@ -568,7 +586,7 @@ impl CongestionControl for Copa {
     }
 
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
-        if let Some(model) = &mut self.fallback {
+        if let Some(model) = &mut self.model {
             return model.on_timeout(ctx);
         }
         // Until a report and a measured round trip came, the timer ran on a guess of the round
@@ -589,20 +607,25 @@ impl CongestionControl for Copa {
     }
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, seq: SeqNo, retransmission: bool) {
-        if let Some(model) = &mut self.fallback {
-            return model.on_packet_sent(ctx, seq, retransmission);
+        if let Some(model) = &mut self.model {
+            model.on_packet_sent(ctx, seq, retransmission);
+            if self.decided {
+                return;
+            }
         }
+        // Until the receiver is known, Copa times the packets too: they are its flight once it
+        // takes over.
         self.sent_at.handle_sent(ctx.now, seq, retransmission);
         self.first_rtt.handle_sent(ctx.now);
         self.sent[1] += 1.0;
     }
 
     fn send_period(&self) -> Duration {
-        self.fallback.as_ref().map_or(self.period, |model| model.send_period())
+        self.model.as_ref().map_or(self.period, |model| model.send_period())
     }
 
     fn congestion_window(&self) -> f64 {
-        self.fallback.as_ref().map_or(self.window, |model| model.congestion_window())
+        self.model.as_ref().map_or(self.window, |model| model.congestion_window())
     }
 }
 

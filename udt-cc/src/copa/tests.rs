@@ -442,11 +442,11 @@ fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_ai
     assert_eq!(d.cc.inverse_delta(), 2.0);
 }
 
-/// A receiver that reports no queue (UDT4's) leaves the rate at the first round's until the
-/// peer has left every policy offer unanswered; then the model controller takes the flow, and
-/// its Startup raises the rate from what the ACKs deliver.
+/// A receiver that reports no queue (UDT4's): the model controller drives the flow from its
+/// start (its Startup raises the rate from what the ACKs deliver), and keeps it once the peer
+/// has left every policy offer unanswered, whatever comes later.
 #[test]
-fn a_udt4_receiver_hands_the_flow_to_the_model_controller() {
+fn a_udt4_receiver_leaves_the_flow_to_the_model_controller() {
     let mut d = Driver::new();
     let first = d.cc.send_period();
     let no_queue_ack = |d: &mut Driver, udt4: bool| {
@@ -467,8 +467,8 @@ fn a_udt4_receiver_hands_the_flow_to_the_model_controller() {
     for _ in 0..40 {
         no_queue_ack(&mut d, false);
     }
-    assert!(!d.cc.fell_back());
-    assert_eq!(d.cc.send_period(), first, "the rate moved without a queue report");
+    assert!(!d.cc.fell_back(), "no verdict yet");
+    assert!(d.cc.send_period() < first, "the model controller did not raise the rate before the verdict");
     for _ in 0..200 {
         no_queue_ack(&mut d, true);
     }
@@ -478,6 +478,23 @@ fn a_udt4_receiver_hands_the_flow_to_the_model_controller() {
         "the model controller did not raise the rate: period {:?}, first {first:?}",
         d.cc.send_period()
     );
+    // A queue report after the verdict changes nothing.
+    d.ack(d.cc.rate() as u32);
+    assert!(d.cc.fell_back());
+}
+
+/// Until the first queue report the model controller paces the flow; the report hands it to
+/// Copa, from its first round.
+#[test]
+fn the_first_queue_report_hands_the_flow_to_copa() {
+    let mut d = Driver::new();
+    let mut model = ModelCc::new(ModelConfig::default());
+    model.init(&mut d.sc.ctx());
+    assert_eq!(d.cc.send_period(), model.send_period());
+    d.ack(1);
+    assert!(d.cc.model.is_none() && !d.cc.fell_back());
+    assert!(d.cc.in_slow_start());
+    assert_eq!(d.cc.send_period(), d.cc.period);
 }
 
 /// A receiver that reported its queue is ours, whatever the offers' fate: Copa keeps the flow.
