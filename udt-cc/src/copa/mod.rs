@@ -574,9 +574,13 @@ impl CongestionControl for Copa {
         if let Some(model) = &mut self.model {
             return model.on_loss(ctx, lost);
         }
-        // Unless the queue has stood for a whole round, the link lost it: repaired, not
-        // answered.
-        if !self.mode.standing() {
+        // Unless the queue has stood for a whole round, holding at least one of the flow's
+        // packets (its delay times the flow's rate), the link lost it: repaired, not answered.
+        // A standing queue shorter than the gap between two of the flow's packets is no buffer
+        // it fills: a rise of the path's base delay that the floor has not yet followed reads
+        // so (a link that slows serialises every packet longer, by less than that gap).
+        let holds_a_packet = self.queue.is_some_and(|q| q * self.rate >= 1.0);
+        if !self.mode.standing() || !holds_a_packet {
             let n: u32 = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).sum();
             self.link_lost[1] += f64::from(n);
         } else {
