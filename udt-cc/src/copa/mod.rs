@@ -56,8 +56,10 @@
 //!
 //! Losses. A loss is the link's, repaired and not answered at any loss rate, unless the queue
 //! has not been nearly empty (below) for a whole round (a stall of a host or a link lifts
-//! every packet's delay for a moment, a full buffer stays full). One reported with the queue
-//! standing that long means the buffer overflowed: the flows' `n/δ` packets do not fit in it,
+//! every packet's delay for a moment, a full buffer stays full) and holds at least one of the
+//! flow's packets (a base delay that rose by less than the flow's packet gap, as when a link
+//! slows, reads as a queue that never empties until the floor follows). One reported with the
+//! queue standing so means the buffer overflowed: the flows' `n/δ` packets do not fit in it,
 //! or a competitor fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default mode's,
 //! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
