@@ -56,9 +56,9 @@
 //!
 //! Losses. A loss is the link's, repaired and not answered at any loss rate, unless the queue
 //! has not been nearly empty (below) for a whole round (a stall of a host or a link lifts
-//! every packet's delay for a moment, a full buffer stays full) and holds at least one of the
-//! flow's packets (a base delay that rose by less than the flow's packet gap, as when a link
-//! slows, reads as a queue that never empties until the floor follows). One reported with the
+//! every packet's delay for a moment, a full buffer stays full) and is longer than one packet
+//! takes on the link (a base delay that rose by less, as when a link slows, reads as a queue
+//! that never empties until the floor follows). One reported with the
 //! queue standing so means the buffer overflowed: the flows' `n/δ` packets do not fit in it,
 //! or a competitor fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default mode's,
@@ -576,12 +576,13 @@ impl CongestionControl for Copa {
         if let Some(model) = &mut self.model {
             return model.on_loss(ctx, lost);
         }
-        // Unless the queue has stood for a whole round, holding at least one of the flow's
-        // packets (its delay times the flow's rate), the link lost it: repaired, not answered.
-        // A standing queue shorter than the gap between two of the flow's packets is no buffer
-        // it fills: a rise of the path's base delay that the floor has not yet followed reads
-        // so (a link that slows serialises every packet longer, by less than that gap).
-        let holds_a_packet = self.queue.is_some_and(|q| q * self.rate >= 1.0);
+        // Unless the queue has stood for a whole round, longer than one packet takes on the
+        // link (the receiver's packet-pair capacity, or the flow's own rate if more or none),
+        // the link lost it: repaired, not answered. A shorter standing queue is no buffer that
+        // overflows: a rise of the path's base delay that the floor has not yet followed reads
+        // so (a link that slows serialises every packet longer, by less than a packet's time).
+        let link_rate = f64::from(ctx.bandwidth).max(self.rate);
+        let holds_a_packet = self.queue.is_some_and(|q| q * link_rate >= 1.0);
         if !self.mode.standing() || !holds_a_packet {
             let n: u32 = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).sum();
             self.link_lost[1] += f64::from(n);

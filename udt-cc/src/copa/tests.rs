@@ -415,14 +415,14 @@ fn losses_while_a_delay_lifts_the_queue_for_less_than_a_round_are_the_links() {
 }
 
 #[test]
-fn losses_with_a_standing_queue_shorter_than_the_flows_packet_gap_are_the_links() {
+fn losses_with_a_standing_queue_shorter_than_a_packets_time_on_the_link_are_the_links() {
     let mut d = Driver::new();
     d.run(ms(300));
     // The link slowed: every packet is serialised 0.1 ms longer, and the floor of the last
-    // 10 s reads that as a queue that never empties; the link loses a packet a round. The
-    // flow, at about a thousand packets a second, keeps less than one packet in such a queue:
-    // no buffer it fills, so its share of the queue is not halved (the queue that never empties
-    // reads as a competitor's until the floor follows).
+    // 10 s reads that as a queue that never empties; the link loses a packet a round. At about
+    // a thousand packets a second (no capacity reported) such a queue is shorter than one
+    // packet's time on the link: no buffer that overflows, so the flow's share of the queue is
+    // not halved (the queue that never empties reads as a competitor's until the floor follows).
     d.queue = (Duration::from_micros(100), Duration::from_micros(100));
     for _ in 0..30 {
         for _ in 0..10 {
