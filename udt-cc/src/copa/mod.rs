@@ -63,18 +63,18 @@
 //! or a competitor fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default mode's,
 //! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
-//! packets sent before it; a round without raises it by one, up to the default mode's outside the
-//! competitive mode (TCP's AIMD, on the packets the flow keeps queued).
+//! packets sent before it; a round without raises it by one, up to the default mode's outside
+//! the competitive mode (TCP's AIMD, on the packets the flow keeps queued).
 //!
 //! Competitive mode (paper §2.2). Copa flows alone empty the queue every few rounds (the
 //! velocity overshoots the target both ways); a queue whose standing delay stayed above
 //! [`NEARLY_EMPTY`] of its recent peak (the largest queueing delay of the last
 //! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
-//! buffers. Then `1/δ` grows past the default mode's, one per round without a loss: the flow keeps
-//! a TCP-like share of the queue. The mode ends when the queue has been nearly empty for a
+//! buffers. Then `1/δ` grows past the default mode's, one per round without a loss: the flow
+//! keeps a TCP-like share of the queue. The mode ends when the queue has been nearly empty for a
 //! whole round (a buffer filler's own drain empties it only for a moment), and `1/δ` then
-//! halves each round back to the default mode's. While the mode lasts the floor and the minimum RTT
-//! are not renewed: their windows' minimum is then the competitor's standing queue.
+//! halves each round back to the default mode's. While the mode lasts the floor and the minimum
+//! RTT are not renewed: their windows' minimum is then the competitor's standing queue.
 //!
 //! Pacing and window: the period is `1/λ` (stretched for UDT's packet pairs); the window is
 //! twice what the rate keeps in flight over a round trip and an ACK period, plus the packets
@@ -89,9 +89,10 @@
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
 //! least [`MIN_WINDOW`]; until the first queue report every output is the model controller's,
 //! and after the verdict that the peer is UDT4's it always is (a later report changes nothing);
-//! after a queue report before that verdict, never again; `1/δ` at least [`MIN_INV_DELTA_SHARE`] of the default mode's and, outside
-//! the competitive mode, never growing past the default mode's; nothing reads a clock or a
-//! global RNG; mode changes emit a `tracing` debug event on target `udt::cc`.
+//! after a queue report before that verdict, never again; `1/δ` at least
+//! [`MIN_INV_DELTA_SHARE`] of the default mode's and, outside the competitive mode, never
+//! growing past the default mode's; nothing reads a clock or a global RNG; mode changes emit a
+//! `tracing` debug event on target `udt::cc`.
 
 mod mode;
 mod window_min;
@@ -127,8 +128,9 @@ pub const PROBE_GAIN: f64 = 1.25;
 /// beyond its `1/δ` (FAST TCP's update, whose `γ` is 0.5, taken at half: the queue reports lag
 /// a round, and the packets already shed in it are not yet seen).
 pub const SHED_GAIN: f64 = 0.25;
-/// Losses with a standing queue may halve `1/δ` down to this fraction of the default mode's (four
-/// halvings): `n` flows' default-mode shares, `n/δ` packets, overflow a buffer smaller than that;
+/// Losses with a standing queue may halve `1/δ` down to this fraction of the default mode's
+/// (four halvings): `n` flows' default-mode shares, `n/δ` packets, overflow a buffer smaller
+/// than that;
 /// at a sixteenth, `n` flows fit in `n/8` packets.
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
