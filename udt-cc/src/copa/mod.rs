@@ -105,9 +105,10 @@ use crate::model::{ModelCc, ModelConfig};
 use crate::send_times::SendTimes;
 use crate::{CcContext, CcFactory, CongestionControl, Policy};
 use mode::ModeDetector;
+use std::cmp::Reverse;
 use udt_proto::seq::SeqNo;
 use udt_proto::time::Instant;
-use window_min::WindowMin;
+use window_min::{WindowMax, WindowMin};
 
 /// Rounds of movement in one direction after which the velocity doubles every round (paper §2.1).
 pub const VELOCITY_ROUNDS: u32 = 3;
@@ -223,6 +224,12 @@ pub struct Copa {
     long_queue: f64,
     /// The smallest standing queue reported lately (the measure's floor).
     floor: WindowMin,
+    /// The largest queue reported over [`FLOOR_WINDOW`], above the floor: the buffer's size,
+    /// once it overflowed in that time.
+    largest: WindowMax,
+    /// Packets reported lost with the queue standing, to be judged on the next report: the
+    /// buffer's overflow if its queue then reached the largest, the link's otherwise.
+    pending_lost: f64,
     /// A queue report has arrived (the first is no floor sample).
     reported: bool,
     last_ack: SeqNo,
@@ -267,6 +274,8 @@ impl Copa {
             model: None,
             decided: false,
             floor: WindowMin::default(),
+            largest: WindowMax::default(),
+            pending_lost: 0.0,
             reported: false,
             last_ack: SeqNo::new(0),
             sent_at: SendTimes::default(),
@@ -333,6 +342,7 @@ impl Copa {
         let floor = self.floor.get().map_or(0.0, |f| f.as_secs_f64());
         let above = |q: f64| (q - floor - QUEUE_RESOLUTION).max(0.0);
         let (standing, peak) = (above(standing), above(peak));
+        self.handle_pending_losses(ctx, peak);
         // Copa's standing RTT spans half a round (paper §2.1): here the mean of the reports
         // that cover it (each covers the ACK period before it, so the last alone where half a
         // round is one period). Flows of every RTT on one queue share the mean; the least
@@ -355,6 +365,29 @@ impl Copa {
         self.mode.handle_sample(ctx.now, standing, peak, round);
         if self.mode.competitive() != was {
             tracing::debug!(target: "udt::cc", competitive = !was, queue_ms = standing * 1e3, "copa mode");
+        }
+    }
+
+    /// Judge the losses reported since the last report by this report's `peak` queue (above
+    /// the floor, seconds; the report covers the ACK period in which the receiver found them
+    /// missing). A buffer overflows only when full: its queue is then the longest it can be,
+    /// the largest of the window (within two packets' time on the link and the measure's
+    /// resolution). A loss while the queue stood shorter is the link's, though it came with a
+    /// queue standing: on a lossy link with a standing queue (flows that share it, or a slower
+    /// link the floor has not followed), random losses meet the queue at every level.
+    fn handle_pending_losses(&mut self, ctx: &CcContext<'_>, peak: f64) {
+        self.largest.expire(ctx.now, FLOOR_WINDOW);
+        self.largest.update(ctx.now, Reverse(Duration::from_secs_f64(peak.max(0.0))), FLOOR_WINDOW);
+        let pending = std::mem::take(&mut self.pending_lost);
+        if pending <= 0.0 {
+            return;
+        }
+        let largest = self.largest.get().map_or(0.0, |Reverse(d)| d.as_secs_f64());
+        let link_rate = f64::from(ctx.bandwidth).max(self.rate).max(1.0);
+        if peak + QUEUE_RESOLUTION + 2.0 / link_rate >= largest {
+            self.round_congested = true;
+        } else {
+            self.link_lost[1] += pending;
         }
     }
 
@@ -448,9 +481,25 @@ impl Copa {
         ((self.link_lost[0] + self.link_lost[1]) / sent).clamp(0.0, 0.5)
     }
 
+    /// The competitive mode's growth of `1/δ` in a round of `round` on a queue of `queue`
+    /// seconds and a round trip of `rtt_now` seconds: as TCP's rate grows, one packet per round
+    /// trip (`1/rtt_now^2` packets/s each second). The rate `1/δ / d_q` grows by `Δ(1/δ) / d_q`,
+    /// so `Δ(1/δ) = d_q round / rtt_now^2`: a packet per round where the competitor's queue is as
+    /// long as the round trip, a small share of one where the buffer is a small part of the path
+    /// (where a packet a round would outgrow TCP as many times as the round trip is longer than
+    /// the queue).
+    fn competitive_step(queue: f64, round: Duration, rtt_now: f64) -> f64 {
+        let step = queue * round.as_secs_f64() / (rtt_now * rtt_now);
+        if step.is_finite() {
+            step.max(0.0)
+        } else {
+            0.0
+        }
+    }
+
     /// At the end of a round: the velocity from the direction of the target over the last
     /// [`DIRECTION_ROUNDS`] rounds, and `1/δ`'s AIMD step.
-    fn handle_round(&mut self, now: Instant, round: Duration) {
+    fn handle_round(&mut self, now: Instant, round: Duration, rtt_now: f64) {
         if now < self.round_start + round {
             return;
         }
@@ -487,13 +536,23 @@ impl Copa {
         self.link_lost = [0.0, self.link_lost[1]];
         self.link_lost.swap(0, 1);
         let halve = congested && !self.halved_last_round;
+        if halve && self.mode.competitive() {
+            // A buffer filler is present: compete as TCP does, halving the rate at once (the
+            // share of the queue alone would bring it down only by the window's steps), and
+            // starting again from plain steps.
+            self.w = (self.w / 2.0).max(MIN_WINDOW);
+            self.rate = (self.w / rtt_now).min(MAX_RATE);
+            self.velocity = 1.0;
+            self.direction = None;
+            self.same_direction_rounds = 0;
+        }
         self.inv_delta = if halve {
             (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE * default)
         } else if congested {
             // The round after a halving reports packets sent before it took effect.
             self.inv_delta
         } else if self.mode.competitive() {
-            self.inv_delta + 1.0
+            self.inv_delta + Self::competitive_step(self.long_queue, round, rtt_now)
         } else if self.inv_delta > default {
             // The competitive mode's share halves each round the competitor seems gone: a
             // buffer filler's own drain (CUBIC's after a loss) empties the queue for a round
@@ -570,7 +629,8 @@ impl CongestionControl for Copa {
         }
         self.approach_target(ctx, acked, ctx.now.saturating_since(self.updated_at), round);
         self.updated_at = ctx.now;
-        self.handle_round(ctx.now, round);
+        let rtt_now = self.round_trip_now(ctx);
+        self.handle_round(ctx.now, round, rtt_now);
         self.update_outputs(ctx);
     }
 
@@ -585,11 +645,12 @@ impl CongestionControl for Copa {
         // so (a link that slows serialises every packet longer, by less than a packet's time).
         let link_rate = f64::from(ctx.bandwidth).max(self.rate);
         let holds_a_packet = self.queue.is_some_and(|q| q * link_rate >= 1.0);
+        let n: u32 = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).sum();
         if !self.mode.standing() || !holds_a_packet {
-            let n: u32 = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).sum();
             self.link_lost[1] += f64::from(n);
         } else {
-            self.round_congested = true;
+            // Judged on the next report: whether the buffer was full.
+            self.pending_lost += f64::from(n);
         }
         self.update_outputs(ctx);
     }

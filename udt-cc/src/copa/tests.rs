@@ -29,6 +29,8 @@ struct Driver {
     queue: (Duration, Duration),
     /// The last sequence sent at each of the last ten steps, oldest first.
     in_flight: VecDeque<u32>,
+    /// The link's capacity the receiver reports, packets/s (0: none).
+    capacity: u32,
 }
 
 impl Driver {
@@ -37,7 +39,7 @@ impl Driver {
         let mut sc = Script::new();
         let mut cc = Copa::new(CopaConfig::default());
         cc.init(&mut sc.ctx());
-        Driver { sc, cc, queue: (Duration::ZERO, Duration::ZERO), in_flight: VecDeque::new() }
+        Driver { sc, cc, queue: (Duration::ZERO, Duration::ZERO), in_flight: VecDeque::new(), capacity: 0 }
     }
 
     /// 10 ms pass; the flow sent at its rate, and what it sent an RTT ago is acknowledged, the
@@ -55,8 +57,9 @@ impl Driver {
         let ack = SeqNo::new(acked.unwrap_or(0));
         let mut ctx = self.sc.ctx();
         ctx.last_ack = ack;
+        ctx.bandwidth = self.capacity;
         let queue = Some(QueueReport { min: self.queue.0, max: self.queue.1 });
-        ctx.ack = Some(AckReport { rtt: ms(100), recv_rate: delivered, capacity: 0, queue });
+        ctx.ack = Some(AckReport { rtt: ms(100), recv_rate: delivered, capacity: self.capacity, queue });
         self.cc.on_ack(&mut ctx, ack);
     }
 
@@ -85,7 +88,9 @@ impl Driver {
     fn lose_many(&mut self, n: u32) {
         let last = SeqNo::new(self.sc.sent);
         let first = SeqNo::new(self.sc.sent + 1 - n);
-        self.cc.on_loss(&mut self.sc.ctx(), &[(first, last)]);
+        let mut ctx = self.sc.ctx();
+        ctx.bandwidth = self.capacity;
+        self.cc.on_loss(&mut ctx, &[(first, last)]);
     }
 }
 
@@ -366,6 +371,8 @@ fn above_the_target_a_flow_that_sends_more_sheds_more() {
 #[test]
 fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_default() {
     let mut d = Driver::new();
+    // The receiver measures the link at 10,000 packets a second: a queue of 5 ms holds many.
+    d.capacity = 10_000;
     d.run(ms(300));
     // A buffer smaller than the flows' shares: the queue stands, and every round overflows.
     // The round after a halving reports what was sent before it: only every other one halves.
@@ -423,6 +430,7 @@ fn losses_with_a_standing_queue_shorter_than_a_packets_time_on_the_link_are_the_
     // a thousand packets a second (no capacity reported) such a queue is shorter than one
     // packet's time on the link: no buffer that overflows, so the flow's share of the queue is
     // not halved (the queue that never empties reads as a competitor's until the floor follows).
+    d.past_slow_start();
     d.queue = (Duration::from_micros(100), Duration::from_micros(100));
     for _ in 0..30 {
         for _ in 0..10 {
@@ -435,11 +443,37 @@ fn losses_with_a_standing_queue_shorter_than_a_packets_time_on_the_link_are_the_
 }
 
 #[test]
+fn losses_with_a_standing_queue_short_of_its_longest_are_the_links() {
+    let mut d = Driver::new();
+    d.capacity = 10_000;
+    d.run(ms(300));
+    // The queue stands at 5-8 ms and once reached 12 ms (the buffer's size): a random loss
+    // every round, each reported while the queue is at 8 ms, is the link's.
+    d.queue = (ms(5), ms(12));
+    d.run(ms(100));
+    d.queue = (ms(5), ms(8));
+    for _ in 0..10 {
+        d.run(ms(100));
+        d.lose();
+    }
+    d.run(ms(100));
+    // Never halved (the queue that never empties reads as a competitor's: the share grows).
+    let share = d.cc.inverse_delta();
+    assert!(share >= 2.0, "{share}");
+    // The same loss with the queue at its longest: the buffer overflowed.
+    d.queue = (ms(5), ms(12));
+    d.lose();
+    d.run(ms(100));
+    let halved = d.cc.inverse_delta();
+    assert!(halved < 0.6 * share, "{share} -> {halved}");
+}
+
+#[test]
 fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_aimd() {
     let mut d = Driver::new();
     d.run(ms(300));
     // A buffer filler keeps 20-30 ms standing: after five rounds the mode is competitive, and
-    // 1/δ grows by one per round without loss, past the default.
+    // 1/δ grows each round without loss (as TCP's rate, below), past the default.
     for k in 0..100 {
         d.queue = (ms(20 + k % 10), ms(30));
         d.ack(d.cc.rate() as u32);
@@ -460,6 +494,63 @@ fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_ai
     assert!(!d.cc.competitive());
     d.run(ms(1000));
     assert_eq!(d.cc.inverse_delta(), 2.0);
+}
+
+/// The competitive mode's `1/δ` grows so that the flow's target rate, `1/δ` over the queue,
+/// grows as TCP's rate does, a packet per round trip each round trip: the same whatever the
+/// depth of the buffer the competitor fills, so `1/δ` grows in proportion to that depth.
+#[test]
+fn in_the_competitive_mode_the_target_rate_grows_as_tcps_does_whatever_the_buffer() {
+    let mut growth = Vec::new();
+    for queue_ms in [5u64, 50] {
+        let mut d = Driver::new();
+        d.run(ms(300));
+        d.queue = (ms(queue_ms), ms(queue_ms + 1));
+        d.run(ms(1000));
+        assert!(d.cc.competitive());
+        let before = d.cc.inverse_delta();
+        d.run(ms(1000));
+        let rounds = 10.0;
+        let per_round = (d.cc.inverse_delta() - before) / rounds;
+        // TCP: a packet per round trip, the round trip being the base (100 ms) and the queue.
+        let rtt_now = 0.1 + queue_ms as f64 * 1e-3;
+        let tcp_rate_growth = 0.1 / (rtt_now * rtt_now);
+        let target_growth = per_round / (queue_ms as f64 * 1e-3);
+        growth.push(per_round);
+        assert!(
+            (target_growth / tcp_rate_growth - 1.0).abs() < 0.1,
+            "queue {queue_ms} ms: target +{target_growth} packets/s a round, TCP +{tcp_rate_growth}"
+        );
+    }
+    assert!(growth[1] > 4.0 * growth[0], "{growth:?}");
+}
+
+/// A loss with a buffer filler present halves the rate at once, as TCP's window: the share of
+/// the queue alone would bring it down only by the window's steps toward its target.
+#[test]
+fn a_loss_in_the_competitive_mode_halves_the_rate_as_tcps_window() {
+    let mut d = Driver::new();
+    d.run(ms(300));
+    d.queue = (ms(20), ms(21));
+    d.run(ms(1000));
+    assert!(d.cc.competitive());
+    let before = d.cc.rate();
+    d.lose();
+    // The round ends within 100 ms: the halving is of the round that saw the loss.
+    d.run(ms(150));
+    let after = d.cc.rate();
+    assert!(after <= 0.55 * before && after >= 0.4 * before, "{before} -> {after}");
+    // Outside it (the buffer is smaller than the Copa flows' shares), a loss halves the share
+    // alone and the window steps toward its new target.
+    let mut d = Driver::new();
+    d.run(ms(300));
+    d.queue = (ms(5), ms(6));
+    d.run(ms(100));
+    assert!(!d.cc.competitive());
+    let before = d.cc.rate();
+    d.lose();
+    d.run(ms(100));
+    assert!(d.cc.rate() > 0.75 * before, "{before} -> {}", d.cc.rate());
 }
 
 /// A receiver that reports no queue (UDT4's): the model controller drives the flow from its
@@ -670,8 +761,9 @@ fn above_the_target_the_rate_is_held_to_what_arrived_and_what_the_link_lost() {
     for standing in [ms(1), ms(10)] {
         let mut d = Driver::new();
         d.past_slow_start();
-        // A 20 ms peak: a 1 ms standing queue is nearly empty, a 10 ms one is not.
-        d.queue = (standing, ms(20));
+        // Peaks of 50 ms, the longest queue of the window (the buffer full, as when slow
+        // start ended): a 1 ms standing queue is nearly empty, a 10 ms one is not.
+        d.queue = (standing, ms(50));
         d.run(ms(100));
         // Far above the target (2000 packets/s at 1 ms, 200 at 10 ms); a tenth of the
         // packets of the last two rounds is reported lost, and 4500 packets/s arrive.
@@ -686,7 +778,8 @@ fn above_the_target_the_rate_is_held_to_what_arrived_and_what_the_link_lost() {
     // over the share the link kept, about 5000 packets/s.
     let (rate, kept) = held[0];
     assert!(kept < 0.95 && (rate - 4500.0 / kept).abs() < 1e-6 * rate, "{rate} (kept {kept})");
-    // With the queue standing they overflowed the buffer: it drained what arrived.
+    // With the queue standing and at its longest they overflowed the buffer: it drained what
+    // arrived.
     let (rate, kept) = held[1];
     assert!(kept == 1.0 && (rate - 4500.0).abs() < 1e-6 * rate, "{rate} (kept {kept})");
 }

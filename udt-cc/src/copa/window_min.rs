@@ -8,8 +8,10 @@
 //! Invariants: [`WindowMin::get`] is the least sample of the sub-windows kept, `None` only before
 //! the first sample; the newest sub-window is never dropped, so a flow that stops sampling keeps
 //! its last minimum; sub-windows are dropped only by [`WindowMin::expire`], so a caller can hold
-//! the minimum past its window (Copa's competitive mode).
+//! the minimum past its window (Copa's competitive mode). Samples are any ordered values: a
+//! windowed maximum is the minimum of [`Reverse`] samples ([`WindowMax`]).
 
+use std::cmp::Reverse;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -20,15 +22,24 @@ use udt_proto::time::Instant;
 pub const SUB_WINDOWS: u32 = 5;
 
 /// The windowed minimum (see the module documentation).
-#[derive(Clone, Debug, Default)]
-pub struct WindowMin {
+#[derive(Clone, Debug)]
+pub struct WindowMin<T = Duration> {
     /// (start, least sample) of each sub-window, oldest first.
-    subs: VecDeque<(Instant, Duration)>,
+    subs: VecDeque<(Instant, T)>,
 }
 
-impl WindowMin {
+impl<T> Default for WindowMin<T> {
+    fn default() -> Self {
+        WindowMin { subs: VecDeque::new() }
+    }
+}
+
+/// The windowed maximum: the minimum of reversed samples.
+pub type WindowMax = WindowMin<Reverse<Duration>>;
+
+impl<T: Ord + Copy> WindowMin<T> {
     /// Record `sample` at `now` in the sub-window of a `window` it falls in.
-    pub fn update(&mut self, now: Instant, sample: Duration, window: Duration) {
+    pub fn update(&mut self, now: Instant, sample: T, window: Duration) {
         let span = window / SUB_WINDOWS;
         match self.subs.back_mut() {
             Some((start, least)) if now.saturating_since(*start) < span => *least = (*least).min(sample),
@@ -45,7 +56,7 @@ impl WindowMin {
     }
 
     /// The least sample kept, if any came.
-    pub fn get(&self) -> Option<Duration> {
+    pub fn get(&self) -> Option<T> {
         self.subs.iter().map(|&(_, s)| s).min()
     }
 }
@@ -88,6 +99,18 @@ mod tests {
         // Expired: the older sub-window goes, the newest stays even once it is old itself.
         f.expire(Instant::ZERO + ms(60_000), window);
         assert_eq!(f.get(), Some(ms(90)));
+    }
+
+    #[test]
+    fn a_window_max_keeps_the_largest_sample() {
+        let window = ms(1_000);
+        let mut f = WindowMax::default();
+        f.update(Instant::ZERO, Reverse(ms(5)), window);
+        f.update(Instant::ZERO + ms(300), Reverse(ms(9)), window);
+        f.update(Instant::ZERO + ms(600), Reverse(ms(7)), window);
+        assert_eq!(f.get(), Some(Reverse(ms(9))));
+        f.expire(Instant::ZERO + ms(1_500), window);
+        assert_eq!(f.get(), Some(Reverse(ms(7))));
     }
 
     #[test]
