@@ -58,9 +58,11 @@
 //! has not been nearly empty (below) for a whole round (a stall of a host or a link lifts
 //! every packet's delay for a moment, a full buffer stays full) and is longer than one packet
 //! takes on the link (a base delay that rose by less, as when a link slows, reads as a queue
-//! that never empties until the floor follows). One reported with the
-//! queue standing so means the buffer overflowed: the flows' `n/δ` packets do not fit in it,
-//! or a competitor fills it. A round
+//! that never empties until the floor follows), and the report of the ACK period in which the
+//! receiver found it missing shows the queue at its longest of [`FLOOR_WINDOW`] (a buffer
+//! drops only when full; random losses meet a standing queue at every level). One reported
+//! so means the buffer overflowed: the flows' `n/δ` packets do not fit in it, or a competitor
+//! fills it. A round
 //! with such a loss halves `1/δ` (to at most a sixteenth of the default mode's,
 //! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
 //! packets sent before it; a round without raises it by one, up to the default mode's outside
@@ -70,8 +72,10 @@
 //! velocity overshoots the target both ways); a queue whose standing delay stayed above
 //! [`NEARLY_EMPTY`] of its recent peak (the largest queueing delay of the last
 //! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
-//! buffers. Then `1/δ` grows past the default mode's, one per round without a loss: the flow
-//! keeps a TCP-like share of the queue. The mode ends when the queue has been nearly empty for a
+//! buffers. Then the flow competes as TCP (Reno) does, on its rate: `1/δ` grows past the
+//! default mode's, each round without an overflow by as much as raises the target rate
+//! `1/(δ d_q)` by a packet per round trip each round trip ([`Copa::competitive_step`]), and a
+//! round with one halves it. The mode ends when the queue has been nearly empty for a
 //! whole round (a buffer filler's own drain empties it only for a moment), and `1/δ` then
 //! halves each round back to the default mode's. While the mode lasts the floor and the minimum
 //! RTT are not renewed: their windows' minimum is then the competitor's standing queue.
@@ -536,16 +540,6 @@ impl Copa {
         self.link_lost = [0.0, self.link_lost[1]];
         self.link_lost.swap(0, 1);
         let halve = congested && !self.halved_last_round;
-        if halve && self.mode.competitive() {
-            // A buffer filler is present: compete as TCP does, halving the rate at once (the
-            // share of the queue alone would bring it down only by the window's steps), and
-            // starting again from plain steps.
-            self.w = (self.w / 2.0).max(MIN_WINDOW);
-            self.rate = (self.w / rtt_now).min(MAX_RATE);
-            self.velocity = 1.0;
-            self.direction = None;
-            self.same_direction_rounds = 0;
-        }
         self.inv_delta = if halve {
             (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE * default)
         } else if congested {

@@ -525,34 +525,6 @@ fn in_the_competitive_mode_the_target_rate_grows_as_tcps_does_whatever_the_buffe
     assert!(growth[1] > 4.0 * growth[0], "{growth:?}");
 }
 
-/// A loss with a buffer filler present halves the rate at once, as TCP's window: the share of
-/// the queue alone would bring it down only by the window's steps toward its target.
-#[test]
-fn a_loss_in_the_competitive_mode_halves_the_rate_as_tcps_window() {
-    let mut d = Driver::new();
-    d.run(ms(300));
-    d.queue = (ms(20), ms(21));
-    d.run(ms(1000));
-    assert!(d.cc.competitive());
-    let before = d.cc.rate();
-    d.lose();
-    // The round ends within 100 ms: the halving is of the round that saw the loss.
-    d.run(ms(150));
-    let after = d.cc.rate();
-    assert!(after <= 0.55 * before && after >= 0.4 * before, "{before} -> {after}");
-    // Outside it (the buffer is smaller than the Copa flows' shares), a loss halves the share
-    // alone and the window steps toward its new target.
-    let mut d = Driver::new();
-    d.run(ms(300));
-    d.queue = (ms(5), ms(6));
-    d.run(ms(100));
-    assert!(!d.cc.competitive());
-    let before = d.cc.rate();
-    d.lose();
-    d.run(ms(100));
-    assert!(d.cc.rate() > 0.75 * before, "{before} -> {}", d.cc.rate());
-}
-
 /// A receiver that reports no queue (UDT4's): the model controller drives the flow from its
 /// start (its Startup raises the rate from what the ACKs deliver), and keeps it once the peer
 /// has left every policy offer unanswered, whatever comes later.
