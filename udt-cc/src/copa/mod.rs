@@ -74,7 +74,7 @@
 //! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
 //! buffers. Then the flow competes as TCP (Reno) does, on its rate: `1/δ` grows past the
 //! default mode's, each round without an overflow by as much as raises the target rate
-//! `1/(δ d_q)` by a packet per round trip each round trip ([`Copa::competitive_step`]), and a
+//! `1/(δ d_q)` by a packet per round trip each round trip (`Copa::competitive_step`), and a
 //! round with one halves it. The mode ends when the queue has been nearly empty for a
 //! whole round (a buffer filler's own drain empties it only for a moment), and `1/δ` then
 //! halves each round back to the default mode's. While the mode lasts the floor and the minimum
