@@ -88,7 +88,7 @@ pub struct ServerArgs {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
-    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). What the receiver
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default copa). What the receiver
     /// reports (ACK interval, rates) follows the sending end's controller.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
@@ -133,7 +133,7 @@ pub struct TestOpts {
     /// Maximum segment size in bytes, IP and UDP headers included (UDT4 default 1500).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(76..=65535))]
     pub mss: Option<u32>,
-    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default udt). What the receiver
+    /// Congestion control, NAME[:key=value,...] (`udt cc list`; default copa). What the receiver
     /// reports (ACK interval, rates) follows the sending end's controller.
     #[arg(long, value_name = "NAME[:K=V,...]", value_parser = net::parse_cc)]
     pub cc: Option<net::CcArg>,
