@@ -28,7 +28,10 @@
 //! (R_0 + d_q)`, `R_0` the smallest smoothed RTT of [`FLOOR_WINDOW`] (or two ACK periods if
 //! longer): as under a window's ACK clock, a queue the flow builds slows it at once and settles at
 //! what `W` holds beyond the pipe, where a rate alone would keep filling it for as long as it stays
-//! above the link. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck.
+//! above the link. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck,
+//! in the default mode [`QUEUE_SHARE`] (1 ms) of the bottleneck's packet-pair capacity and at
+//! least the paper's two packets, the paper's alone for [`FLOOR_WINDOW`] after the buffer
+//! overflowed.
 //! In slow start each full ACK adds the packets it acknowledged to `W` (doubling per round) until
 //! `λ > λ_t` once; afterwards `W` moves `v / δ` packets per round toward the target, in proportion
 //! to the time since the last ACK rather than per packet acknowledged as in the paper (a paced
@@ -59,14 +62,15 @@
 //! every packet's delay for a moment, a full buffer stays full) and is longer than one packet
 //! takes on the link (a base delay that rose by less, as when a link slows, reads as a queue
 //! that never empties until the floor follows), and the report of the ACK period in which the
-//! receiver found it missing shows the queue at its longest of [`FLOOR_WINDOW`] (a buffer
-//! drops only when full; random losses meet a standing queue at every level). One reported
-//! so means the buffer overflowed: the flows' `n/δ` packets do not fit in it, or a competitor
-//! fills it. A round
-//! with such a loss halves `1/δ` (to at most a sixteenth of the default mode's,
-//! [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports are of
-//! packets sent before it; a round without raises it by one, up to the default mode's outside
-//! the competitive mode (TCP's AIMD, on the packets the flow keeps queued).
+//! receiver found it missing shows the queue at the longest it reached before in
+//! [`FLOOR_WINDOW`], and no longer (a buffer drops only when full, and a full buffer is a
+//! ceiling the queue meets again and again; random losses meet a standing queue at every
+//! level, the top of a swing that reaches further than ever included). One reported so means
+//! the buffer overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills
+//! it. A round with such a loss halves `1/δ` (to at most a sixteenth of the paper's two
+//! packets, [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports
+//! are of packets sent before it; a round without raises it by one, up to the default mode's
+//! outside the competitive mode (TCP's AIMD, on the packets the flow keeps queued).
 //!
 //! Competitive mode (paper §2.2). Copa flows alone empty the queue every few rounds (the
 //! velocity overshoots the target both ways); a queue whose standing delay stayed above
@@ -94,8 +98,8 @@
 //! least [`MIN_WINDOW`]; until the first queue report every output is the model controller's,
 //! and after the verdict that the peer is UDT4's it always is (a later report changes nothing);
 //! after a queue report before that verdict, never again; `1/δ` at least
-//! [`MIN_INV_DELTA_SHARE`] of the default mode's and, outside the competitive mode, never
-//! growing past the default mode's; nothing reads a clock or a global RNG; mode changes emit a
+//! [`MIN_INV_DELTA_SHARE`] of the paper's and, outside the competitive mode, never growing past
+//! the default mode's; nothing reads a clock or a global RNG; mode changes emit a
 //! `tracing` debug event on target `udt::cc`.
 
 mod mode;
@@ -133,11 +137,21 @@ pub const PROBE_GAIN: f64 = 1.25;
 /// beyond its `1/δ` (FAST TCP's update, whose `γ` is 0.5, taken at half: the queue reports lag
 /// a round, and the packets already shed in it are not yet seen).
 pub const SHED_GAIN: f64 = 0.25;
-/// Losses with a standing queue may halve `1/δ` down to this fraction of the default mode's
-/// (four halvings): `n` flows' default-mode shares, `n/δ` packets, overflow a buffer smaller
-/// than that;
-/// at a sixteenth, `n` flows fit in `n/8` packets.
+/// Losses with a standing queue may halve `1/δ` down to this fraction of the paper's two
+/// packets (four halvings below them): `n` flows' shares, `n/δ` packets, overflow a buffer
+/// smaller than that; at a sixteenth, `n` flows fit in `n/8` packets.
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
+/// The queue each flow keeps in the default mode, as a time on the bottleneck: `1/δ` is this
+/// many seconds of the receiver's packet-pair capacity, and never under the paper's two packets.
+/// Copa's `δ = 0.5` keeps two packets, a millisecond or two on the 10-100 Mb/s paths it was
+/// designed on, and a few microseconds at 1-10 Gb/s: there the equilibrium queue, `n/δ`
+/// packets, drowns in the queue's own swings, and a flow far above its share sees its target
+/// only in the rare moments the queue stands between its level and the others'. Kept as a
+/// time, the flows' targets part at the queue lengths the swings reach, at every rate. One
+/// millisecond: ten times the receiver's timing noise (0.1 ms), short beside any wide-area
+/// round trip; where `n` of it do not fit in the buffer, the buffer overflows and the flow
+/// falls back to two packets ([`Copa::default_inv_delta`]).
+pub const QUEUE_SHARE: Duration = Duration::from_millis(1);
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
 pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
 /// The queueing delay's resolution, seconds: a reading this far above the floor may be no queue.
@@ -217,6 +231,10 @@ pub struct Copa {
     halved_last_round: bool,
     /// `1/δ` now: packets the flow keeps queued (AIMD on congestive losses).
     inv_delta: f64,
+    /// The receiver's packet-pair capacity, packets/s (0 until one is plausible).
+    capacity: f64,
+    /// When a loss was last judged the buffer's overflow.
+    overflowed_at: Option<Instant>,
     mode: ModeDetector,
     /// The standing queueing delay, seconds: the mean of the standing queues of the reports
     /// that cover the last half round.
@@ -229,10 +247,11 @@ pub struct Copa {
     /// The smallest standing queue reported lately (the measure's floor).
     floor: WindowMin,
     /// The largest queue reported over [`FLOOR_WINDOW`], above the floor: the buffer's size,
-    /// once it overflowed in that time.
+    /// once the queue met it again.
     largest: WindowMax,
     /// Packets reported lost with the queue standing, to be judged on the next report: the
-    /// buffer's overflow if its queue then reached the largest, the link's otherwise.
+    /// buffer's overflow if its queue then reached the largest before it again, the link's
+    /// otherwise.
     pending_lost: f64,
     /// A queue report has arrived (the first is no floor sample).
     reported: bool,
@@ -271,6 +290,8 @@ impl Copa {
             link_lost: [0.0; 2],
             halved_last_round: false,
             inv_delta,
+            capacity: 0.0,
+            overflowed_at: None,
             mode: ModeDetector::default(),
             queue: None,
             standing: VecDeque::new(),
@@ -318,8 +339,34 @@ impl Copa {
         self.inv_delta
     }
 
+    /// The default mode's `1/δ` at `now`: [`QUEUE_SHARE`] of the bottleneck's capacity, at least
+    /// the paper's `1/δ`; the paper's alone until the receiver reported a plausible capacity
+    /// (below [`MAX_RATE`]: packet pairs inside one receive batch read as unlimited), and for
+    /// [`FLOOR_WINDOW`] after a buffer overflowed (it holds less than the flows' shares).
+    fn default_inv_delta(&self, now: Instant) -> f64 {
+        let paper = 1.0 / self.config.delta;
+        if self.overflowed_at.is_some_and(|at| now.saturating_since(at) <= FLOOR_WINDOW) {
+            return paper;
+        }
+        paper.max(self.capacity * QUEUE_SHARE.as_secs_f64())
+    }
+
     fn round(ctx: &CcContext<'_>) -> Duration {
         ctx.rtt.max(ctx.syn_interval * 2)
+    }
+
+    /// The receiver's packet-pair capacity: the first plausible one sets `1/δ` to the default
+    /// mode's (the flow starts with the paper's two packets).
+    fn handle_capacity(&mut self, ctx: &CcContext<'_>) {
+        let capacity = f64::from(ctx.bandwidth);
+        if capacity <= 0.0 || capacity >= MAX_RATE {
+            return;
+        }
+        let first = self.capacity == 0.0;
+        self.capacity = capacity;
+        if first && !self.mode.competitive() {
+            self.inv_delta = self.inv_delta.max(self.default_inv_delta(ctx.now));
+        }
     }
 
     /// The ACK's queue report: the receiver's one-way standing queue and peak.
@@ -374,22 +421,27 @@ impl Copa {
 
     /// Judge the losses reported since the last report by this report's `peak` queue (above
     /// the floor, seconds; the report covers the ACK period in which the receiver found them
-    /// missing). A buffer overflows only when full: its queue is then the longest it can be,
-    /// the largest of the window (within two packets' time on the link and the measure's
-    /// resolution). A loss while the queue stood shorter is the link's, though it came with a
-    /// queue standing: on a lossy link with a standing queue (flows that share it, or a slower
-    /// link the floor has not followed), random losses meet the queue at every level.
+    /// missing). A buffer overflows only when full: its queue is then the longest it can be, a
+    /// ceiling it met before in the window (the largest of the window before this report,
+    /// within two packets' time on the link and the measure's resolution either way). A loss
+    /// while the queue stood shorter is the link's, though it came with a queue standing: on a
+    /// lossy link with a standing queue (flows that share it, or a slower link the floor has not
+    /// followed), random losses meet the queue at every level; and so is one at a queue longer
+    /// than any before, the top of a swing that reached further than ever (a buffer's first
+    /// overflow is judged the link's: the next meets the same ceiling).
     fn handle_pending_losses(&mut self, ctx: &CcContext<'_>, peak: f64) {
         self.largest.expire(ctx.now, FLOOR_WINDOW);
+        let before = self.largest.get().map(|Reverse(d)| d.as_secs_f64());
         self.largest.update(ctx.now, Reverse(Duration::from_secs_f64(peak.max(0.0))), FLOOR_WINDOW);
         let pending = std::mem::take(&mut self.pending_lost);
         if pending <= 0.0 {
             return;
         }
-        let largest = self.largest.get().map_or(0.0, |Reverse(d)| d.as_secs_f64());
         let link_rate = f64::from(ctx.bandwidth).max(self.rate).max(1.0);
-        if peak + QUEUE_RESOLUTION + 2.0 / link_rate >= largest {
+        let tolerance = QUEUE_RESOLUTION + 2.0 / link_rate;
+        if before.is_some_and(|b| (peak - b).abs() <= tolerance) {
             self.round_congested = true;
+            self.overflowed_at = Some(ctx.now);
         } else {
             self.link_lost[1] += pending;
         }
@@ -533,7 +585,7 @@ impl Copa {
                 self.velocity = 1.0;
             }
         }
-        let default = 1.0 / self.config.delta;
+        let default = self.default_inv_delta(now);
         let congested = std::mem::take(&mut self.round_congested);
         self.sent = [0.0, self.sent[1]];
         self.sent.swap(0, 1);
@@ -541,7 +593,7 @@ impl Copa {
         self.link_lost.swap(0, 1);
         let halve = congested && !self.halved_last_round;
         self.inv_delta = if halve {
-            (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE * default)
+            (self.inv_delta / 2.0).max(MIN_INV_DELTA_SHARE / self.config.delta)
         } else if congested {
             // The round after a halving reports packets sent before it took effect.
             self.inv_delta
@@ -555,7 +607,7 @@ impl Copa {
         } else {
             (self.inv_delta + 1.0).min(default)
         };
-        tracing::trace!(target: "udt::cc", rate = self.rate, w = self.w, velocity = self.velocity, inv_delta = self.inv_delta, queue = ?self.queue, long_queue = self.long_queue, "copa round");
+        tracing::trace!(target: "udt::cc", rate = self.rate, w = self.w, capacity = self.capacity, velocity = self.velocity, inv_delta = self.inv_delta, queue = ?self.queue, long_queue = self.long_queue, "copa round");
         self.halved_last_round = halve;
         self.round_delivered = self.last_delivered;
         self.last_delivered = 0.0;
@@ -608,6 +660,7 @@ impl CongestionControl for Copa {
             return model.on_ack(ctx, ack);
         }
         let round = Self::round(ctx);
+        self.handle_capacity(ctx);
         self.handle_queue_report(ctx, round);
         if let Some(rate) = ctx.ack.map(|a| f64::from(a.recv_rate)).filter(|&r| r > 0.0) {
             self.round_delivered = self.round_delivered.max(rate);

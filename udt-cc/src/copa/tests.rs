@@ -371,35 +371,34 @@ fn above_the_target_a_flow_that_sends_more_sheds_more() {
 #[test]
 fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_default() {
     let mut d = Driver::new();
-    // The receiver measures the link at 10,000 packets a second: a queue of 5 ms holds many.
+    // The receiver measures the link at 10,000 packets a second: a millisecond of it is ten
+    // packets, the default share.
     d.capacity = 10_000;
     d.run(ms(300));
-    // A buffer smaller than the flows' shares: the queue stands, and every round overflows.
-    // The round after a halving reports what was sent before it: only every other one halves.
+    assert_eq!(d.cc.inverse_delta(), 10.0);
+    // A buffer smaller than the flows' shares: the queue stands at its longest, and every round
+    // overflows. The round after a halving reports what was sent before it: only every other
+    // one halves; and for the floor's window the default is the paper's two packets.
     d.queue = (ms(5), ms(6));
     d.run(ms(100));
-    assert_eq!(d.cc.inverse_delta(), 2.0);
-    d.lose();
-    d.run(ms(100));
-    assert_eq!(d.cc.inverse_delta(), 1.0);
-    d.lose();
-    d.run(ms(100));
-    assert_eq!(d.cc.inverse_delta(), 1.0);
-    for _ in 0..2 {
+    let mut shares = vec![];
+    for _ in 0..16 {
         d.lose();
         d.run(ms(100));
+        shares.push(d.cc.inverse_delta());
     }
-    assert!(!d.cc.competitive());
-    assert_eq!(d.cc.inverse_delta(), 0.5);
-    for _ in 0..10 {
-        d.lose();
-        d.run(ms(100));
-    }
+    assert_eq!(shares[..4], [5.0, 5.0, 2.5, 2.5]);
     assert_eq!(d.cc.inverse_delta(), 2.0 / 16.0);
-    // No more losses: one packet per round back to the default, and no further.
+    // No more losses: one packet per round back to the paper's share, and no further while the
+    // overflow is recent.
     d.queue = (Duration::ZERO, ms(6));
     d.run(ms(1000));
     assert_eq!(d.cc.inverse_delta(), 2.0);
+    d.run(ms(5000));
+    assert_eq!(d.cc.inverse_delta(), 2.0);
+    // Ten seconds on, the buffer has not overflowed again: back to a millisecond of the link.
+    d.run(ms(5000));
+    assert_eq!(d.cc.inverse_delta(), 10.0);
 }
 
 #[test]
@@ -462,6 +461,29 @@ fn losses_with_a_standing_queue_short_of_its_longest_are_the_links() {
     assert!(share >= 2.0, "{share}");
     // The same loss with the queue at its longest: the buffer overflowed.
     d.queue = (ms(5), ms(12));
+    d.lose();
+    d.run(ms(100));
+    let halved = d.cc.inverse_delta();
+    assert!(halved < 0.6 * share, "{share} -> {halved}");
+}
+
+#[test]
+fn a_loss_at_a_queue_longer_than_any_before_is_the_links_and_at_that_length_again_an_overflow() {
+    let mut d = Driver::new();
+    d.capacity = 10_000;
+    d.run(ms(300));
+    // The queue stands, and each round it reaches further than ever in the window (a
+    // velocity's overshoot): a random loss at each new longest finds no buffer seen full.
+    for k in 2..=9 {
+        d.queue = (ms(k), ms(2 * k));
+        d.run(ms(100));
+        d.queue = (ms(k), ms(2 * k + 2));
+        d.lose();
+        d.run(ms(100));
+    }
+    let share = d.cc.inverse_delta();
+    assert!(share >= 10.0, "{share}");
+    // A loss where the queue reaches the same longest again: the buffer's ceiling, full.
     d.lose();
     d.run(ms(100));
     let halved = d.cc.inverse_delta();
