@@ -29,8 +29,8 @@
 //! longer): as under a window's ACK clock, a queue the flow builds slows it at once and settles at
 //! what `W` holds beyond the pipe, where a rate alone would keep filling it for as long as it stays
 //! above the link. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck,
-//! in the default mode [`QUEUE_SHARE`] (1 ms) of the bottleneck's packet-pair capacity and at
-//! least the paper's two packets, the paper's alone for [`FLOOR_WINDOW`] after the buffer
+//! in the default mode the larger of [`QUEUE_SHARE`] (0.1 ms) of the bottleneck's packet-pair
+//! capacity and the paper's two packets, the paper's alone for [`FLOOR_WINDOW`] after the buffer
 //! overflowed.
 //! In slow start each full ACK adds the packets it acknowledged to `W` (doubling per round) until
 //! `λ > λ_t` once; afterwards `W` moves `v / δ` packets per round toward the target, in proportion
@@ -141,17 +141,17 @@ pub const SHED_GAIN: f64 = 0.25;
 /// packets (four halvings below them): `n` flows' shares, `n/δ` packets, overflow a buffer
 /// smaller than that; at a sixteenth, `n` flows fit in `n/8` packets.
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
-/// The queue each flow keeps in the default mode, as a time on the bottleneck: `1/δ` is this
-/// many seconds of the receiver's packet-pair capacity, and never under the paper's two packets.
-/// Copa's `δ = 0.5` keeps two packets, a millisecond or two on the 10-100 Mb/s paths it was
-/// designed on, and a few microseconds at 1-10 Gb/s: there the equilibrium queue, `n/δ`
-/// packets, drowns in the queue's own swings, and a flow far above its share sees its target
-/// only in the rare moments the queue stands between its level and the others'. Kept as a
-/// time, the flows' targets part at the queue lengths the swings reach, at every rate. One
-/// millisecond: ten times the receiver's timing noise (0.1 ms), short beside any wide-area
-/// round trip; where `n` of it do not fit in the buffer, the buffer overflows and the flow
-/// falls back to two packets ([`Copa::default_inv_delta`]).
-pub const QUEUE_SHARE: Duration = Duration::from_millis(1);
+/// The least queue each flow keeps in the default mode, as a time on the bottleneck: `1/δ` is
+/// at least this much of the receiver's packet-pair capacity, and never under the paper's two
+/// packets. Copa's `δ = 0.5` keeps two packets, a millisecond or two on the 10-100 Mb/s paths it
+/// was designed on, and 1-20 us at 1-10 Gb/s: there the equilibrium queue, `n/δ` packets,
+/// drowns in the queue's own swings (it empties and overshoots by milliseconds), and a flow far
+/// above its share sees its target only in the rare moments the queue stands between its level
+/// and the others'. The receiver's timing noise (0.1 ms: its scheduling and the path's jitter)
+/// is the least queue a real receiver can tell from none; two packets are more than that below
+/// 240 Mb/s, where the paper's share stands. Where `n` shares do not fit in the buffer, the
+/// buffer overflows and the flow falls back to two packets ([`Copa::default_inv_delta`]).
+pub const QUEUE_SHARE: Duration = Duration::from_micros(100);
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
 pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
 /// The queueing delay's resolution, seconds: a reading this far above the floor may be no queue.

@@ -371,9 +371,9 @@ fn above_the_target_a_flow_that_sends_more_sheds_more() {
 #[test]
 fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_default() {
     let mut d = Driver::new();
-    // The receiver measures the link at 10,000 packets a second: a millisecond of it is ten
-    // packets, the default share.
-    d.capacity = 10_000;
+    // The receiver measures the link at 100,000 packets a second: a tenth of a millisecond of it
+    // is ten packets, the default share.
+    d.capacity = 100_000;
     d.run(ms(300));
     assert_eq!(d.cc.inverse_delta(), 10.0);
     // A buffer smaller than the flows' shares: the queue stands at its longest, and every round
@@ -470,7 +470,7 @@ fn losses_with_a_standing_queue_short_of_its_longest_are_the_links() {
 #[test]
 fn a_loss_at_a_queue_longer_than_any_before_is_the_links_and_at_that_length_again_an_overflow() {
     let mut d = Driver::new();
-    d.capacity = 10_000;
+    d.capacity = 100_000;
     d.run(ms(300));
     // The queue stands, and each round it reaches further than ever in the window (a
     // velocity's overshoot): a random loss at each new longest finds no buffer seen full.
