@@ -402,6 +402,19 @@ fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_defa
 }
 
 #[test]
+fn the_share_is_two_packets_below_a_tenth_of_a_millisecond_of_the_link_or_with_no_capacity() {
+    // 10,000 packets a second (120 Mb/s): a tenth of a millisecond is one packet; the paper's
+    // two stand. A capacity the receiver could not measure (pairs inside one receive batch read
+    // as unlimited) sets nothing.
+    for capacity in [10_000, u32::MAX] {
+        let mut d = Driver::new();
+        d.capacity = capacity;
+        d.run(ms(300));
+        assert_eq!(d.cc.inverse_delta(), 2.0, "capacity {capacity}");
+    }
+}
+
+#[test]
 fn losses_while_a_delay_lifts_the_queue_for_less_than_a_round_are_the_links() {
     let mut d = Driver::new();
     d.run(ms(300));
