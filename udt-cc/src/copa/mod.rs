@@ -150,7 +150,7 @@ pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// and the others'. The receiver's timing noise (0.1 ms: its scheduling and the path's jitter)
 /// is the least queue a real receiver can tell from none; two packets are more than that below
 /// 240 Mb/s, where the paper's share stands. Where `n` shares do not fit in the buffer, the
-/// buffer overflows and the flow falls back to two packets ([`Copa::default_inv_delta`]).
+/// buffer overflows and the flow falls back to two packets for [`FLOOR_WINDOW`].
 pub const QUEUE_SHARE: Duration = Duration::from_micros(100);
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
 pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
