@@ -253,10 +253,12 @@ impl udt::secure::handshake::KeySink for NoKeys {
 }
 
 /// The initiator's side of an agreement over a plain stream, with `extra` bytes in clear
-/// appended on the path right after its Noise message (its second flush).
+/// appended on the path right after its Noise message (its second flush), in the same write:
+/// they reach the listener with the message, as an attacker's bytes in the same datagram do.
 struct Appending<'a> {
     stream: &'a mut UdtStream,
     flushes: usize,
+    pending: Vec<u8>,
     extra: &'a [u8],
 }
 
@@ -268,13 +270,16 @@ impl Read for Appending<'_> {
 
 impl Write for Appending<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.stream.write(buf)
+        self.pending.extend_from_slice(buf);
+        Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
         self.flushes += 1;
         if self.flushes == 2 {
-            self.stream.write_all(self.extra)?;
+            self.pending.extend_from_slice(self.extra);
         }
+        self.stream.write_all(&self.pending)?;
+        self.pending.clear();
         Ok(())
     }
 }
@@ -299,7 +304,7 @@ fn data_appended_in_clear_to_the_key_agreement_is_refused() {
     let transcript = stream.handshake_transcript().expect("a regular connection");
     let mut injected = vec![0x5A];
     injected.extend_from_slice(b"INJECTED-PAYLOAD");
-    let mut io = Appending { stream: &mut stream, flushes: 0, extra: &injected };
+    let mut io = Appending { stream: &mut stream, flushes: 0, pending: Vec::new(), extra: &injected };
     let _ = udt::secure::handshake::run(
         &mut io,
         udt::secure::handshake::Role::Initiator,
