@@ -57,13 +57,21 @@ impl FirstRtt {
             return false;
         }
         if !self.trusted {
-            let floor = self.own.map(|own| own.saturating_sub(syn) * 7 / 8);
-            if floor.is_some_and(|floor| rtt < floor) {
+            if !self.plausible(rtt, syn) {
                 return false;
             }
             self.trusted = true;
         }
         true
+    }
+
+    /// Whether a reported `rtt` reaches 7/8 of the sender's own timing less the ACK period
+    /// `syn`, whether or not a report was trusted before: a receiver whose first ACK2 has not
+    /// come back still reports its guess, and its 1/8 average climbs from there, after a first
+    /// report that reached the own timing (one the sender's handshake timing set).
+    pub fn plausible(&self, rtt: Duration, syn: Duration) -> bool {
+        let floor = self.own.map(|own| own.saturating_sub(syn) * 7 / 8);
+        !rtt.is_zero() && floor.is_none_or(|floor| rtt >= floor)
     }
 
     /// Whether a report has been a measurement.
@@ -106,6 +114,20 @@ mod tests {
         assert!(f.trust(ms(695), ms(10)));
         assert!(f.trust(ms(100), ms(10)));
         assert!(!f.trust(Duration::ZERO, ms(10)));
+    }
+
+    #[test]
+    fn a_report_below_the_own_timing_is_implausible_after_one_was_trusted_too() {
+        let mut f = FirstRtt::default();
+        f.handle_sent(Instant::ZERO);
+        f.handle_ack(Instant::ZERO + ms(300));
+        assert!(f.trust(ms(275), ms(10)));
+        assert!(f.plausible(ms(275), ms(10)));
+        // 7/8 of 290 ms is 253.75 ms.
+        assert!(!f.plausible(ms(103), ms(10)));
+        assert!(!f.plausible(ms(253), ms(10)));
+        assert!(f.plausible(ms(254), ms(10)));
+        assert!(!f.plausible(Duration::ZERO, ms(10)));
     }
 
     #[test]

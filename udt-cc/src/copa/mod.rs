@@ -91,8 +91,11 @@
 //!
 //! Start on a long path. The receiver's RTT reports begin at its guess of 100 ms: until one
 //! is a measurement ([`FirstRtt`]: at least 7/8 of the flow's own timing of an acknowledged
-//! packet, less an ACK period) none sets `R_0`, which is then that own timing; and until then a timeout, whose
-//! timer ran on the guess, is no loss of the path: it neither halves `W` nor ends slow start.
+//! packet, less an ACK period) none sets `R_0`, which is then that own timing, and none below
+//! that bound ever does (a real receiver's reports can fall back to its guess after a first
+//! one that reached it, and climb from there for a few ACK periods); and until then a timeout,
+//! whose timer ran on the guess, is no loss of the path: it neither halves `W` nor ends slow
+//! start.
 //!
 //! Invariants: the rate is finite, positive and at most [`MAX_RATE`]; the window finite and at
 //! least [`MIN_WINDOW`]; until the first queue report every output is the model controller's,
@@ -668,7 +671,10 @@ impl CongestionControl for Copa {
         }
         // The round trip without a queue: like the floor, not renewed while a competitor holds
         // the queue.
-        if self.first_rtt.trust(ctx.rtt, ctx.syn_interval) {
+        // Nor a report below the flow's own timing, at any time: a receiver's first reports
+        // climb from its guess after one that reached it.
+        let trusted = self.first_rtt.trust(ctx.rtt, ctx.syn_interval);
+        if trusted && self.first_rtt.plausible(ctx.rtt, ctx.syn_interval) {
             if !self.mode.competitive() {
                 self.base_rtt.expire(ctx.now, FLOOR_WINDOW);
             }

@@ -396,7 +396,8 @@ fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_defa
     assert_eq!(d.cc.inverse_delta(), 2.0);
     d.run(ms(5000));
     assert_eq!(d.cc.inverse_delta(), 2.0);
-    // Ten seconds on, the buffer has not overflowed again: back to a millisecond of the link.
+    // Ten seconds on, the buffer has not overflowed again: back to a tenth of a millisecond of the
+    // link.
     d.run(ms(5000));
     assert_eq!(d.cc.inverse_delta(), 10.0);
 }
@@ -665,6 +666,32 @@ fn on_a_path_longer_than_the_first_guess_timeouts_keep_slow_start_and_the_guess_
     cc.on_timeout(&mut sc.ctx());
     assert!(cc.in_slow_start());
     assert_eq!(cc.w, w);
+}
+
+#[test]
+fn reports_that_climb_from_the_guess_after_a_measured_one_set_no_base() {
+    // A 300 ms path whose first report reached the flow's own timing (275 ms), and whose next
+    // ones fell back to the receiver's guess (130, then 103 ms) before climbing again: the
+    // base stays the measured round trip, not a third of it for the base's window.
+    let mut sc = Script::new();
+    let mut cc = Copa::new(CopaConfig::default());
+    cc.init(&mut sc.ctx());
+    for _ in 0..16 {
+        sc.sent += 1;
+        let seq = SeqNo::new(sc.sent);
+        cc.on_packet_sent(&mut sc.ctx(), seq, false);
+    }
+    let queue = Some(QueueReport { min: Duration::ZERO, max: Duration::ZERO });
+    for (k, rtt) in [275u64, 130, 103, 110].into_iter().enumerate() {
+        let k = k as u64;
+        sc.now = at(300 + 10 * k);
+        sc.rtt = ms(rtt);
+        let mut ctx = sc.ctx();
+        ctx.last_ack = SeqNo::new(2 + k as u32);
+        ctx.ack = Some(AckReport { rtt: ms(rtt), recv_rate: 100, capacity: 0, queue });
+        cc.on_ack(&mut ctx, SeqNo::new(2 + k as u32));
+    }
+    assert_eq!(cc.base_rtt.get(), Some(ms(275)));
 }
 
 proptest! {
