@@ -636,10 +636,8 @@ fn a_timeout_halves_the_rate() {
     assert!((d.cc.rate() - rate / 2.0).abs() < 1e-6);
 }
 
-#[test]
-fn on_a_path_longer_than_the_first_guess_timeouts_keep_slow_start_and_the_guess_sets_no_base() {
-    // A 700 ms path: the first ACK comes 700 ms after the first packet, while the receiver
-    // still reports its start value of 100 ms as the RTT.
+/// A fresh flow that sent its first 16 packets at time zero, before any ACK.
+fn sixteen_packets_sent() -> (Script, Copa) {
     let mut sc = Script::new();
     let mut cc = Copa::new(CopaConfig::default());
     cc.init(&mut sc.ctx());
@@ -648,6 +646,14 @@ fn on_a_path_longer_than_the_first_guess_timeouts_keep_slow_start_and_the_guess_
         let seq = SeqNo::new(sc.sent);
         cc.on_packet_sent(&mut sc.ctx(), seq, false);
     }
+    (sc, cc)
+}
+
+#[test]
+fn on_a_path_longer_than_the_first_guess_timeouts_keep_slow_start_and_the_guess_sets_no_base() {
+    // A 700 ms path: the first ACK comes 700 ms after the first packet, while the receiver
+    // still reports its start value of 100 ms as the RTT.
+    let (mut sc, mut cc) = sixteen_packets_sent();
     // The timer, set on the guess, expires before anything could come back.
     sc.now = at(500);
     cc.on_timeout(&mut sc.ctx());
@@ -673,14 +679,7 @@ fn reports_that_climb_from_the_guess_after_a_measured_one_set_no_base() {
     // A 300 ms path whose first report reached the flow's own timing (275 ms), and whose next
     // ones fell back to the receiver's guess (130, then 103 ms) before climbing again: the
     // base stays the measured round trip, not a third of it for the base's window.
-    let mut sc = Script::new();
-    let mut cc = Copa::new(CopaConfig::default());
-    cc.init(&mut sc.ctx());
-    for _ in 0..16 {
-        sc.sent += 1;
-        let seq = SeqNo::new(sc.sent);
-        cc.on_packet_sent(&mut sc.ctx(), seq, false);
-    }
+    let (mut sc, mut cc) = sixteen_packets_sent();
     let queue = Some(QueueReport { min: Duration::ZERO, max: Duration::ZERO });
     for (k, rtt) in [275u64, 130, 103, 110].into_iter().enumerate() {
         let k = k as u64;
