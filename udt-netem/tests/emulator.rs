@@ -5,7 +5,7 @@
 //! afterwards.
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use udt_netem::{ns, probe, Emulator, EmulatorConfig, LinkConfig, Loss, QueueLimit};
 
@@ -136,16 +136,23 @@ fn a_rate_schedule_runs_from_its_restart() {
     // Long after the emulator's start: only the restart makes the first 1.5 s fast again.
     std::thread::sleep(MS * 1600);
     emu.restart_schedule();
+    let restarted = Instant::now();
     let tcp = probe::tcp_transfer(&a, &b, addr, Duration::from_secs(3)).expect("TCP transfer");
     let mbps = tcp.goodput_bps / 1e6;
     println!("TCP goodput {mbps:.1} Mb/s over 50 then 10 Mbit/s");
     assert!((18.0..=36.0).contains(&mbps), "goodput {mbps:.1} Mb/s");
     let [forward, _] = emu.queue_delay_timelines();
-    println!("queueing delay per 100 ms, ms: {forward:?}");
-    assert!((25..=40).contains(&forward.len()), "{} buckets", forward.len());
-    // 100 packets queued at 10 Mbit/s wait 120 ms; at 50 Mbit/s 24 ms.
-    let slow = forward.iter().skip(16).cloned().fold(0.0, f64::max);
-    assert!(slow > 30.0, "the slow phase queues longer: {forward:?}");
+    let since_restart = restarted.elapsed();
+    println!("queueing delay per 100 ms, ms: {forward:?} ({since_restart:?} since the restart)");
+    // The timeline starts at the restart: it holds the 3 s transfer and no more buckets than
+    // have passed since (an origin at the emulator's start would add 16 idle ones).
+    let passed = (since_restart.as_millis() / 100 + 1) as usize;
+    assert!((25..=passed).contains(&forward.len()), "{} buckets in {since_restart:?}", forward.len());
+    // 100 packets queued at 50 Mbit/s wait 24 ms, at 10 Mbit/s 120 ms: the first 1.5 s are the
+    // fast phase again, the rest the slow one.
+    let max = |d: &[f64]| d.iter().cloned().fold(0.0, f64::max);
+    assert!(max(&forward[..15]) < 30.0, "the schedule restarted fast: {forward:?}");
+    assert!(max(&forward[16..]) > 30.0, "the slow phase queues longer: {forward:?}");
     emu.stop().expect("clean stop");
     sweeper.assert_gone();
 }
