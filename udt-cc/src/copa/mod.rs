@@ -32,9 +32,12 @@
 //! in the default mode the larger of [`QUEUE_SHARE`] (0.1 ms) of the bottleneck's packet-pair
 //! capacity and the paper's two packets, the paper's alone for [`FLOOR_WINDOW`] after the buffer
 //! overflowed.
-//! In slow start each full ACK adds the packets it acknowledged to `W` (doubling per round) until
-//! `λ > λ_t` once; afterwards `W` moves `v / δ` packets per round toward the target, in proportion
-//! to the time since the last ACK rather than per packet acknowledged as in the paper (a paced
+//! In slow start each full ACK adds the packets the receiver got since the last one (its arrival
+//! rate over the time between them; a cumulative ACK stalls behind every hole for a round) to
+//! `W`, doubling it per round, until `λ > λ_t` once or `λ` reaches the bottleneck's capacity by
+//! packet pairs (beyond it the flow only queues, twice as much each round the report takes);
+//! afterwards `W` moves `v / δ` packets per round toward the target, in proportion to the time
+//! since the last ACK rather than per packet acknowledged as in the paper (a paced
 //! flow's cumulative ACK stalls behind holes, and when it sends more than the path takes: the
 //! moments it must move most). Above the target, the rate is also held to the largest arrival rate
 //! the receiver reported over the last two rounds over one less the share of the packets the link
@@ -472,9 +475,9 @@ impl Copa {
         base.as_secs_f64() + self.queue.unwrap_or(0.0)
     }
 
-    /// Move `W` toward the target: in slow start by the `acked` newly acknowledged packets,
-    /// afterwards by `v / δ` packets per round, in proportion to the `elapsed` time (the
-    /// flow's own packet clock stalls behind holes and when it sends more than the path takes,
+    /// Move `W` toward the target: in slow start by the packets delivered since the last
+    /// report ([`Copa::slow_start_step`]), afterwards by `v / δ` packets per round, in
+    /// proportion to the `elapsed` time (the flow's own packet clock stalls behind holes and when it sends more than the path takes,
     /// the cases where it must move most). The rate is `W` over the round trip seen now: as a
     /// window does under its ACK clock, a queue the flow builds slows it at once, so the queue
     /// settles at what `W` holds beyond the path's pipe within a round trip instead of growing
@@ -488,11 +491,16 @@ impl Copa {
         let target = if queue > 0.0 { self.inv_delta / queue } else { f64::INFINITY };
         let mut w = self.w;
         if self.slow_start {
-            if rate_now <= target {
-                w += acked;
+            // The bottleneck's capacity by packet pairs bounds what the flow can get: a rate
+            // past it only queues, by as much again each round until the queue is reported.
+            let ceiling = if self.capacity > 0.0 { self.capacity * rtt_now } else { f64::INFINITY };
+            if rate_now <= target && w < ceiling {
+                let doubling = self.w * ((elapsed.as_secs_f64() / r).exp2() - 1.0);
+                w += Self::slow_start_step(ctx, acked, elapsed, doubling);
+                w = w.min(ceiling.max(self.w));
             } else {
                 self.slow_start = false;
-                tracing::debug!(target: "udt::cc", rate = rate_now, queue_ms = queue * 1e3, "copa slow start ends");
+                tracing::debug!(target: "udt::cc", rate = rate_now, queue_ms = queue * 1e3, capacity = self.capacity, "copa slow start ends");
             }
         }
         if !self.slow_start {
@@ -528,6 +536,26 @@ impl Copa {
         }
         self.w = w.max(MIN_WINDOW);
         self.rate = (self.w / rtt_now).min(MAX_RATE);
+    }
+
+    /// Slow start's growth over `elapsed`: the packets the receiver got in it (its reported
+    /// arrival rate over the time), each delivered packet adding one to `W` as in TCP's slow
+    /// start; the cumulative ACK (`acked`) only where no rate was reported. A cumulative ACK
+    /// stalls behind each hole until its retransmission arrives, a round later: on a lossy path
+    /// nearly every round has one, and growing by it halves slow start's pace there. At most
+    /// `bound` (a doubling per round over `elapsed`) where the ACK gave less: an arrival rate
+    /// measured over a burst is no delivery rate.
+    fn slow_start_step(ctx: &CcContext<'_>, acked: f64, elapsed: Duration, bound: f64) -> f64 {
+        let arrivals = ctx.ack.map_or(0.0, |a| f64::from(a.recv_rate));
+        if arrivals <= 0.0 {
+            return acked;
+        }
+        let delivered = arrivals * elapsed.as_secs_f64();
+        if delivered.is_finite() {
+            delivered.min(bound.max(acked))
+        } else {
+            acked
+        }
     }
 
     /// The share of the packets sent over this round and the last that the link lost (with the

@@ -31,6 +31,8 @@ struct Driver {
     in_flight: VecDeque<u32>,
     /// The link's capacity the receiver reports, packets/s (0: none).
     capacity: u32,
+    /// A hole the cumulative ACK stops at (a lost packet not yet repaired).
+    hole: Option<u32>,
 }
 
 impl Driver {
@@ -39,7 +41,14 @@ impl Driver {
         let mut sc = Script::new();
         let mut cc = Copa::new(CopaConfig::default());
         cc.init(&mut sc.ctx());
-        Driver { sc, cc, queue: (Duration::ZERO, Duration::ZERO), in_flight: VecDeque::new(), capacity: 0 }
+        Driver {
+            sc,
+            cc,
+            queue: (Duration::ZERO, Duration::ZERO),
+            in_flight: VecDeque::new(),
+            capacity: 0,
+            hole: None,
+        }
     }
 
     /// 10 ms pass; the flow sent at its rate, and what it sent an RTT ago is acknowledged, the
@@ -54,7 +63,7 @@ impl Driver {
         }
         self.in_flight.push_back(self.sc.sent);
         let acked = if self.in_flight.len() > 10 { self.in_flight.pop_front() } else { None };
-        let ack = SeqNo::new(acked.unwrap_or(0));
+        let ack = SeqNo::new(acked.unwrap_or(0).min(self.hole.unwrap_or(u32::MAX)));
         let mut ctx = self.sc.ctx();
         ctx.last_ack = ack;
         ctx.bandwidth = self.capacity;
@@ -63,10 +72,12 @@ impl Driver {
         self.cc.on_ack(&mut ctx, ack);
     }
 
-    /// ACKs for `span`, the receiver reporting what the flow sends.
+    /// ACKs for `span`, the receiver reporting what the flow sends (nothing in the flow's
+    /// first RTT, before any packet arrived).
     fn run(&mut self, span: Duration) {
         for _ in 0..span.as_millis() / 10 {
-            let rate = self.cc.rate() as u32;
+            let arrived = self.in_flight.len() >= 10;
+            let rate = if arrived { self.cc.rate() as u32 } else { 0 };
             self.ack(rate);
         }
     }
@@ -239,6 +250,49 @@ fn a_first_report_of_zero_sets_no_floor() {
         assert!(!d.cc.competitive(), "at {k}");
     }
     assert!(d.cc.rate() > 8_000.0, "{}", d.cc.rate());
+}
+
+#[test]
+fn slow_start_grows_by_what_arrived_while_the_cumulative_ack_stalls_behind_a_hole() {
+    let mut d = Driver::new();
+    d.run(ms(200));
+    // A packet of the last round is lost: the cumulative ACK stops at it for the round its
+    // repair takes, but the receiver keeps reporting what arrives. W still doubles per round.
+    d.hole = Some(d.sc.sent - 5);
+    let w = d.cc.w;
+    d.run(ms(200));
+    assert_eq!(d.cc.last_ack, SeqNo::new(d.sc.sent.min(d.hole.unwrap())));
+    assert!(d.cc.in_slow_start());
+    let growth = d.cc.w / w;
+    assert!((3.0..=4.0 + 1e-9).contains(&growth), "W grew {growth:.2}x in two rounds behind a hole");
+}
+
+#[test]
+fn slow_start_grows_no_faster_than_a_doubling_per_round_whatever_the_arrivals_reported() {
+    let mut d = Driver::new();
+    d.run(ms(200));
+    // Arrival rates measured over bursts, far above what the flow sends, while the cumulative
+    // ACK waits at a hole: W at most doubles in the round.
+    d.hole = Some(d.cc.last_ack.value());
+    let w = d.cc.w;
+    for _ in 0..10 {
+        d.ack(1_000_000);
+    }
+    assert!(d.cc.in_slow_start());
+    assert!(d.cc.w <= 2.0 * w + 1e-9, "W {w} -> {} in a round", d.cc.w);
+    assert!(d.cc.w >= 1.9 * w, "W {w} -> {} in a round", d.cc.w);
+}
+
+#[test]
+fn slow_start_ends_at_the_bottlenecks_capacity_before_any_queue_is_reported() {
+    let mut d = Driver::new();
+    d.capacity = 2000;
+    d.run(ms(1000));
+    // 16 packets a round double to 2,000 packets/s (200 a round) in under four rounds, with
+    // the queue still empty: slow start ended there, not a round's doubling later.
+    assert!(!d.cc.in_slow_start());
+    assert!(d.cc.rate() <= 2000.0 * 1.25, "{}", d.cc.rate());
+    assert!(d.cc.rate() >= 2000.0 * 0.9, "{}", d.cc.rate());
 }
 
 #[test]
