@@ -34,8 +34,9 @@
 //! overflowed.
 //! In slow start each full ACK adds the packets the receiver got since the last one (its arrival
 //! rate over the time between them; a cumulative ACK stalls behind every hole for a round) to
-//! `W`, doubling it per round, until `λ > λ_t` once or `λ` reaches the bottleneck's capacity by
-//! packet pairs (beyond it the flow only queues, twice as much each round the report takes);
+//! `W`, doubling it per round, until `λ > λ_t` once, the buffer overflows (below), or `λ` reaches
+//! the bottleneck's capacity by packet pairs (beyond it the flow only queues, twice as much each
+//! round the report takes);
 //! afterwards `W` moves `v / δ` packets per round toward the target, in proportion to the time
 //! since the last ACK rather than per packet acknowledged as in the paper (a paced
 //! flow's cumulative ACK stalls behind holes, and when it sends more than the path takes: the
@@ -493,8 +494,10 @@ impl Copa {
         if self.slow_start {
             // The bottleneck's capacity by packet pairs bounds what the flow can get: a rate
             // past it only queues, by as much again each round until the queue is reported.
+            // A buffer that overflowed is full: a doubling only adds to its drops (TCP's slow
+            // start ends at a loss; the link's losses, with no queue standing, do not end it).
             let ceiling = if self.capacity > 0.0 { self.capacity * rtt_now } else { f64::INFINITY };
-            if rate_now <= target && w < ceiling {
+            if rate_now <= target && w < ceiling && !self.round_congested {
                 let doubling = self.w * ((elapsed.as_secs_f64() / r).exp2() - 1.0);
                 w += Self::slow_start_step(ctx, acked, elapsed, doubling);
                 w = w.min(ceiling.max(self.w));

@@ -296,6 +296,23 @@ fn slow_start_ends_at_the_bottlenecks_capacity_before_any_queue_is_reported() {
 }
 
 #[test]
+fn an_overflow_ends_slow_start() {
+    let mut d = Driver::new();
+    d.capacity = 100_000;
+    d.run(ms(300));
+    // A queue stands, short of the target (10 packets, 0.1 ms of the link, per 0.5 ms: 20,000
+    // packets/s), and peaks at 1 ms in every report: a buffer's ceiling.
+    d.queue = (Duration::from_micros(500), ms(1));
+    d.run(ms(200));
+    assert!(d.cc.in_slow_start());
+    assert!(d.cc.rate() < 5_000.0, "{}", d.cc.rate());
+    // A loss at that ceiling: the buffer is full, and slow start ends.
+    d.lose();
+    d.run(ms(20));
+    assert!(!d.cc.in_slow_start());
+}
+
+#[test]
 fn below_the_target_the_rate_grows_and_the_velocity_doubles_after_three_rounds() {
     let mut d = Driver::new();
     d.past_slow_start();
