@@ -64,7 +64,13 @@ fn run(client: Config, server: Config, drop_to_server: usize) -> (Pair, Seen) {
     }));
     pair.connect(client);
     assert!(pair.run_until(Duration::from_secs(5), |p| p.connected()));
-    let data = test_data(400 * 1400, 9);
+    transfer(&mut pair, 400);
+    (pair, seen)
+}
+
+/// The client sends `packets` packets of data to the server.
+fn transfer(pair: &mut Pair, packets: usize) {
+    let data = test_data(packets * 1400, 9);
     let (mut written, mut got) = (0, 0);
     let mut buf = vec![0u8; 1 << 20];
     assert!(pair.run_until(Duration::from_secs(20), |p| {
@@ -81,7 +87,6 @@ fn run(client: Config, server: Config, drop_to_server: usize) -> (Pair, Seen) {
         }
         got >= data.len()
     }));
-    (pair, seen)
 }
 
 #[test]
@@ -142,6 +147,20 @@ fn two_ends_that_both_ask_exchange_at_most_four_offers_and_both_follow() {
 }
 
 #[test]
+fn an_end_that_heard_the_peer_repeats_its_offer_until_the_peer_proves_it_heard_it() {
+    // Both ask. The client's first offer is lost, and so is its answer to the server's offer:
+    // the client has heard the server, but the server has heard nothing, and as a receiver it
+    // sends no ACK2s to repeat its own with. The client repeats its offer until one gets through.
+    let (mut pair, seen) = run(config(Policy::PROGRESS_REPORTS), config(Policy::PROGRESS_REPORTS), 2);
+    let to_server: Vec<bool> =
+        seen.borrow().iter().filter(|(d, _)| *d == Side::Server).map(|&(_, h)| h).collect();
+    assert!(to_server.len() >= 3 && to_server[2..].iter().all(|&h| h), "{:?}", seen.borrow());
+    for side in [Side::Client, Side::Server] {
+        assert_eq!(*pair.conn(side).unwrap().policy(), Policy::PROGRESS_REPORTS, "{side:?}");
+    }
+}
+
+#[test]
 fn a_receiver_standing_in_for_udt4_ignores_offers_as_udt4_does() {
     // UDT4 4.11 hands every user-defined control packet to its congestion control, whose
     // default ignores it: it never answers, and reports as UDT4 whatever the sender asks.
@@ -196,11 +215,26 @@ fn the_controller_learns_the_peer_is_udt4_once_every_offer_went_unanswered() {
     let seen = noted.0.clone();
     let client = Config { cc: Arc::new(noted), ..Config::default() };
     let udt4 = Config { udt4_estimators: true, ..config(Policy::UDT4) };
-    run(client, udt4, 0);
+    let (mut pair, _) = run(client, udt4, 0);
+    // The verdict comes an answer time after the last offer: data still flowing then hears it.
+    transfer(&mut pair, 400);
     let seen = seen.lock().unwrap();
     let first = seen.iter().position(|&udt4| udt4).expect("never told the peer is UDT4");
     assert!(first > 0, "told before any offer could be answered");
     assert!(seen[first..].iter().all(|&udt4| udt4), "the verdict is final");
+}
+
+#[test]
+fn the_controller_is_not_told_the_peer_is_udt4_while_the_last_offer_may_still_be_answered() {
+    let noted = Noting::default();
+    let seen = noted.0.clone();
+    let client = Config { cc: Arc::new(noted), ..Config::default() };
+    // Every offer but the last is lost; the last is answered an RTT after it left.
+    let (_, offers) = run(client, config(Policy::UDT4), usize::from(MAX_UNANSWERED_OFFERS) - 1);
+    let to_server = offers.borrow().iter().filter(|(d, _)| *d == Side::Server).count();
+    assert_eq!(to_server, usize::from(MAX_UNANSWERED_OFFERS), "{:?}", offers.borrow());
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty() && seen.iter().all(|&udt4| !udt4), "{seen:?}");
 }
 
 #[test]

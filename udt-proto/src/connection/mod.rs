@@ -873,6 +873,7 @@ impl Connection {
             ),
             None => (0, 0, self.local_isn.prev(), self.local_isn, 0, None),
         };
+        let peer_udt4 = self.exchange.gave_up(now, self.rto_base());
         let mut ctx = CcContext {
             now,
             mss: self.mss,
@@ -889,7 +890,7 @@ impl Connection {
             measured_send_period: measured,
             stats: &self.stats,
             ack: self.ack_report.take(),
-            peer_udt4: self.exchange.gave_up(),
+            peer_udt4,
             rng: &mut *self.rng,
         };
         f(&mut *self.cc, &mut ctx)

@@ -4,14 +4,21 @@
 //! An end whose policy asks anything beyond UDT4's receiver behaviour offers once it knows the
 //! peer is connected: a caller at establishment (its listener answered, so it is connected), an
 //! accepted or rendezvous side at the first packet the peer sends after the handshake (a UDT4
-//! peer still connecting takes any other packet as a failed handshake); and again with its ACK2s while it has heard no offer from the peer, once per RTT + 4 RTTVar
+//! peer still connecting takes any other packet as a failed handshake); and again with its ACK2s
+//! and at its loss reports (which keep coming where a hole holds the ACKs back) while it has
+//! heard no offer from the peer, once per RTT + 4 RTTVar
 //! (the time an answer takes) and at most
 //! [`MAX_UNANSWERED_OFFERS`] times in all: a lost offer is repaired while its end sends data,
 //! and a UDT4 peer (which hands the packets to its congestion control, whose default ignores
-//! them) costs a few; once the last is sent with none answered, the controller is told the
-//! peer is UDT4's (`CcContext::peer_udt4`). An offer with `heard` unset is answered with ours,
+//! them) costs a few; once the last has gone an answer time with none answered, the controller
+//! is told the peer is UDT4's (`CcContext::peer_udt4`). An offer with `heard` unset is answered with ours,
 //! `heard` set, which is never answered: no exchange loops, and the answer stops the other end's
-//! repeats. Until the peer's offer arrives, this end's receiver behaves as UDT4's.
+//! repeats. An end repeats until an offer with `heard` set proves its own got through, not
+//! merely until it heard the peer's: the peer's unprompted offer (a receiver's, at the first
+//! data packet) may cross this end's lost one, and this end's answer may be lost too, and the
+//! peer's receiver would then report as UDT4's for the whole connection (a receiver sends no
+//! ACK2s, so it repeats nothing while it only receives). A repeat made after hearing the peer
+//! carries `heard`, so it is not answered. Until the peer's offer arrives, this end's receiver behaves as UDT4's.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -29,6 +36,8 @@ pub const MAX_UNANSWERED_OFFERS: u8 = 4;
 pub(super) struct Exchange {
     /// An offer from the peer arrived (it is one of ours).
     pub heard_peer: bool,
+    /// An offer from the peer that had heard ours arrived: ours got through.
+    pub peer_heard_us: bool,
     /// Offers sent unprompted.
     pub unanswered_sent: u8,
     /// When the last one left.
@@ -39,13 +48,17 @@ pub(super) struct Exchange {
 
 impl Exchange {
     /// Every offer this end makes unprompted was sent (each an answer time after the one
-    /// before) and none was answered: the peer is UDT4's.
-    pub fn gave_up(&self) -> bool {
-        !self.heard_peer && self.unanswered_sent >= MAX_UNANSWERED_OFFERS
+    /// before) and none was answered by `now`, an `answer_time` after the last: the peer is
+    /// UDT4's. Until the last offer's answer has had its time, the last offer may be the one
+    /// that got through.
+    pub fn gave_up(&self, now: Instant, answer_time: Duration) -> bool {
+        !self.heard_peer
+            && self.unanswered_sent >= MAX_UNANSWERED_OFFERS
+            && self.last_sent.is_some_and(|t| now - t >= answer_time)
     }
 
-    /// This end sent an ACK2 at `now`: offer again while no offer was heard and an answer to
-    /// the last one has had `answer_time` to come.
+    /// This end sent an ACK2, or handled a loss report, at `now`: offer again while no offer
+    /// was heard and an answer to the last one has had `answer_time` to come.
     pub fn repeat_offer(
         &mut self,
         now: Instant,
@@ -53,7 +66,7 @@ impl Exchange {
         own: &Policy,
         control: &mut VecDeque<PendingControl>,
     ) {
-        if !self.heard_peer && self.last_sent.is_none_or(|t| now - t >= answer_time) {
+        if !self.peer_heard_us && self.last_sent.is_none_or(|t| now - t >= answer_time) {
             self.offer_unprompted(now, own, control);
         }
     }
@@ -64,7 +77,7 @@ impl Exchange {
         }
         self.unanswered_sent += 1;
         self.last_sent = Some(now);
-        queue_offer(own, false, control);
+        queue_offer(own, self.heard_peer, control);
     }
 }
 
@@ -106,6 +119,7 @@ impl Connection {
             ));
         }
         self.exchange.heard_peer = true;
+        self.exchange.peer_heard_us |= offer.heard;
         if !offer.heard {
             queue_offer(&self.own_policy, true, &mut self.control);
         }

@@ -108,6 +108,7 @@ impl Connection {
 
     /// NAK from the peer's receiver: validate every entry, queue the retransmissions.
     pub(super) fn handle_nak(&mut self, now: Instant, list: NakList<'_>) {
+        let offer_answer_time = self.rto_base();
         let Some(link) = self.link.as_mut() else { return };
         let tx = &mut link.tx;
         self.stats.total.naks_recv += 1;
@@ -129,6 +130,9 @@ impl Connection {
             let start = start.max_wrapping(tx.last_ack);
             ranges.push((start, end));
         }
+        // Where losses are heavy, the ACK that would carry the offer again may not come for a
+        // long time (it stalls behind a hole); the loss reports keep coming.
+        self.exchange.repeat_offer(now, offer_answer_time, &self.own_policy, &mut self.control);
         if self.policy.one_resend_per_rtt {
             let since = now - Duration::from_micros(self.rtt.rtt_us());
             ranges = without_recent_resends(&tx.buf, &ranges, since);
