@@ -4,21 +4,23 @@
 //! An end whose policy asks anything beyond UDT4's receiver behaviour offers once it knows the
 //! peer is connected: a caller at establishment (its listener answered, so it is connected), an
 //! accepted or rendezvous side at the first packet the peer sends after the handshake (a UDT4
-//! peer still connecting takes any other packet as a failed handshake); and again with its ACK2s
-//! and at its loss reports (which keep coming where a hole holds the ACKs back) while it has
-//! heard no offer from the peer, once per RTT + 4 RTTVar
-//! (the time an answer takes) and at most
-//! [`MAX_UNANSWERED_OFFERS`] times in all: a lost offer is repaired while its end sends data,
-//! and a UDT4 peer (which hands the packets to its congestion control, whose default ignores
-//! them) costs a few; once the last has gone an answer time with none answered, the controller
-//! is told the peer is UDT4's (`CcContext::peer_udt4`). An offer with `heard` unset is answered with ours,
-//! `heard` set, which is never answered: no exchange loops, and the answer stops the other end's
-//! repeats. An end repeats until an offer with `heard` set proves its own got through, not
-//! merely until it heard the peer's: the peer's unprompted offer (a receiver's, at the first
-//! data packet) may cross this end's lost one, and this end's answer may be lost too, and the
-//! peer's receiver would then report as UDT4's for the whole connection (a receiver sends no
-//! ACK2s, so it repeats nothing while it only receives). A repeat made after hearing the peer
-//! carries `heard`, so it is not answered. Until the peer's offer arrives, this end's receiver behaves as UDT4's.
+//! peer still connecting takes any other packet as a failed handshake). It offers again with its
+//! ACK2s and at its loss reports (which keep coming where a hole holds the ACKs back), once per
+//! RTT + 4 RTTVar (the time an answer takes) and at most [`MAX_UNANSWERED_OFFERS`] times in all,
+//! until an offer from the peer with `heard` set proves its own got through: a lost offer is
+//! repaired while its end sends data, and a UDT4 peer (which hands the packets to its
+//! congestion control, whose default ignores them) costs a few. Once the last has gone an answer
+//! time with no offer from the peer, the controller is told the peer is UDT4's
+//! (`CcContext::peer_udt4`).
+//!
+//! An offer with `heard` unset is answered with ours, `heard` set, which is never answered: no
+//! exchange loops, and the answer stops the other end's repeats. Hearing the peer's offer is
+//! not proof that ours arrived: the peer's unprompted one (a receiver's, at the first data
+//! packet) may cross ours, lost, and our answer may be lost too; the peer's receiver would then
+//! report as UDT4's for the whole connection (a receiver sends no ACK2s, so it repeats nothing
+//! while it only receives). So an end repeats until it has the proof, its repeats made after
+//! hearing the peer carrying `heard` (not answered). Until the peer's offer arrives, this end's
+//! receiver behaves as UDT4's.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -57,8 +59,8 @@ impl Exchange {
             && self.last_sent.is_some_and(|t| now - t >= answer_time)
     }
 
-    /// This end sent an ACK2, or handled a loss report, at `now`: offer again while no offer
-    /// was heard and an answer to the last one has had `answer_time` to come.
+    /// This end sent an ACK2, or handled a loss report, at `now`: offer again while the peer
+    /// has not shown it heard ours and an answer to the last one has had `answer_time` to come.
     pub fn repeat_offer(
         &mut self,
         now: Instant,
