@@ -36,11 +36,10 @@
 //! rate over the time between them; a cumulative ACK stalls behind every hole for a round) to
 //! `W`, doubling it per round, until `λ > λ_t` once, the buffer overflows (below), or `λ` reaches
 //! the bottleneck's capacity by packet pairs (beyond it the flow only queues, twice as much each
-//! round the report takes);
-//! afterwards `W` moves `v / δ` packets per round toward the target, in proportion to the time
-//! since the last ACK rather than per packet acknowledged as in the paper (a paced
-//! flow's cumulative ACK stalls behind holes, and when it sends more than the path takes: the
-//! moments it must move most). Above the target, the rate is also held to the largest arrival rate
+//! round the report takes); afterwards `W` moves `v / δ` packets per round toward the target, in
+//! proportion to the time since the last ACK rather than per packet acknowledged as in the paper
+//! (a paced flow's cumulative ACK stalls behind holes, and when it sends more than the path
+//! takes: the moments it must move most). Above the target, the rate is also held to the largest arrival rate
 //! the receiver reported over the last two rounds over one less the share of the packets the link
 //! lost in them (lost with no queue standing): sending more than the path drains only
 //! lengthens the queue (Copa's window bounds this; UDT paces), and the link's random losses leave
@@ -478,8 +477,8 @@ impl Copa {
 
     /// Move `W` toward the target: in slow start by the packets delivered since the last
     /// report ([`Copa::slow_start_step`]), afterwards by `v / δ` packets per round, in
-    /// proportion to the `elapsed` time (the flow's own packet clock stalls behind holes and when it sends more than the path takes,
-    /// the cases where it must move most). The rate is `W` over the round trip seen now: as a
+    /// proportion to the `elapsed` time (the flow's own packet clock stalls behind holes and
+    /// when it sends more than the path takes, the cases where it must move most). The rate is `W` over the round trip seen now: as a
     /// window does under its ACK clock, a queue the flow builds slows it at once, so the queue
     /// settles at what `W` holds beyond the path's pipe within a round trip instead of growing
     /// for as long as the rate is above the link (paper §2.1: Copa's window, paced at
