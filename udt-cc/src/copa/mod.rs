@@ -30,8 +30,8 @@
 //! what `W` holds beyond the pipe, where a rate alone would keep filling it for as long as it stays
 //! above the link. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck,
 //! in the default mode the larger of [`QUEUE_SHARE`] (0.1 ms) of the bottleneck's packet-pair
-//! capacity and the paper's two packets, the paper's alone for [`FLOOR_WINDOW`] after the buffer
-//! overflowed.
+//! capacity and the paper's two packets, for [`FLOOR_WINDOW`] after the buffer overflowed at most
+//! [`OVERFLOW_BUFFER_SHARE`] of what it holds.
 //! In slow start each full ACK adds the packets the receiver got since the last one (its arrival
 //! rate over the time between them; a cumulative ACK stalls behind every hole for a round) to
 //! `W`, doubling it per round, until `λ > λ_t` once, the buffer overflows (below), or `λ` reaches
@@ -156,8 +156,18 @@ pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// and the others'. The receiver's timing noise (0.1 ms: its scheduling and the path's jitter)
 /// is the least queue a real receiver can tell from none; two packets are more than that below
 /// 240 Mb/s, where the paper's share stands. Where `n` shares do not fit in the buffer, the
-/// buffer overflows and the flow falls back to two packets for [`FLOOR_WINDOW`].
+/// buffer overflows and the share is at most [`OVERFLOW_BUFFER_SHARE`] of it for
+/// [`FLOOR_WINDOW`].
 pub const QUEUE_SHARE: Duration = Duration::from_micros(100);
+/// For [`FLOOR_WINDOW`] after the buffer overflowed, a flow's default share is at most this
+/// fraction of what the buffer holds (the longest queue of that window on the packet-pair
+/// capacity), and never under the paper's two packets: `n` flows keep `n/64` of a full buffer, so
+/// up to 32 leave a buffer filler beside them (TCP's sawtooth) at least half of it. Drop-tail
+/// losses fall on some flows and miss others: where [`QUEUE_SHARE`] fits this bound, the flows
+/// that met the overflow keep the share of those that did not, and their targets, `1/(δ d_q)`
+/// on the one queue, stay together (a share of two packets after each overflow met would part
+/// them by up to the ratio of the shares, fifty at 10 Gb/s).
+pub const OVERFLOW_BUFFER_SHARE: f64 = 1.0 / 64.0;
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
 pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
 /// The queueing delay's resolution, seconds: a reading this far above the floor may be no queue.
@@ -347,14 +357,17 @@ impl Copa {
 
     /// The default mode's `1/δ` at `now`: [`QUEUE_SHARE`] of the bottleneck's capacity, at least
     /// the paper's `1/δ`; the paper's alone until the receiver reported a plausible capacity
-    /// (below [`MAX_RATE`]: packet pairs inside one receive batch read as unlimited), and for
-    /// [`FLOOR_WINDOW`] after a buffer overflowed (it holds less than the flows' shares).
+    /// (below [`MAX_RATE`]: packet pairs inside one receive batch read as unlimited); for
+    /// [`FLOOR_WINDOW`] after a buffer overflowed (it holds less than the flows' shares), at most
+    /// [`OVERFLOW_BUFFER_SHARE`] of the longest queue of that window.
     fn default_inv_delta(&self, now: Instant) -> f64 {
         let paper = 1.0 / self.config.delta;
+        let share = self.capacity * QUEUE_SHARE.as_secs_f64();
         if self.overflowed_at.is_some_and(|at| now.saturating_since(at) <= FLOOR_WINDOW) {
-            return paper;
+            let buffer = self.largest.get().map_or(0.0, |Reverse(d)| d.as_secs_f64()) * self.capacity;
+            return paper.max(share.min(buffer * OVERFLOW_BUFFER_SHARE));
         }
-        paper.max(self.capacity * QUEUE_SHARE.as_secs_f64())
+        paper.max(share)
     }
 
     fn round(ctx: &CcContext<'_>) -> Duration {

@@ -460,17 +460,43 @@ fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_defa
     }
     assert_eq!(shares[..4], [5.0, 5.0, 2.5, 2.5]);
     assert_eq!(d.cc.inverse_delta(), 2.0 / 16.0);
-    // No more losses: one packet per round back to the paper's share, and no further while the
-    // overflow is recent.
+    // No more losses: one packet per round back to the default, which while the overflow is
+    // recent is at most a 64th of the buffer (its longest queue, 6 ms of 100,000 packets a
+    // second: under ten packets), and no further.
     d.queue = (Duration::ZERO, ms(6));
-    d.run(ms(1000));
-    assert_eq!(d.cc.inverse_delta(), 2.0);
-    d.run(ms(5000));
-    assert_eq!(d.cc.inverse_delta(), 2.0);
+    d.run(ms(2000));
+    let buffer = d.cc.largest.get().map(|Reverse(q)| q.as_secs_f64() * 100_000.0).unwrap();
+    assert!((550.0..=600.0).contains(&buffer), "{buffer}");
+    assert_eq!(d.cc.inverse_delta(), buffer * OVERFLOW_BUFFER_SHARE);
+    d.run(ms(4000));
+    assert_eq!(d.cc.inverse_delta(), buffer * OVERFLOW_BUFFER_SHARE);
     // Ten seconds on, the buffer has not overflowed again: back to a tenth of a millisecond of the
     // link.
     d.run(ms(5000));
     assert_eq!(d.cc.inverse_delta(), 10.0);
+}
+
+#[test]
+fn after_a_small_buffer_overflowed_the_share_is_the_papers_and_after_a_large_one_its_own() {
+    // 100,000 packets a second, a tenth of a millisecond is ten packets. The queue stands at the
+    // buffer's ceiling and a loss is reported: the buffer overflowed.
+    let overflow = |buffer: Duration| {
+        let mut d = Driver::new();
+        d.capacity = 100_000;
+        d.run(ms(300));
+        d.queue = (buffer / 2, buffer);
+        d.run(ms(100));
+        d.lose();
+        d.run(ms(100));
+        d.queue = (Duration::ZERO, buffer);
+        d.run(ms(2000));
+        d.cc.inverse_delta()
+    };
+    // 60 packets of buffer: a 64th is under one packet, and the paper's two stand.
+    assert_eq!(overflow(Duration::from_micros(600)), 2.0);
+    // 6,000 packets: a 64th is more than a tenth of a millisecond of the link, which stands: the
+    // flow keeps the share of a flow beside it that met no loss.
+    assert_eq!(overflow(ms(60)), 10.0);
 }
 
 #[test]
