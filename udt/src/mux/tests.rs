@@ -240,3 +240,63 @@ fn each_datagram_is_stamped_when_it_is_built() {
     }
     assert!(runs > 100, "only {runs} datagrams followed another in the same call");
 }
+
+/// Where the I/O thread is the bottleneck (building a datagram is slow), connections sharing
+/// it take turns of [`super::io_loop::TURN_QUANTUM`] datagrams: one whose controller asks four
+/// times the other's rate gets about the same share of the thread, not four times it.
+#[test]
+fn connections_share_a_busy_io_thread_whatever_their_rates() {
+    use crate::listener::UdtListener;
+    use crate::stream::UdtStream;
+    use std::io::{Read, Write};
+    use std::sync::atomic::AtomicU64;
+
+    const BYTES: usize = 4_000_000;
+    let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut clients = Vec::new();
+    let mut received = Vec::new();
+    // Both rates are far above what a thread building a datagram in 20 us carries (about
+    // 50,000 datagrams a second, 0.6 Gb/s, for both).
+    for rate in ["4g", "1g"] {
+        let mut options = Options::default();
+        options.hooks.slow_build = Duration::from_micros(20);
+        options.set_congestion_control(&format!("blast:rate={rate}")).unwrap();
+        options.write_timeout = Some(Duration::from_secs(30));
+        clients.push(UdtStream::connect_with(addr, options).unwrap());
+        let (mut server, _) = listener.accept().unwrap();
+        let count = Arc::new(AtomicU64::new(0));
+        received.push(Arc::clone(&count));
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            while let Ok(n @ 1..) = server.read(&mut buf) {
+                count.fetch_add(n as u64, Ordering::SeqCst);
+            }
+        });
+    }
+    assert_eq!(clients[0].local_addr().unwrap(), clients[1].local_addr().unwrap());
+    let writers: Vec<_> = clients
+        .into_iter()
+        .map(|mut c| {
+            std::thread::spawn(move || {
+                c.write_all(&vec![7u8; BYTES]).unwrap();
+                c.close().unwrap();
+            })
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let got = loop {
+        let got: Vec<u64> = received.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+        if got.iter().any(|&g| g == BYTES as u64) {
+            break got;
+        }
+        assert!(std::time::Instant::now() < deadline, "no transfer finished: {got:?}");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    for w in writers {
+        w.join().unwrap();
+    }
+    let (fast, slow) = (got[0] as f64, got[1] as f64);
+    eprintln!("when the first finished: 4 Gb/s connection {fast} bytes, 1 Gb/s connection {slow}");
+    assert!(slow >= 0.7 * fast && fast >= 0.7 * slow, "unequal shares of the thread: {got:?}");
+}

@@ -29,8 +29,19 @@ use crate::secure::seal::Sealer;
 use crate::sys;
 use crate::tx_batch::{Entry, Flush, Payload, TxBatch, GSO_MAX_SEGMENTS};
 
+/// How a connection's turn at transmitting ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Turn {
+    /// It sent everything it had to send now.
+    Done,
+    /// It sent its quantum and may have more due.
+    Quantum,
+    /// The kernel's send buffer filled up (what it refused is in the backlog).
+    Blocked,
+}
+
 impl Mux {
-    /// Send everything `conn` has to send now. Datagrams are gathered into runs for UDP GSO:
+    /// Send what `conn` has to send now, up to `quantum` datagrams. Datagrams are gathered into runs for UDP GSO:
     /// equal sizes to one peer, the last possibly shorter (at most 64 segments and 64 KB).
     /// Data payloads are not copied: each datagram is its header (written into `outbuf`) plus
     /// its payload's range of the connection's send storage, handed to the kernel as iovecs.
@@ -40,8 +51,10 @@ impl Mux {
     /// With `more` (other connections follow in this round), the runs not yet full are kept,
     /// the data run's payloads staged ([`TxBatch::stage`]), for the next connections' datagrams
     /// to the same peer to join: many connections between two ports then share GSO sends as
-    /// one flow does. Runs kept for another peer are sent first. Returns false when the
-    /// kernel's buffer filled up (what it refused is in the backlog).
+    /// one flow does. Runs kept for another peer are sent first.
+    ///
+    /// At most `quantum` datagrams leave in this turn ([`Turn::Quantum`]: the connection may
+    /// have more due, and is served again next round).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn transmit(
         &self,
@@ -53,7 +66,8 @@ impl Mux {
         control: &mut TxBatch,
         out: &mut Outbox,
         more: bool,
-    ) -> bool {
+        quantum: usize,
+    ) -> Turn {
         let dest = socket2::SockAddr::from(conn.peer_addr());
         if batch.dest.as_ref().is_some_and(|d| *d != dest)
             || control.dest.as_ref().is_some_and(|d| *d != dest)
@@ -62,7 +76,7 @@ impl Mux {
             if !self.flush_run(&[], outbuf, batch, batch.entries.len(), out)
                 || !self.flush_run(&[], outbuf, control, control.entries.len(), out)
             {
-                return false;
+                return Turn::Blocked;
             }
             batch.clear();
             control.clear();
@@ -70,12 +84,18 @@ impl Mux {
         batch.dest = Some(dest.clone());
         control.dest = Some(dest);
         self.hooks.transmit_begins();
+        let mut turn = Turn::Done;
+        let mut sent = 0;
         loop {
+            if sent == quantum {
+                turn = Turn::Quantum;
+                break;
+            }
             // Room for another header (or a whole control packet) in the header buffer.
             if batch.used + 2048 > outbuf.len()
                 && !self.flush_run(conn.send_storage(), outbuf, batch, batch.entries.len(), out)
             {
-                return false;
+                return Turn::Blocked;
             }
             // Each datagram is stamped with the time it is built, not the round's start: the
             // peer reads its queueing delay from the stamp (LEDBAT's one-way delay), and a
@@ -83,6 +103,7 @@ impl Mux {
             // building (and sealing) time, up to a GSO run's, to what looks like queue.
             let now = self.hooks.building(|| clock::now_for(conn).max(now));
             let Some(t) = conn.poll_transmit_ref(now, &mut outbuf[batch.used..]) else { break };
+            sent += 1;
             if let Some(sealer) = sealer.as_deref_mut() {
                 // Sealed into the staging buffer, header, payload and all (a control run: the
                 // sealed datagrams are copies, not the send storage).
@@ -99,7 +120,7 @@ impl Mux {
                     Flush::AllButLast => control.entries.len() - 1,
                 };
                 if !self.flush_run(&[], outbuf, control, n, out) {
-                    return false;
+                    return Turn::Blocked;
                 }
                 continue;
             }
@@ -121,17 +142,22 @@ impl Mux {
                 Flush::AllButLast => run.entries.len() - 1,
             };
             if !self.flush_run(conn.send_storage(), outbuf, run, n, out) {
-                return false;
+                return Turn::Blocked;
             }
         }
         // A closed connection's last packets leave now: `close` returns once they have been
         // handed to the kernel, and the process may exit then.
         if more && !matches!(conn.state(), State::Closed(_)) {
             batch.stage(conn.send_storage());
-            return true;
+            return turn;
         }
-        self.flush_run(conn.send_storage(), outbuf, batch, batch.entries.len(), out)
+        if self.flush_run(conn.send_storage(), outbuf, batch, batch.entries.len(), out)
             && self.flush_run(&[], outbuf, control, control.entries.len(), out)
+        {
+            turn
+        } else {
+            Turn::Blocked
+        }
     }
 
     /// Send the first `n` entries of `batch` as one run (one GSO call, or one call each when
