@@ -287,7 +287,7 @@ fn connections_share_a_busy_io_thread_whatever_their_rates() {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let got = loop {
         let got: Vec<u64> = received.iter().map(|c| c.load(Ordering::SeqCst)).collect();
-        if got.iter().any(|&g| g == BYTES as u64) {
+        if got.contains(&(BYTES as u64)) {
             break got;
         }
         assert!(std::time::Instant::now() < deadline, "no transfer finished: {got:?}");
