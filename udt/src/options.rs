@@ -134,11 +134,12 @@ impl TestHooks {
 
 impl Options {
     /// The protocol configuration a connection with these options offers: with security on,
-    /// an MSS smaller by the sealing's overhead.
+    /// an MSS smaller by the sealing's overhead, its payloads whole cipher blocks
+    /// ([`crate::secure::seal::secured_mss`]).
     pub(crate) fn connection_config(&self) -> Config {
         let mut config = self.config.clone();
         if self.security.is_some() {
-            config.mss = config.mss.saturating_sub(crate::secure::seal::OVERHEAD as u32);
+            config.mss = crate::secure::seal::secured_mss(config.mss);
         }
         config
     }
