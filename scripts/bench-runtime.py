@@ -49,7 +49,7 @@ def build():
     """Build udt-cli, the example and (with libudt) the UDT4 peers; None or why UDT4 is skipped."""
     cargo = ["cargo", "build", "--release", "-q"]
     subprocess.run(cargo + ["-p", "udt-cli"], cwd=ROOT, check=True)
-    subprocess.run(cargo + ["-p", "udt", "--features", "tokio", "--example", "many_connections"], cwd=ROOT, check=True)
+    subprocess.run(cargo + ["-p", "udt-net", "--features", "tokio", "--example", "many_connections"], cwd=ROOT, check=True)
     if not os.path.exists(UDT4_HEADER):
         return f"{UDT4_HEADER} missing (libudt-dev not installed; interop/setup.sh installs it)"
     made = subprocess.run(["make", "-C", "interop"], cwd=ROOT, stdout=sys.stderr, stderr=sys.stderr)
