@@ -41,8 +41,9 @@ pub(super) enum Turn {
 }
 
 impl Mux {
-    /// Send what `conn` has to send now, up to `quantum` datagrams. Datagrams are gathered into runs for UDP GSO:
-    /// equal sizes to one peer, the last possibly shorter (at most 64 segments and 64 KB).
+    /// Send what `conn` has to send now, up to `quantum` datagrams. Datagrams are gathered
+    /// into runs for UDP GSO: equal sizes to one peer, the last possibly shorter (at most 64
+    /// segments and 64 KB).
     /// Data payloads are not copied: each datagram is its header (written into `outbuf`) plus
     /// its payload's range of the connection's send storage, handed to the kernel as iovecs.
     /// Control packets (ACKs, ACK2s, NAKs, keep-alives: a few dozen bytes) gather in runs of
