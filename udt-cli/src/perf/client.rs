@@ -62,7 +62,9 @@ pub fn run_with(target: &str, opts: &TestOpts, output: Output, security: &Securi
     // UDT_MAXBW counts bytes per second of UDT packets.
     options.config.max_bandwidth = opts.bandwidth.map(|bits| bits / 8);
     let mss = options.config.mss;
-    let rt = super::tasks::runtime().context("starting the runtime of the test's tasks")?;
+    // A task per connection: N, or 2N with --bidir.
+    let tasks = if opts.bidir { opts.parallel.saturating_mul(2) } else { opts.parallel };
+    let rt = super::tasks::runtime(tasks as usize).context("starting the runtime of the test's tasks")?;
 
     // The connections: N on which the client sends (unless -R), N on which it receives (-R,
     // --bidir), the latter a test of its own to the server with --bidir.

@@ -131,7 +131,8 @@ pub fn serve(
     one_time_code: bool,
 ) -> Result<Option<Served>> {
     listener.set_accept_timeout(Some(ACCEPT_POLL));
-    let rt = super::tasks::runtime().context("starting the runtime of the connections' tasks")?;
+    // Tests come and go: as many tasks as the runtime takes.
+    let rt = super::tasks::runtime(usize::MAX).context("starting the runtime of the connections' tasks")?;
     let registry: Registry = Arc::default();
     let (done_tx, done_rx) = mpsc::channel::<Done>();
     let mut done = Vec::new();
