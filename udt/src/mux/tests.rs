@@ -1,5 +1,6 @@
 //! Tests of the I/O thread's rounds on real loopback sockets: connections sharing a port take
-//! turns at a full kernel send buffer and lose nothing to it, and a round serves the
+//! turns at a full kernel send buffer and lose nothing to it, share a busy thread whatever
+//! their controllers ask, and a round serves the
 //! connections with work, at once, not every connection; each datagram carries the time it
 //! was built.
 
@@ -9,27 +10,22 @@ use std::time::Duration;
 
 use crate::options::Options;
 
-/// Connections sharing a port whose kernel send buffer keeps filling up take turns: the
-/// one served first in a round is not served first in the next, so neither starves.
-#[test]
-fn connections_sharing_a_full_send_buffer_take_turns() {
+/// Two connections from one client port, with these options each, write `bytes` each at once
+/// to one listener and close: the bytes each had delivered when the first delivered all of its.
+fn race_two_connections(bytes: usize, options: [Options; 2]) -> Vec<u64> {
     use crate::listener::UdtListener;
     use crate::stream::UdtStream;
     use std::io::{Read, Write};
     use std::sync::atomic::AtomicU64;
 
-    const BYTES: usize = 8_000_000;
     let listener = UdtListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    // Every 3rd send is refused as by a full buffer: each round's sending ends early.
-    let mut options = Options::default();
-    options.hooks.refuse_sends = 3;
-    options.write_timeout = Some(Duration::from_secs(30));
-    options.read_timeout = Some(Duration::from_secs(30));
     let mut clients = Vec::new();
     let mut received = Vec::new();
-    for _ in 0..2 {
-        clients.push(UdtStream::connect_with(addr, options.clone()).unwrap());
+    for mut options in options {
+        options.write_timeout = Some(Duration::from_secs(30));
+        options.read_timeout = Some(Duration::from_secs(30));
+        clients.push(UdtStream::connect_with(addr, options).unwrap());
         let (mut server, _) = listener.accept().unwrap();
         let count = Arc::new(AtomicU64::new(0));
         received.push(Arc::clone(&count));
@@ -41,7 +37,7 @@ fn connections_sharing_a_full_send_buffer_take_turns() {
         });
     }
     assert_eq!(clients[0].local_addr().unwrap(), clients[1].local_addr().unwrap());
-    let data: Arc<[u8]> = vec![7u8; BYTES].into();
+    let data: Arc<[u8]> = vec![7u8; bytes].into();
     let writers: Vec<_> = clients
         .into_iter()
         .map(|mut c| {
@@ -52,15 +48,11 @@ fn connections_sharing_a_full_send_buffer_take_turns() {
             })
         })
         .collect();
-    // When the first has delivered everything, the other has had its turns too.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let other = loop {
+    let got = loop {
         let got: Vec<u64> = received.iter().map(|c| c.load(Ordering::SeqCst)).collect();
-        if got[0] == BYTES as u64 {
-            break got[1];
-        }
-        if got[1] == BYTES as u64 {
-            break got[0];
+        if got.contains(&(bytes as u64)) {
+            break got;
         }
         assert!(std::time::Instant::now() < deadline, "no transfer finished: {got:?}");
         std::thread::sleep(Duration::from_millis(1));
@@ -68,6 +60,20 @@ fn connections_sharing_a_full_send_buffer_take_turns() {
     for w in writers {
         w.join().unwrap();
     }
+    got
+}
+
+/// Connections sharing a port whose kernel send buffer keeps filling up take turns: the
+/// one served first in a round is not served first in the next, so neither starves.
+#[test]
+fn connections_sharing_a_full_send_buffer_take_turns() {
+    const BYTES: usize = 8_000_000;
+    // Every 3rd send is refused as by a full buffer: each round's sending ends early.
+    let mut options = Options::default();
+    options.hooks.refuse_sends = 3;
+    let got = race_two_connections(BYTES, [options.clone(), options]);
+    // When the first has delivered everything, the other has had its turns too.
+    let other = got.iter().copied().min().unwrap_or(0);
     assert!(other >= BYTES as u64 / 4, "one connection starved: {other} of {BYTES} bytes");
 }
 
@@ -246,56 +252,15 @@ fn each_datagram_is_stamped_when_it_is_built() {
 /// times the other's rate gets about the same share of the thread, not four times it.
 #[test]
 fn connections_share_a_busy_io_thread_whatever_their_rates() {
-    use crate::listener::UdtListener;
-    use crate::stream::UdtStream;
-    use std::io::{Read, Write};
-    use std::sync::atomic::AtomicU64;
-
-    const BYTES: usize = 4_000_000;
-    let listener = UdtListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut clients = Vec::new();
-    let mut received = Vec::new();
     // Both rates are far above what a thread building a datagram in 20 us carries (about
     // 50,000 datagrams a second, 0.6 Gb/s, for both).
-    for rate in ["4g", "1g"] {
+    let options = ["4g", "1g"].map(|rate| {
         let mut options = Options::default();
         options.hooks.slow_build = Duration::from_micros(20);
         options.set_congestion_control(&format!("blast:rate={rate}")).unwrap();
-        options.write_timeout = Some(Duration::from_secs(30));
-        clients.push(UdtStream::connect_with(addr, options).unwrap());
-        let (mut server, _) = listener.accept().unwrap();
-        let count = Arc::new(AtomicU64::new(0));
-        received.push(Arc::clone(&count));
-        std::thread::spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            while let Ok(n @ 1..) = server.read(&mut buf) {
-                count.fetch_add(n as u64, Ordering::SeqCst);
-            }
-        });
-    }
-    assert_eq!(clients[0].local_addr().unwrap(), clients[1].local_addr().unwrap());
-    let writers: Vec<_> = clients
-        .into_iter()
-        .map(|mut c| {
-            std::thread::spawn(move || {
-                c.write_all(&vec![7u8; BYTES]).unwrap();
-                c.close().unwrap();
-            })
-        })
-        .collect();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let got = loop {
-        let got: Vec<u64> = received.iter().map(|c| c.load(Ordering::SeqCst)).collect();
-        if got.contains(&(BYTES as u64)) {
-            break got;
-        }
-        assert!(std::time::Instant::now() < deadline, "no transfer finished: {got:?}");
-        std::thread::sleep(Duration::from_millis(1));
-    };
-    for w in writers {
-        w.join().unwrap();
-    }
+        options
+    });
+    let got = race_two_connections(4_000_000, options);
     let (fast, slow) = (got[0] as f64, got[1] as f64);
     eprintln!("when the first finished: 4 Gb/s connection {fast} bytes, 1 Gb/s connection {slow}");
     assert!(slow >= 0.7 * fast && fast >= 0.7 * slow, "unequal shares of the thread: {got:?}");
