@@ -6,7 +6,8 @@
 //!
 //! Invariant: the handlers are registered at most once per process and stay for its life.
 
-use std::io;
+use std::io::{self, Read};
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -20,17 +21,31 @@ pub const GRACE: Duration = Duration::from_secs(3);
 
 static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
-/// Register the handlers and start the watchdog (once; later calls do nothing).
+/// Register the handlers and start the watchdog (once; later calls do nothing). The watchdog
+/// sleeps on a self-pipe the signals write to (no polling: an idle or slow transfer's process
+/// wakes for its work alone).
 pub fn install() -> Result<()> {
     if FLAG.get().is_some() {
         return Ok(());
     }
-    let flag = register()?;
+    register()?;
+    let (mut signalled, write) = UnixStream::pair().context("cannot create the interrupt watchdog's pipe")?;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        let write = write.try_clone().context("cannot create the interrupt watchdog's pipe")?;
+        signal_hook::low_level::pipe::register(sig, write).context("cannot install a signal handler")?;
+    }
     std::thread::Builder::new()
         .name("interrupt-watchdog".into())
         .spawn(move || {
-            while !flag.load(Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(50));
+            let mut byte = [0u8; 1];
+            loop {
+                match signalled.read(&mut byte) {
+                    Ok(n) if n > 0 => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // The pipe cannot close while its write ends stay registered.
+                    _ => return,
+                }
             }
             std::thread::sleep(GRACE);
             eprintln!("udt: interrupted");

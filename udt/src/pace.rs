@@ -17,7 +17,8 @@
 //! The exception is a streaming receiver ([`plan_streaming`]): once data packets arrived in each
 //! of the last [`STREAK`] rounds, at a rate that would gather fewer than [`GATHER_BELOW`] in
 //! [`MIN_GATHER`] (below about 3 Gb/s), datagrams no longer end the sleep, which lasts until the
-//! next deadline or the end of a gathering: as long as [`GATHER_BELOW`] packets take at the
+//! next deadline (none, where the thread has no data packet waiting for its send time: its
+//! timers then wait for the gathering's end, `mux/io_loop.rs`) or the end of a gathering: as long as [`GATHER_BELOW`] packets take at the
 //! rate they arrive, within [`MIN_GATHER`] and `Options::receive_gather` (4 ms)
 //! ([`gather_length`]), and no longer than [`MIN_GATHER`] for data of a connection that
 //! acknowledges every few packets (its peer times round trips on those ACKs). The kernel keeps
@@ -25,8 +26,8 @@
 //! each with its arrival timestamp, which is the time the core handles it at, so the arrival
 //! rate and packet-pair estimates do not change; the round takes them all, and a blocked reader
 //! wakes once for them. Control packets alone (a sender's ACKs) never start it, so a sender
-//! answers each ACK with its ACK2 at once and the receiver's RTT samples stay exact. A NAK
-//! leaves up to a gathering late: the delay a controller reads in it is at most one gathering.
+//! answers each ACK with its ACK2 at once and the receiver's RTT samples stay exact. An ACK or
+//! NAK leaves up to a gathering late: the delay a controller reads in it is at most one gathering.
 //! Gathering goes on through losses, which at 1% loss took the receiver from about 140k to 68k
 //! context switches and from 1.1 to 0.75 CPU seconds per 8 s run, goodput level
 //! (docs/deviations.md R7).

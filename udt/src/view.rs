@@ -56,6 +56,14 @@ impl View {
 /// each), instead of one.
 pub(crate) const READ_LOW_WATER: usize = 64 * 1024;
 
+/// The most a streaming reader's wake-up holds back past [`READ_LOW_WATER`]: a slow stream's
+/// reader is woken once an ACK interval's data is there (UDT4 makes data readable only at its
+/// ACKs, every 10 ms), but no later than this much has come, which a core's L2 cache holds: the
+/// reader finds the bytes where the I/O thread left them. At 100 Mb/s a reader woken at 64 KiB
+/// woke 190 times a second, at about the cost of one of the I/O thread's wake-ups each; at 10
+/// Gb/s an ACK interval brings 12 MB.
+pub(crate) const READ_HOLD_MAX: usize = 1 << 20;
+
 /// The longest a reader's wake-up waits for [`READ_LOW_WATER`] while data streams in: five ACK
 /// intervals. A thousand connections streaming a packet at a time then cost at most 20,000
 /// wake-ups a second, not one per packet.
@@ -72,8 +80,9 @@ pub(crate) const READ_WAIT: Duration = Duration::from_millis(50);
 /// to what this end sent: the reader awaits all of it, which may span packets and rounds), or it is
 /// a message. Otherwise (data streaming in, a full packet at a time: hundreds of connections
 /// sharing a port each get a packet or two per round) the wake-up waits until that much has come,
-/// or [`READ_WAIT`] has passed since the first of it (the I/O thread arms a timer for that). The
-/// core's arrival-rate and capacity estimates are not touched, nor its acknowledgements (the
+/// or [`READ_WAIT`] has passed since the first of it (the I/O thread arms a timer for that); and
+/// past that much, until an ACK interval ([`SYN`]) has passed since the first of it or
+/// [`READ_HOLD_MAX`] (at most a quarter of the receive buffer) has come. The core's arrival-rate and capacity estimates are not touched, nor its acknowledgements (the
 /// receive buffer holds what waits): only the application's wake-up waits.
 #[derive(Debug, Default)]
 pub(crate) struct Signalled {
@@ -106,7 +115,9 @@ impl Signalled {
         let full = Config::payload_size(conn.config().mss);
         // Worth a wake-up: READ_LOW_WATER, or a quarter of a smaller receive buffer (held
         // longer, it would fill and stop the sender).
-        let low_water = READ_LOW_WATER.min(conn.config().recv_buffer_pkts as usize * full / 4);
+        let quarter = conn.config().recv_buffer_pkts as usize * full / 4;
+        let low_water = READ_LOW_WATER.min(quarter);
+        let hold_max = READ_HOLD_MAX.min(quarter);
         let full = full as u64;
         let write_ended = packets > 0 && bytes < packets * full;
         if packets > 0 {
@@ -124,10 +135,11 @@ impl Signalled {
         let in_burst = self.burst_began.is_some_and(|t| now.saturating_since(t) < SYN);
         let unshown = view.readable && !self.view.is_some_and(|v| v.readable);
         let since = if unshown { *self.unshown_since.get_or_insert(now) } else { now };
-        let wake_at = since + READ_WAIT;
+        let readable = conn.readable_bytes();
+        let wake_at = if readable < low_water { since + READ_WAIT } else { since + SYN };
         let hold = unshown
             && conn.config().mode == Mode::Stream
-            && conn.readable_bytes() < low_water
+            && readable < hold_max
             && !write_ended
             && !in_burst
             && now < wake_at;

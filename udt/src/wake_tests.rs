@@ -188,3 +188,49 @@ fn a_conversation_is_not_held_for_acknowledgements() {
     // a median of 20 ms measured with the answer rule off); at once, well under a millisecond.
     assert!(median < Duration::from_millis(8), "median round trip {median:?}");
 }
+
+/// A reader of a stream at 100 Mb/s (a packet every 0.12 ms, gathered by the I/O thread every
+/// few milliseconds) is woken about once per ACK interval, not per 64 KiB: each wake-up finds
+/// well over [`crate::view::READ_LOW_WATER`] to read.
+#[test]
+fn a_reader_of_a_paced_stream_is_woken_per_ack_interval() {
+    let bytes = 6_000_000;
+    let (signals, packets) = stream_and_count_wakes(12_500_000, bytes, 7);
+    eprintln!("{packets} packets at 100 Mb/s read after {signals} wake-ups");
+    let per_wake = bytes as u64 / signals.max(1);
+    assert!(per_wake > 3 * crate::view::READ_LOW_WATER as u64 / 2, "{signals} wake-ups for {bytes} bytes");
+}
+
+/// A thread that only receives, gathering a slow stream's datagrams, serves its connections'
+/// timers (the ACK every 10 ms, the reader's held wake-up) in the gatherings' wake-ups instead
+/// of waking for each: its rounds are about as many as its gatherings.
+#[test]
+fn a_gathering_receiver_serves_its_timers_in_the_gatherings() {
+    let options = Options { receive_gather: Duration::from_millis(4), ..options() };
+    let mut sender_options = options.clone();
+    sender_options.config.max_bandwidth = Some(2_500_000);
+    let listener = UdtListener::bind_with("127.0.0.1:0", options).unwrap();
+    let clients = UdtListener::bind_with("127.0.0.1:0", sender_options).unwrap();
+    let mut client = clients.connect(listener.local_addr().unwrap()).unwrap();
+    let (mut server, _) = listener.accept().unwrap();
+    let bytes = 2_500_000;
+    let writer = thread::spawn(move || {
+        client.write_all(&vec![9u8; bytes]).unwrap();
+        client.flush_acknowledged().unwrap();
+        client
+    });
+    let mut buf = vec![0u8; bytes];
+    // The first 10% start the stream (no gathering yet); the rest is counted.
+    server.read_exact(&mut buf[..bytes / 10]).unwrap();
+    let (rounds_before, _) = listener.mux.served();
+    let started = std::time::Instant::now();
+    server.read_exact(&mut buf[bytes / 10..]).unwrap();
+    let gatherings = started.elapsed().as_secs_f64() / 0.004;
+    let (rounds, _) = listener.mux.served();
+    drop(writer.join().unwrap());
+    let rounds = (rounds - rounds_before) as f64;
+    eprintln!("{rounds} rounds in the time of {gatherings:.0} gatherings");
+    // An ACK timer woken for on its own ends a gathering early every 10 ms (the next starts
+    // there): about 1.2 rounds per gathering; served in the gatherings, about one.
+    assert!(rounds < 1.1 * gatherings, "{rounds} rounds in the time of {gatherings:.0} gatherings");
+}

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -74,6 +74,29 @@ struct Test {
     start: Instant,
     cpu_start: CpuTime,
     streams: Mutex<Vec<Arc<Member>>>,
+    /// Counts the streams that ended; the reporter sleeps on it between its interval lines.
+    ends: Arc<Ends>,
+}
+
+/// Stream ends of a test, counted and signalled to its reporter (which would otherwise poll for
+/// them, waking the receiving process many times a second).
+#[derive(Default)]
+struct Ends {
+    count: Mutex<u64>,
+    signal: Condvar,
+}
+
+impl Ends {
+    fn count(&self) -> u64 {
+        *self.count.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleep until a stream ends after `seen` were counted, or until `until`.
+    fn wait(&self, seen: u64, until: Instant) {
+        let count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        let left = until.saturating_duration_since(Instant::now());
+        let _ = self.signal.wait_timeout_while(count, left, |n| *n == seen);
+    }
 }
 
 /// One connection of a test.
@@ -83,6 +106,17 @@ struct Member {
     bytes: AtomicU64,
     /// When its last byte arrived (or, with none, when it ended), and the error if it failed.
     ended: Mutex<Option<(Instant, Option<String>)>>,
+    /// Its test's count of ended streams.
+    ends: Arc<Ends>,
+}
+
+impl Member {
+    /// The stream ended: its last byte came `when`, with `error` if it failed.
+    fn end(&self, when: Instant, error: Option<String>) {
+        *self.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some((when, error));
+        *self.ends.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.ends.signal.notify_all();
+    }
 }
 
 type Registry = Arc<Mutex<HashMap<u64, Arc<Test>>>>;
@@ -214,9 +248,7 @@ async fn handle(
     };
     stream.stats(true);
     let stream = Arc::new(stream);
-    let member =
-        Arc::new(Member { index: header.index, stream, bytes: AtomicU64::new(0), ended: Mutex::new(None) });
-    {
+    let member = {
         let mut tests = registry.lock().unwrap_or_else(|e| e.into_inner());
         let test = tests.entry(header.test_id).or_insert_with(|| {
             let test = Arc::new(Test {
@@ -225,6 +257,7 @@ async fn handle(
                 start: Instant::now(),
                 cpu_start: CpuTime::now(),
                 streams: Mutex::new(Vec::new()),
+                ends: Arc::default(),
             });
             let (test2, registry2) = (Arc::clone(&test), Arc::clone(registry));
             let spawned = thread::Builder::new().name("perf-report".into()).spawn(move || {
@@ -237,14 +270,23 @@ async fn handle(
             }
             test
         });
+        let ends = Arc::clone(&test.ends);
+        let member = Arc::new(Member {
+            index: header.index,
+            stream,
+            bytes: AtomicU64::new(0),
+            ended: Mutex::new(None),
+            ends,
+        });
         test.streams.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(&member));
-    }
+        member
+    };
 
     if header.reverse {
         let deadline =
             test_start(registry, header.test_id) + Duration::from_millis(u64::from(header.duration_ms));
         let error = send_until(&member, deadline).await.err().map(|e| format!("{e:#}"));
-        *member.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), error));
+        member.end(Instant::now(), error);
         return Ok(());
     }
     // The bytes are looked at where they landed: the kernel's copy is the only one, as for a
@@ -267,7 +309,7 @@ async fn handle(
     // and iperf3 count it: the end of stream comes one round trip later (the sender's close
     // waits for the last ACK), which on a 300 ms path would add 3% to a 10 s test.
     let when = last_data.unwrap_or_else(Instant::now);
-    *member.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some((when, error));
+    member.end(when, error);
     Ok(())
 }
 
@@ -299,12 +341,17 @@ fn report(test: &Test, output: Output, interval: Duration, mss: u32) -> Summary 
     loop {
         let tick = test.start + interval * k;
         let mut finished = false;
+        // Until the tick, or sooner when the last stream ends (or the streams not yet connected
+        // are given up, `GRACE` after the announced end).
+        let give_up = test.start + announced + GRACE;
         while Instant::now() < tick {
+            let seen = test.ends.count();
             finished = all_ended(test, announced);
             if finished {
                 break;
             }
-            thread::sleep((tick - Instant::now()).min(Duration::from_millis(20)));
+            let until = if Instant::now() <= give_up { tick.min(give_up) } else { tick };
+            test.ends.wait(seen, until + Duration::from_millis(1));
         }
         let now = Instant::now();
         finished = finished || all_ended(test, announced);

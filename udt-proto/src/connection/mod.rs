@@ -572,6 +572,14 @@ impl Connection {
         crate::time::earliest(timers, data)
     }
 
+    /// Whether a data packet (new, retransmitted or a probe of the head) waits for its send
+    /// time: the connection's next deadline may then be the pacing's, which must be met on time.
+    /// Without one, its deadlines are its timers' (ACK, NAK, expiry, handshake, linger), which
+    /// the thread running it may serve a little late to serve several in one wake-up.
+    pub fn has_data_waiting(&self) -> bool {
+        self.state == State::Connected && self.next_data_time().is_some()
+    }
+
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

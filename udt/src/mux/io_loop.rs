@@ -95,6 +95,7 @@ impl Mux {
             let gather;
             let gap;
             let blocked;
+            let receive_only;
             let next = {
                 let mut st = self.lock_state();
                 st.begin_round();
@@ -106,6 +107,7 @@ impl Mux {
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut control);
                 gap = st.gap;
                 gather = gathering.after_round(round_start, data, st.count_acked);
+                receive_only = st.senders == 0;
                 blocked = !st.out.backlog.is_empty();
                 let alone = self.handles.load(Ordering::SeqCst) == 0;
                 if alone && st.conns.is_empty() && !blocked {
@@ -129,6 +131,12 @@ impl Mux {
             };
             readable = if blocked {
                 self.sleep_until_writable(next)
+            } else if gather.is_some() && receive_only {
+                // Data streams in slowly and no connection has a packet waiting for its send
+                // time: its timers (an ACK every 10 ms, NAKs, expiry) wait for the gathering's
+                // end, at most `gather` late, and are served in its wake-up instead of one of
+                // their own (pace.rs: wake-ups are what a slow transfer costs).
+                self.sleep_until(None, round_start, gap, gather)
             } else {
                 self.sleep_until(next, round_start, gap, gather)
             };
@@ -166,7 +174,7 @@ impl Mux {
         }
         self.hooks.round(st.work.len());
         let mut finished = Vec::new();
-        let MuxState { conns, out, timers, work, carry, .. } = st;
+        let MuxState { conns, out, timers, work, carry, senders, .. } = st;
         // What the kernel refused before leaves first; until it has, nothing new is sent (the
         // connections keep it: their packets are due, not lost).
         let mut writable = self.flush_backlog(out);
@@ -181,7 +189,7 @@ impl Mux {
         batch.clear();
         control.clear();
         for (i, &id) in work.iter().enumerate() {
-            let Some(Slot { shared, .. }) = conns.get(&id) else { continue };
+            let Some(Slot { shared, sends, .. }) = conns.get_mut(&id) else { continue };
             let mut conn = shared.lock();
             // An application call may have given the connection a later time since `now` was read.
             let now = clock::at(&conn, now);
@@ -206,6 +214,15 @@ impl Mux {
                 }
             } else {
                 carry.push(id);
+            }
+            let waiting = conn.has_data_waiting();
+            if waiting != *sends {
+                *sends = waiting;
+                if waiting {
+                    *senders += 1;
+                } else {
+                    *senders -= 1;
+                }
             }
             let mut deadline = conn.poll_timeout();
             if matches!(conn.state(), State::Closed(_)) && deadline.is_none() {
@@ -241,7 +258,9 @@ impl Mux {
             gap
         };
         for id in finished {
-            conns.remove(&id);
+            if conns.remove(&id).is_some_and(|slot| slot.sends) {
+                st.senders -= 1;
+            }
             timers.disarm(id);
             st.endpoint.forget(id);
         }

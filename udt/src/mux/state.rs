@@ -5,7 +5,8 @@
 //!
 //! Invariant: a connection is in a round's `work` at most once ([`Slot::round`] marks the
 //! round that put it there); `carry` holds, in order, the connections the full send buffer kept
-//! from transmitting, which [`MuxState::begin_round`] puts first in the next round's work.
+//! from transmitting, which [`MuxState::begin_round`] puts first in the next round's work;
+//! `senders` counts the slots whose `sends` is set.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -44,6 +45,9 @@ pub(super) struct MuxState {
     /// peer times round trips on those ACKs, so its data gathers no longer than
     /// [`pace::MIN_GATHER`].
     pub count_acked: bool,
+    /// Connections whose last service left a data packet waiting for its send time
+    /// ([`Slot::sends`]).
+    pub senders: usize,
 }
 
 /// A connection as the I/O thread keeps it.
@@ -51,6 +55,9 @@ pub(super) struct Slot {
     pub shared: Arc<ConnShared>,
     /// The last round that put the connection in `work`.
     pub round: u64,
+    /// Its last service left a data packet waiting for its send time
+    /// ([`udt_proto::connection::Connection::has_data_waiting`]): its deadline is a pacing one.
+    pub sends: bool,
 }
 
 /// What the kernel has not taken yet.
@@ -82,12 +89,13 @@ impl MuxState {
             forwarded: Vec::new(),
             gap: pace::MIN_GAP,
             count_acked: false,
+            senders: 0,
         }
     }
 
     /// Keep a new connection (not yet in any round's work).
     pub fn insert(&mut self, shared: Arc<ConnShared>) {
-        self.conns.insert(shared.id, Slot { shared, round: 0 });
+        self.conns.insert(shared.id, Slot { shared, round: 0, sends: false });
     }
 
     /// Put connection `id` in this round's work (once); its shared state, unless it is gone.
