@@ -350,6 +350,7 @@ impl Connection {
             },
             queue_delay: Default::default(),
             pkts_since_ack: 0,
+            writes_ended: 0,
             light_acks: 1,
             window_update: false,
             advertised: self.config.recv_buffer_pkts,

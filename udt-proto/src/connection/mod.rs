@@ -191,6 +191,8 @@ struct Receiver {
     /// One-way queueing delay of arrivals, reported when the peer's policy asks for it.
     queue_delay: crate::queue_delay::QueueDelay,
     pkts_since_ack: u32,
+    /// Data packets received shorter than a full one (each ended a write of the peer's).
+    writes_ended: u64,
     light_acks: u32,
     /// Send an ACK even if nothing new arrived: the application freed buffer space.
     window_update: bool,
@@ -404,6 +406,14 @@ impl Connection {
     /// The congestion control's name.
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
+    }
+
+    /// Data packets received so far that were shorter than a full one: each ended a write of the
+    /// peer's (a request, a message, the end of a transfer), which someone may be waiting for
+    /// (the receiver acknowledges it at once). A runtime that delays handling datagrams to
+    /// batch them stops where this grows.
+    pub fn writes_ended(&self) -> u64 {
+        self.link.as_ref().map_or(0, |l| l.rx.writes_ended)
     }
 
     /// Whether this end acknowledges every few data packets (the policy's ACK interval,

@@ -84,6 +84,9 @@ impl Connection {
         let Some(link) = self.link.as_mut() else { return };
         let rx = &mut link.rx;
         rx.pkts_since_ack += 1;
+        if payload_len < payload_size {
+            rx.writes_ended += 1;
+        }
         let ack_interval = self.policy.ack_interval;
         let full_now =
             ack_interval.is_some_and(|n| n > 0 && rx.pkts_since_ack >= n) || payload_len < payload_size;

@@ -106,7 +106,7 @@ impl Mux {
                 let now = clock::now();
                 let next = self.service(&mut st, now, &mut outbuf, &mut batch, &mut control);
                 gap = st.gap;
-                gather = gathering.after_round(round_start, data, st.count_acked);
+                gather = gathering.after_round(round_start, data, st.count_acked, st.write_ended);
                 receive_only = st.senders == 0;
                 blocked = !st.out.backlog.is_empty();
                 let alone = self.handles.load(Ordering::SeqCst) == 0;

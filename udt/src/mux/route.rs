@@ -52,6 +52,7 @@ impl Mux {
     pub(super) fn receive(&self, st: &mut MuxState, landing: &mut Landing, outbuf: &mut [u8]) -> usize {
         let mut data = 0;
         let mut count_acked = false;
+        let mut write_ended = false;
         // Where secured connections' datagrams are opened.
         let mut scratch = Vec::new();
         for _ in 0..RECV_BATCH {
@@ -82,6 +83,7 @@ impl Mux {
                         let Some(c) = st.enlist(id) else { continue };
                         let dst = Packet::peek_destination(datagram.bytes()).filter(|&d| d != SocketId(0));
                         let mut conn = c.lock();
+                        let writes_ended = conn.writes_ended();
                         let at = clock::at(&conn, now);
                         let secured = c.secured.load(Ordering::Acquire);
                         if secured {
@@ -106,6 +108,7 @@ impl Mux {
                             }
                             k += 1;
                         }
+                        write_ended |= conn.writes_ended() != writes_ended;
                     }
                 }
                 Layout::Gathered { len, segment } => {
@@ -117,15 +120,18 @@ impl Mux {
                         let id = self.route(st, now, from, datagram, outbuf);
                         if let Some(c) = id.and_then(|id| st.enlist(id)) {
                             let mut conn = c.lock();
+                            let writes_ended = conn.writes_ended();
                             let at = clock::at(&conn, now);
                             c.deliver_sealed(&mut conn, at, datagram, &mut scratch);
                             count_acked |= conn.acknowledges_by_count();
+                            write_ended |= conn.writes_ended() != writes_ended;
                         }
                     }
                 }
             }
         }
         st.count_acked |= count_acked;
+        st.write_ended |= write_ended;
         data
     }
 
@@ -156,18 +162,22 @@ impl Mux {
         self.inbox.take(&mut forwarded);
         let mut data = 0;
         let mut count_acked = false;
+        let mut write_ended = false;
         let mut scratch = Vec::new();
         for f in forwarded.drain(..) {
             data += usize::from(Packet::peek_is_data(&f.bytes));
             if let Some(c) = self.route(st, f.at, f.from, &f.bytes, outbuf).and_then(|id| st.enlist(id)) {
                 let mut conn = c.lock();
+                let writes_ended = conn.writes_ended();
                 let at = clock::at(&conn, f.at);
                 c.deliver_sealed(&mut conn, at, &f.bytes, &mut scratch);
                 count_acked |= conn.acknowledges_by_count();
+                write_ended |= conn.writes_ended() != writes_ended;
             }
         }
         st.forwarded = forwarded;
         st.count_acked |= count_acked;
+        st.write_ended |= write_ended;
         data
     }
 

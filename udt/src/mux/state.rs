@@ -45,6 +45,9 @@ pub(super) struct MuxState {
     /// peer times round trips on those ACKs, so its data gathers no longer than
     /// [`pace::MIN_GATHER`].
     pub count_acked: bool,
+    /// This round received a data packet shorter than a full one, which ended a write of the
+    /// peer's (a request, a message): someone may wait for it, so the next sleep does not gather.
+    pub write_ended: bool,
     /// Connections whose last service left a data packet waiting for its send time
     /// ([`Slot::sends`]).
     pub senders: usize,
@@ -89,6 +92,7 @@ impl MuxState {
             forwarded: Vec::new(),
             gap: pace::MIN_GAP,
             count_acked: false,
+            write_ended: false,
             senders: 0,
         }
     }
@@ -112,6 +116,7 @@ impl MuxState {
     pub fn begin_round(&mut self) {
         self.round += 1;
         self.count_acked = false;
+        self.write_ended = false;
         self.work.clear();
         let mut carry = std::mem::take(&mut self.carry);
         for &id in &carry {
