@@ -17,12 +17,13 @@
 //! The exception is a streaming receiver ([`plan_streaming`]): once data packets arrived in each
 //! of the last [`STREAK`] rounds, all full ones (a shorter one ended a write: a request or a
 //! message, whose answer a gathering would hold back; 10,000 connections sending a message a
-//! second each were read 2.7 ms after they were written at the median, not 0.23), at a rate that would gather fewer than [`GATHER_BELOW`] in
-//! [`MIN_GATHER`] (below about 3 Gb/s), datagrams no longer end the sleep, which lasts until the
-//! next deadline (none, where the thread has no data packet waiting for its send time: its
-//! timers then wait for the gathering's end, `mux/io_loop.rs`) or the end of a gathering: as long as [`GATHER_BELOW`] packets take at the
-//! rate they arrive, within [`MIN_GATHER`] and `Options::receive_gather` (4 ms)
-//! ([`gather_length`]), and no longer than [`MIN_GATHER`] for data of a connection that
+//! second each were read 2.7 ms after they were written at the median, not 0.23), at a rate
+//! that would gather fewer than [`GATHER_BELOW`] in [`MIN_GATHER`] (below about 3 Gb/s),
+//! datagrams no longer end the sleep, which lasts until the next deadline (none, where the
+//! thread has no data packet waiting for its send time: its timers then wait for the
+//! gathering's end, `mux/io_loop.rs`) or the end of a gathering: as long as [`GATHER_BELOW`]
+//! packets take at the rate they arrive, within [`MIN_GATHER`] and `Options::receive_gather`
+//! (4 ms) ([`gather_length`]), and no longer than [`MIN_GATHER`] for data of a connection that
 //! acknowledges every few packets (its peer times round trips on those ACKs). The kernel keeps
 //! them,
 //! each with its arrival timestamp, which is the time the core handles it at, so the arrival

@@ -82,8 +82,9 @@ pub(crate) const READ_WAIT: Duration = Duration::from_millis(50);
 /// sharing a port each get a packet or two per round) the wake-up waits until that much has come,
 /// or [`READ_WAIT`] has passed since the first of it (the I/O thread arms a timer for that); and
 /// past that much, until an ACK interval ([`SYN`]) has passed since the first of it or
-/// [`READ_HOLD_MAX`] (at most a quarter of the receive buffer) has come. The core's arrival-rate and capacity estimates are not touched, nor its acknowledgements (the
-/// receive buffer holds what waits): only the application's wake-up waits.
+/// [`READ_HOLD_MAX`] (at most a quarter of the receive buffer) has come. The core's arrival-rate
+/// and capacity estimates are not touched, nor its acknowledgements (the receive buffer holds
+/// what waits): only the application's wake-up waits.
 #[derive(Debug, Default)]
 pub(crate) struct Signalled {
     /// The view blocked callers last saw (`None`: none yet).
