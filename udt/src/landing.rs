@@ -10,8 +10,10 @@
 //! `segment` follows the size seen, so that the next receives land aligned.
 //!
 //! Invariants: when a receive starts every buffer has at least `segment` bytes of storage
-//! (buffers a connection swapped in may have none: they are replaced, which allocates only while
-//! the connections' receive buffers are first filled); nothing else allocates per receive.
+//! (buffers a connection swapped in, or another shard took, may have none: they are replaced by
+//! a spare another shard gave back, or allocated, which happens only while the connections'
+//! receive buffers are first filled and the shards' buffers first circulate); nothing else
+//! allocates per receive.
 
 use std::io::{self, IoSliceMut};
 use std::net::SocketAddr;
@@ -49,6 +51,8 @@ pub(crate) enum Layout {
 #[derive(Debug)]
 pub(crate) struct Landing {
     bufs: Vec<RxDatagram>,
+    /// Buffers to refill `bufs` with before allocating (given back by other shards).
+    spares: Vec<RxDatagram>,
     overflow: Vec<u8>,
     gathered: Vec<u8>,
     /// Bytes of each buffer handed to the kernel.
@@ -63,6 +67,7 @@ impl Landing {
         let segment = segment.clamp(1, MAX_DATAGRAM);
         Landing {
             bufs: (0..SEGMENTS).map(|_| RxDatagram::with_capacity(segment)).collect(),
+            spares: Vec::new(),
             overflow: vec![0; MAX_DATAGRAM],
             gathered: Vec::with_capacity(MAX_DATAGRAM),
             segment,
@@ -75,7 +80,13 @@ impl Landing {
         let size = self.segment;
         for b in &mut self.bufs {
             if b.capacity() < size {
-                *b = RxDatagram::with_capacity(size);
+                *b = loop {
+                    match self.spares.pop() {
+                        Some(spare) if spare.capacity() >= size => break spare,
+                        Some(_) => {}
+                        None => break RxDatagram::with_capacity(size),
+                    }
+                };
             }
         }
         let got = self.scatter(fd)?;
@@ -127,7 +138,13 @@ impl Landing {
         Layout::Gathered { len: self.gathered.len(), segment: seg }
     }
 
-    /// Datagram `k` of an aligned receive; the connection may swap it for another buffer.
+    /// The spare buffers' list, to add buffers to (refills come from its end).
+    pub fn spares_mut(&mut self) -> &mut Vec<RxDatagram> {
+        &mut self.spares
+    }
+
+    /// Datagram `k` of an aligned receive; the connection may swap it for another buffer, or
+    /// another shard take it (left empty: refilled at the next receive).
     pub fn datagram_mut(&mut self, k: usize) -> &mut RxDatagram {
         &mut self.bufs[k]
     }
@@ -244,6 +261,30 @@ mod tests {
         assert_eq!(layout, Layout::Aligned(1));
         assert_eq!(l.datagram_mut(0).bytes(), b"hello");
         assert_eq!(l.datagram_mut(0).capacity(), 64);
+    }
+
+    #[test]
+    fn a_buffer_another_shard_took_is_replaced_by_a_spare_it_gave_back() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        let mut l = Landing::new(64);
+        let _forwarded = std::mem::take(l.datagram_mut(0));
+        // Given back: one too small for the landing's size (dropped), one that fits.
+        let fits = RxDatagram::with_capacity(100);
+        let at = fits.storage().as_ptr();
+        l.spares_mut().extend([fits, RxDatagram::with_capacity(10)]);
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.send_to(b"hello", rx.local_addr().unwrap()).unwrap();
+        let layout = loop {
+            match l.receive(rx.as_raw_fd()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                r => break r.unwrap().1,
+            }
+        };
+        assert_eq!(layout, Layout::Aligned(1));
+        assert_eq!(l.datagram_mut(0).bytes(), b"hello");
+        assert_eq!(l.datagram_mut(0).storage().as_ptr(), at, "the spare that fits, not a new buffer");
+        assert!(l.spares_mut().is_empty());
     }
 
     #[test]

@@ -12,16 +12,19 @@
 //!
 //! The kernel decides per socket buffer, not per datagram: a GSO send or a GRO merge of several
 //! connections' datagrams between two ports reaches one shard whole. A shard therefore checks
-//! every datagram's owner and forwards those of another shard to it ([`Inbox`]: copied, with
-//! their arrival time, and the owner woken). Without the BPF program (an older kernel, another
-//! architecture) the kernel hashes by address and port instead, and forwarding alone keeps
-//! every datagram with its connection.
+//! every datagram's owner and forwards those of another shard to it ([`Inbox`]: the buffer the
+//! kernel wrote it into, with its arrival time, and the owner woken); the owner gives the
+//! buffers its connections did not keep back to the shard they came from, whose next receives
+//! land in them, so forwarding neither copies nor allocates once the buffers circulate.
+//! Without the BPF program (an older kernel, another architecture) the kernel hashes by
+//! address and port instead, and forwarding alone keeps every datagram with its connection.
 
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::Mutex;
 
+use udt_proto::buffer::RxDatagram;
 use udt_proto::Instant;
 
 /// The shard that owns a datagram of `bytes`, of `shards`: the destination socket id's class,
@@ -37,18 +40,22 @@ pub(crate) fn owner(bytes: &[u8], shards: usize) -> usize {
     (id as usize) % shards.max(1)
 }
 
-/// Datagrams another shard received for this one.
+/// Datagrams another shard received for this one, and buffers given back by the shards this
+/// one forwarded datagrams to.
 #[derive(Debug, Default)]
 pub(crate) struct Inbox {
     datagrams: Mutex<Vec<Forwarded>>,
+    returned: Mutex<Vec<RxDatagram>>,
 }
 
-/// A datagram forwarded between shards: its sender, its bytes and when the kernel received it.
+/// A datagram forwarded between shards: its sender, the buffer holding it, when the kernel
+/// received it, and the shard that received it (where its buffer goes back).
 #[derive(Debug)]
 pub(crate) struct Forwarded {
     pub from: SocketAddr,
-    pub bytes: Vec<u8>,
+    pub datagram: RxDatagram,
     pub at: Instant,
+    pub origin: usize,
 }
 
 impl Inbox {
@@ -64,7 +71,22 @@ impl Inbox {
         into.clear();
         std::mem::swap(into, &mut *self.datagrams.lock().unwrap_or_else(|e| e.into_inner()));
     }
+
+    /// Give back buffers of datagrams this shard forwarded (at most [`RETURNED_MAX`] wait).
+    pub fn give_back(&self, buffers: &mut Vec<RxDatagram>) {
+        let mut r = self.returned.lock().unwrap_or_else(|e| e.into_inner());
+        let room = RETURNED_MAX.saturating_sub(r.len());
+        r.extend(buffers.drain(..).take(room));
+    }
+
+    /// Take the buffers given back so far into `into` (added to what it holds).
+    pub fn take_returned(&self, into: &mut Vec<RxDatagram>) {
+        into.append(&mut self.returned.lock().unwrap_or_else(|e| e.into_inner()));
+    }
 }
+
+/// Most buffers waiting to go back to a shard: a few receives' worth (the rest are freed).
+pub(crate) const RETURNED_MAX: usize = 4 * crate::landing::SEGMENTS;
 
 /// `SO_ATTACH_REUSEPORT_CBPF` (Linux's generic value; mips and sparc number it otherwise).
 #[cfg(not(any(
@@ -136,5 +158,18 @@ mod tests {
         // Too short to carry the requester: shard 0.
         assert_eq!(owner(&header(0), 4), 0);
         assert_eq!(owner(&[1, 2, 3], 4), 0);
+    }
+
+    #[test]
+    fn buffers_given_back_wait_for_the_next_receive_up_to_a_bound() {
+        let inbox = Inbox::default();
+        let mut back: Vec<RxDatagram> = (0..RETURNED_MAX + 5).map(|_| RxDatagram::with_capacity(8)).collect();
+        inbox.give_back(&mut back);
+        assert!(back.is_empty());
+        let mut spares = vec![RxDatagram::with_capacity(8)];
+        inbox.take_returned(&mut spares);
+        assert_eq!(spares.len(), 1 + RETURNED_MAX, "kept what was there, the rest freed");
+        inbox.take_returned(&mut spares);
+        assert_eq!(spares.len(), 1 + RETURNED_MAX, "nothing twice");
     }
 }

@@ -5,11 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
+use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
 use crate::listener::UdtListener;
 use crate::options::Options;
+use crate::secure::handshake::Credential;
 
 fn options(io_threads: usize) -> Options {
     Options {
@@ -46,18 +48,40 @@ fn without_steering_forwarding_alone_delivers_every_byte() {
     assert!(forwards > 0, "nothing was forwarded");
 }
 
+/// The same with every datagram sealed: a forwarded datagram is opened by the thread that owns
+/// its connection, in the buffer the kernel received it into.
+#[test]
+fn sealed_datagrams_forwarded_between_threads_arrive_intact() {
+    let secured = |io_threads| Options { security: Some(Credential::Key([7; 32])), ..options(io_threads) };
+    let mut listener = secured(2);
+    listener.hooks.no_steering = true;
+    let forwards = spread_and_deliver_with(listener, secured(1));
+    assert!(forwards > 0, "nothing was forwarded");
+}
+
 /// Run the transfers; returns the datagrams the listener's threads forwarded.
 fn spread_and_deliver(listener_options: Options) -> u64 {
+    spread_and_deliver_with(listener_options, options(1))
+}
+
+/// [`spread_and_deliver`] with the clients' port opened with `client_options`.
+fn spread_and_deliver_with(listener_options: Options, client_options: Options) -> u64 {
     const CONNECTIONS: usize = 16;
     const BYTES: usize = 1_000_000;
     let listener = UdtListener::bind_with("127.0.0.1:0", listener_options).unwrap();
     let addr = listener.local_addr().unwrap();
-    let clients = UdtListener::bind_with("127.0.0.1:0", options(1)).unwrap();
+    let clients = UdtListener::bind_with("127.0.0.1:0", client_options).unwrap();
     let mut readers = Vec::new();
     let mut writers = Vec::new();
+    // Every connection is open (and counted) before any writes: none has closed yet.
+    let start = Arc::new(Barrier::new(CONNECTIONS + 1));
     for i in 0..CONNECTIONS {
-        let mut client = clients.connect(addr).unwrap();
-        let (mut server, _) = listener.accept().unwrap();
+        // Accepting alongside: a secured connect completes its key agreement with the accept.
+        let (mut client, mut server) = thread::scope(|s| {
+            let accepted = s.spawn(|| listener.accept().unwrap().0);
+            let client = clients.connect(addr).unwrap();
+            (client, accepted.join().unwrap())
+        });
         // The server speaks first: the connection works both ways from either thread.
         server.write_all(&[i as u8]).unwrap();
         let mut hello = [0u8; 1];
@@ -68,7 +92,9 @@ fn spread_and_deliver(listener_options: Options) -> u64 {
             server.read_to_end(&mut got).unwrap();
             got
         }));
+        let start = Arc::clone(&start);
         writers.push(thread::spawn(move || {
+            start.wait();
             client.write_all(&pattern(i, BYTES)).unwrap();
             client.close().unwrap();
         }));
@@ -77,6 +103,7 @@ fn spread_and_deliver(listener_options: Options) -> u64 {
     eprintln!("connections per I/O thread: {per_thread:?}");
     assert_eq!(per_thread.iter().sum::<usize>(), CONNECTIONS);
     assert!(per_thread.iter().all(|&n| n > 0), "a thread got no connection: {per_thread:?}");
+    start.wait();
     for w in writers {
         w.join().unwrap();
     }

@@ -99,7 +99,13 @@ impl Mux {
             let next = {
                 let mut st = self.lock_state();
                 st.begin_round();
-                let mut data = if self.shards > 1 { self.receive_forwarded(&mut st, &mut outbuf) } else { 0 };
+                let mut data = 0;
+                if self.shards > 1 {
+                    data += self.receive_forwarded(&mut st, &mut outbuf);
+                    let spares = landing.spares_mut();
+                    self.inbox.take_returned(spares);
+                    spares.truncate(crate::shard::RETURNED_MAX);
+                }
                 if readable {
                     data += self.receive(&mut st, &mut landing, &mut outbuf);
                 }

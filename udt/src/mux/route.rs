@@ -5,11 +5,12 @@
 //! Received data is copied once between the kernel and the application: the kernel writes each
 //! datagram into a buffer of its own ([`crate::landing`]), the connection's receive buffer keeps
 //! that buffer, and the application's read copies the payload out. Datagrams the kernel
-//! gathered into one buffer and those forwarded by another thread are handed over as bytes.
+//! gathered into one buffer are handed over as bytes.
 //!
 //! A datagram that reaches the wrong I/O thread of a port (the kernel steers a whole GSO or GRO
-//! batch by its first datagram) is forwarded to its owner's inbox ([`crate::shard`]) and
-//! handled there at its kernel arrival time.
+//! batch by its first datagram) is forwarded in its buffer to its owner's inbox
+//! ([`crate::shard`]) and handled there at its kernel arrival time; the buffers its connections
+//! do not keep go back to the thread that received them.
 //!
 //! Invariant: every connection a datagram reaches is in the round's work (`MuxState::enlist`),
 //! so the round serves it; a connection the endpoint accepts is kept, enlisted and queued for
@@ -21,6 +22,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
+use udt_proto::buffer::RxDatagram;
 use udt_proto::endpoint::DatagramEvent;
 use udt_proto::packet::Packet;
 use udt_proto::{Instant, SocketId};
@@ -75,7 +77,8 @@ impl Mux {
                     while k < count {
                         let datagram = landing.datagram_mut(k);
                         k += 1;
-                        if self.forwarded(from, datagram.bytes(), now) {
+                        if let Some(owner) = self.foreign_owner(datagram.bytes()) {
+                            self.forward(owner, from, std::mem::take(datagram), now);
                             continue;
                         }
                         data += usize::from(Packet::peek_is_data(datagram.bytes()));
@@ -113,7 +116,8 @@ impl Mux {
                 }
                 Layout::Gathered { len, segment } => {
                     for datagram in landing.gathered()[..len].chunks(segment) {
-                        if self.forwarded(from, datagram, now) {
+                        if let Some(owner) = self.foreign_owner(datagram) {
+                            self.forward(owner, from, RxDatagram::from_bytes(datagram), now);
                             continue;
                         }
                         data += usize::from(Packet::peek_is_data(datagram));
@@ -135,27 +139,34 @@ impl Mux {
         data
     }
 
-    /// With several I/O threads on the port: if the datagram belongs to another one
-    /// ([`shard::owner`]), hand it over (copied, with its arrival time) and say so.
-    fn forwarded(&self, from: SocketAddr, bytes: &[u8], at: Instant) -> bool {
+    /// With several I/O threads on the port: the one a datagram of `bytes` belongs to
+    /// ([`shard::owner`]) if it is another.
+    fn foreign_owner(&self, bytes: &[u8]) -> Option<usize> {
         if self.shards <= 1 {
-            return false;
+            return None;
         }
         let owner = shard::owner(bytes, self.shards);
-        if owner == self.shard {
-            return false;
-        }
+        (owner != self.shard).then_some(owner)
+    }
+
+    /// The sibling I/O thread `index`, if it still runs.
+    fn sibling(&self, index: usize) -> Option<Arc<Mux>> {
+        self.siblings.get().and_then(|s| s.get(index)).and_then(Weak::upgrade)
+    }
+
+    /// Hand `datagram` (received at `at`) over to its owner, I/O thread `owner`.
+    fn forward(&self, owner: usize, from: SocketAddr, datagram: RxDatagram, at: Instant) {
         // A sibling that is gone (its listener closing) had no connection left: dropped.
-        if let Some(sibling) = self.siblings.get().and_then(|s| s.get(owner)).and_then(Weak::upgrade) {
+        if let Some(sibling) = self.sibling(owner) {
             self.hooks.forwarded();
-            if sibling.inbox.push(Forwarded { from, bytes: bytes.to_vec(), at }) {
+            if sibling.inbox.push(Forwarded { from, datagram, at, origin: self.shard }) {
                 sibling.wake.notify();
             }
         }
-        true
     }
 
-    /// Route the datagrams other I/O threads forwarded, each at its kernel arrival time;
+    /// Route the datagrams other I/O threads forwarded, each at its kernel arrival time, and
+    /// give the buffers the connections did not keep back to the threads they came from;
     /// returns the data packets among them.
     pub(super) fn receive_forwarded(&self, st: &mut MuxState, outbuf: &mut [u8]) -> usize {
         let mut forwarded = std::mem::take(&mut st.forwarded);
@@ -164,17 +175,38 @@ impl Mux {
         let mut count_acked = false;
         let mut write_ended = false;
         let mut scratch = Vec::new();
-        for f in forwarded.drain(..) {
-            data += usize::from(Packet::peek_is_data(&f.bytes));
-            if let Some(c) = self.route(st, f.at, f.from, &f.bytes, outbuf).and_then(|id| st.enlist(id)) {
+        let mut back: Vec<Vec<RxDatagram>> = std::mem::take(&mut st.give_back);
+        back.resize_with(self.shards, Vec::new);
+        for mut f in forwarded.drain(..) {
+            data += usize::from(Packet::peek_is_data(f.datagram.bytes()));
+            let route = self.route(st, f.at, f.from, f.datagram.bytes(), outbuf);
+            if let Some(c) = route.and_then(|id| st.enlist(id)) {
                 let mut conn = c.lock();
                 let writes_ended = conn.writes_ended();
                 let at = clock::at(&conn, f.at);
-                c.deliver_sealed(&mut conn, at, &f.bytes, &mut scratch);
+                if c.secured.load(Ordering::Acquire) {
+                    c.deliver_sealed_buf(&mut conn, at, &mut f.datagram, &mut scratch);
+                } else {
+                    conn.handle_datagram_buf(at, &mut f.datagram);
+                }
                 count_acked |= conn.acknowledges_by_count();
                 write_ended |= conn.writes_ended() != writes_ended;
             }
+            if f.datagram.capacity() > 0 {
+                if let Some(bufs) = back.get_mut(f.origin) {
+                    bufs.push(f.datagram);
+                }
+            }
         }
+        for (origin, bufs) in back.iter_mut().enumerate() {
+            if !bufs.is_empty() {
+                match self.sibling(origin) {
+                    Some(sibling) => sibling.inbox.give_back(bufs),
+                    None => bufs.clear(),
+                }
+            }
+        }
+        st.give_back = back;
         st.forwarded = forwarded;
         st.count_acked |= count_acked;
         st.write_ended |= write_ended;

@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use udt_proto::buffer::RxDatagram;
 use udt_proto::endpoint::Endpoint;
 use udt_proto::SocketId;
 
@@ -38,6 +39,9 @@ pub(super) struct MuxState {
     pub ready_spare: Vec<SocketId>,
     /// The inbox's spare allocation (see `Mux::receive_forwarded`).
     pub forwarded: Vec<Forwarded>,
+    /// Per sibling I/O thread, the buffers of the datagrams it forwarded to go back to it (kept
+    /// for their allocations).
+    pub give_back: Vec<Vec<RxDatagram>>,
     /// The gap before the next round woken by a deadline: [`pace::burst_gap`] of the fastest
     /// connection that sent data in the last round ([`pace::MIN_GAP`] if none did).
     pub gap: Duration,
@@ -90,6 +94,7 @@ impl MuxState {
             round: 0,
             ready_spare: Vec::new(),
             forwarded: Vec::new(),
+            give_back: Vec::new(),
             gap: pace::MIN_GAP,
             count_acked: false,
             write_ended: false,
