@@ -118,7 +118,10 @@ fn reverse_omits_the_first_seconds() {
     let last_end = intervals.last().unwrap()["end"].as_f64().unwrap();
     let seconds = report["summary"]["seconds"].as_f64().unwrap();
     assert!(counted_start >= 0.5, "{counted_start}");
-    assert!(seconds > 0.0 && seconds <= last_end - counted_start + 0.05, "{seconds} of {counted_start}..{last_end}");
+    assert!(
+        seconds > 0.0 && seconds <= last_end - counted_start + 0.05,
+        "{seconds} of {counted_start}..{last_end}"
+    );
 }
 
 #[test]
