@@ -24,12 +24,17 @@ fn skip_reason() -> Option<String> {
     }
 }
 
+/// Held by each test while its emulator runs: two emulators at once would share the cores, and
+/// the precision each test checks is the emulator's, not the machine's under its own load.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 macro_rules! require_privileges {
     () => {
         if let Some(reason) = skip_reason() {
             println!("skipped: {reason}");
             return;
         }
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     };
 }
 
