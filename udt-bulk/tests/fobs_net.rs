@@ -219,5 +219,6 @@ fn a_sender_that_closes_without_the_digest_leaves_a_prompt_fetch_without_one() {
     let outcome = fetch(addr, "f", &mut sink, &params(AckScheme::SegmentedTcp), options()).unwrap();
     server.join().unwrap();
     assert_eq!((outcome.peer_digest, sink.0.len()), (None, 0), "done, sized, without a digest");
-    assert!(started.elapsed() < Duration::from_secs(2), "the close ends the wait: {:?}", started.elapsed());
+    // The digest wait would be 5 s.
+    assert!(started.elapsed() < Duration::from_secs(4), "the close ends the wait: {:?}", started.elapsed());
 }

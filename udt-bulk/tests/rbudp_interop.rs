@@ -222,7 +222,7 @@ fn reference_sender_re_blasts_for_our_bitmap(bin: &Path, dir: &Path, len: usize)
     assert!(dropped > 0 && outcome.counters.rounds >= 2, "{dropped} dropped, {:?}", outcome.counters);
     assert_eq!(outcome.peer_digest, None, "the reference sends no digest");
     // sendfile closes right after reading the done flag: no digest wait (5 s) on our side.
-    assert!(waited < Duration::from_millis(500), "{waited:?} from the final bitmap to the end");
+    assert!(waited < Duration::from_secs(3), "{waited:?} from the final bitmap to the end");
     eprintln!(
         "sendfile -> lossy receiver: {len} bytes, {dropped} dropped, {} rounds, ended {waited:?} after \
          the final bitmap",

@@ -14,6 +14,11 @@ use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// "At once" after Ctrl-C: well under both what ends a command that ignored it (the second
+/// chance's watchdog, 3 s) and a connection attempt's timeout (3 s, started before the signal),
+/// and long enough for a process to exit on a loaded machine.
+const AT_ONCE: Duration = Duration::from_millis(1500);
+
 /// Run to the end (at most 30 s).
 fn run(cmd: Command) -> Output {
     run_within(cmd, 30)
@@ -170,7 +175,7 @@ fn ctrl_c_ends_every_wait_at_once() {
         waiting.interrupt();
         assert_eq!(waiting.wait(), Some(130), "{args:?}");
         let took = asked.elapsed();
-        assert!(took < Duration::from_millis(500), "{args:?}: {took:?}");
+        assert!(took < AT_ONCE, "{args:?}: {took:?}");
     }
 }
 
@@ -237,7 +242,8 @@ fn perf_sends_a_number_of_bytes_and_omits_the_first_seconds() {
         (Some(10_000_001), Some(10_000_000))
     );
 
-    let omitted = json(&["-t", "0.5", "-O", "0.5", "-i", "0.25"]);
+    // A counted second: a loaded machine may stall a transfer for a while.
+    let omitted = json(&["-t", "1", "-O", "0.5", "-i", "0.25"]);
     assert_eq!(omitted["start"]["omit_s"], 0.5);
     let intervals = omitted["intervals"].as_array().unwrap();
     let marked: Vec<bool> = intervals.iter().map(|i| i["omitted"] == true).collect();
@@ -249,7 +255,16 @@ fn perf_sends_a_number_of_bytes_and_omits_the_first_seconds() {
         omitted["summary"]["receiver"]["bytes"].as_u64().unwrap(),
     );
     assert!(counted > 0 && counted < all, "{counted} of {all}");
-    assert!(omitted["summary"]["seconds"].as_f64().unwrap() < 0.9, "{}", omitted["summary"]["seconds"]);
+    // Counted from the first counted interval's start to the last byte acknowledged, which
+    // came before the last interval's end (a final sliver under 50 ms is not sampled).
+    let counted_start = intervals[first_counted]["start"].as_f64().unwrap();
+    let last_end = intervals.last().unwrap()["end"].as_f64().unwrap();
+    let seconds = omitted["summary"]["seconds"].as_f64().unwrap();
+    assert!(counted_start >= 0.5, "{counted_start}");
+    assert!(
+        seconds > 0.0 && seconds <= last_end - counted_start + 0.05,
+        "{seconds} of {counted_start}..{last_end}"
+    );
     let mut both = udt();
     both.args(["perf", "--self", "-n", "1M", "-O", "1"]);
     assert_eq!(run(both).status.code(), Some(2));
@@ -302,7 +317,7 @@ fn fetch_keeps_the_tree_and_hints_at_keep_listening() {
 #[test]
 fn perf_reverse_has_the_server_send() {
     let mut cmd = udt();
-    cmd.args(["perf", "--self", "--json", "--insecure", "-R", "-t", "0.5", "-P", "2"]);
+    cmd.args(["perf", "--self", "--json", "--insecure", "-R", "-t", "1", "-P", "2"]);
     let done = run(cmd);
     assert!(done.status.success(), "{}", text(&done.stderr));
     let report: serde_json::Value = serde_json::from_str(text(&done.stdout).trim()).unwrap();
@@ -352,7 +367,7 @@ fn cat_keeps_listening_and_writes_each_connection_in_turn() {
     let asked = Instant::now();
     listening.interrupt();
     assert_eq!(listening.wait(), Some(130));
-    assert!(asked.elapsed() < Duration::from_millis(500), "{:?}", asked.elapsed());
+    assert!(asked.elapsed() < AT_ONCE, "{:?}", asked.elapsed());
 
     let mut coded = udt();
     coded.args(["cat", "-l", "127.0.0.1:0", "-k", "--code", "4444-amber-lotus-quartz"]);
@@ -387,6 +402,6 @@ fn ctrl_c_ends_a_connection_attempt_at_once() {
         waiting.interrupt();
         assert_eq!(waiting.wait(), Some(130), "{args:?}");
         let took = asked.elapsed();
-        assert!(took < Duration::from_millis(200), "{args:?}: {took:?}");
+        assert!(took < AT_ONCE, "{args:?}: {took:?}");
     }
 }

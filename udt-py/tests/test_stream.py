@@ -164,7 +164,7 @@ def test_a_recv_timeout_raises_udt_timeout_error():
         with pytest.raises(udt.TimeoutError) as caught:
             server.recv(10)
         took = time.monotonic() - start
-        assert 0.29 <= took < 2.0, took
+        assert 0.29 <= took < 5.0, took
         e = caught.value
         assert isinstance(e, TimeoutError) and isinstance(e, OSError) and isinstance(e, udt.Error)
         assert e.errno == errno.ETIMEDOUT
@@ -281,7 +281,7 @@ def test_other_threads_run_while_a_call_blocks():
 
         t = threading.Thread(target=tick)
         t.start()
-        server.settimeout(0.5)
+        server.settimeout(1.0)
         with pytest.raises(udt.TimeoutError):
             server.recv(1)
         stop.set()

@@ -48,7 +48,9 @@ fn a_listener_with_max_three_accepts_three_and_refuses_the_fourth() {
 
     // The fourth: refused (UDT4's 1002 rejection), not a hang nor a timeout.
     let mut fourth = options();
-    fourth.config.connect_timeout = Duration::from_secs(1);
+    // Long enough that a stalled listener cannot turn the refusal into a timeout; a refusal
+    // comes back at once.
+    fourth.config.connect_timeout = Duration::from_secs(10);
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(UdtStream::connect_with(addr, fourth).map(|_| ()));
