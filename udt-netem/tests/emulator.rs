@@ -100,10 +100,11 @@ fn delay_and_rate_hold_end_to_end() {
     assert!(rtt.min_ms >= 40.0, "a packet was released early: {rtt:?}");
     assert!(rtt.p50_ms < 45.0, "median RTT too far above 40 ms: {rtt:?}");
 
-    match ping(&a, &addr.to_string()) {
+    let pinged = ping(&a, &addr.to_string());
+    match pinged {
         Some((min, avg, max)) => {
             println!("ping RTT min/avg/max {min}/{avg}/{max} ms");
-            assert!(min >= 39.9 && avg < 46.0, "ping RTT {min}/{avg}/{max}");
+            assert!(min >= 39.9, "ping RTT {min}/{avg}/{max}");
         }
         None => println!("ping part skipped: ping is not installed (or gave no summary)"),
     }
@@ -115,14 +116,18 @@ fn delay_and_rate_hold_end_to_end() {
     let stats = emu.stop().expect("clean stop");
     println!("A to B:\n{}\nB to A:\n{}", stats.a_to_b, stats.b_to_a);
     assert!(share <= 1.05, "goodput {:.1} Mb/s above the rate", tcp.goodput_bps / 1e6);
-    // TCP fills the link only where the emulator held its schedule (99% of the packets at most
-    // a quarter of the 40 ms round trip late): a machine whose other work stalls the
-    // emulator's thread longer emulates a slower, longer path.
+    // TCP fills the link, and five pings' mean stays near 40 ms, only where the emulator held
+    // its schedule (99% of the packets at most a quarter of the 40 ms round trip late): a
+    // machine whose other work stalls the emulator's thread longer emulates a slower, longer
+    // path. The medians above hold through such stalls.
     let held = stats.a_to_b.release_error.p99_us <= 10_000.0 && stats.b_to_a.release_error.p99_us <= 10_000.0;
     if held {
         assert!(share >= 0.6, "goodput {:.1} Mb/s", tcp.goodput_bps / 1e6);
+        if let Some((min, avg, max)) = pinged {
+            assert!(avg < 46.0, "ping RTT {min}/{avg}/{max}");
+        }
     } else {
-        println!("the emulator fell behind its schedule: TCP's share of the rate is not judged");
+        println!("the emulator fell behind its schedule: TCP's share and ping's mean are not judged");
     }
     assert!(stats.a_to_b.delivered > 10_000);
     assert!(stats.a_to_b.release_error.p50_us < 1000.0);
