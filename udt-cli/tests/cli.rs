@@ -1239,7 +1239,12 @@ fn a_killed_transfer_resumes_byte_exact() {
         cmd.args(["--cc", "blast:rate=100m", "--peer-timeout", "1"]);
         let mut sender = Proc::spawn("udt send", cmd, Stdio::null());
         assert!(recv.stderr_line("big.bin:", Duration::from_secs(10)).is_some(), "no progress");
-        thread::sleep(Duration::from_millis(1500));
+        // Killed once a few MiB are held, long before the end (however slowly the test runs).
+        let partial = out.path().join(".big.bin.udt-partial");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::metadata(&partial).map_or(0, |m| m.len()) < 4 << 20 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
         if kill_receiver {
             recv.child.kill().unwrap();
             let _ = sender.wait();
@@ -1249,7 +1254,6 @@ fn a_killed_transfer_resumes_byte_exact() {
             let _ = sender.wait();
             let _ = recv.wait();
         }
-        let partial = out.path().join(".big.bin.udt-partial");
         let held = std::fs::metadata(&partial).map(|m| m.len()).unwrap_or(0);
         assert!(held > 0 && held < 48 << 20, "kill_receiver={kill_receiver}: {held} bytes held");
         let (recv, addr) = start_recv(out.path(), &[]);

@@ -238,7 +238,8 @@ fn a_sender_notices_a_killed_receiver_within_the_peer_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let (file, mut receiver, port) = slow_transfer(dir.path());
     let sender = Proc::spawn(send(&file, &format!("127.0.0.1:{port}"), &["--cc", "blast:rate=16m"]));
-    thread::sleep(Duration::from_secs(2));
+    // The transfer is under way: the receiver reports the file's progress.
+    receiver.expect_line("big.bin:");
     receiver.child.kill().unwrap();
     receiver.child.wait().unwrap();
     let killed = Instant::now();
@@ -254,7 +255,8 @@ fn a_receiver_notices_a_killed_sender_within_the_peer_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let (file, receiver, port) = slow_transfer(dir.path());
     let mut sender = Proc::spawn(send(&file, &format!("127.0.0.1:{port}"), &["--cc", "blast:rate=16m"]));
-    thread::sleep(Duration::from_secs(2));
+    // The transfer is under way: the receiver reports the file's progress.
+    receiver.expect_line("big.bin:");
     sender.child.kill().unwrap();
     sender.child.wait().unwrap();
     let killed = Instant::now();
