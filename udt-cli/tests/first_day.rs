@@ -171,8 +171,7 @@ fn ctrl_c_ends_every_wait_at_once() {
         }
         let mut waiting = Listening::start(cmd);
         waiting.port();
-        let asked = Instant::now();
-        waiting.interrupt();
+        let asked = waiting.interrupt();
         assert_eq!(waiting.wait(), Some(130), "{args:?}");
         let took = asked.elapsed();
         assert!(took < AT_ONCE, "{args:?}: {took:?}");
@@ -364,8 +363,7 @@ fn cat_keeps_listening_and_writes_each_connection_in_turn() {
     Listening::line(&listening.err, "still listening");
     send("third\n");
     assert_eq!(Listening::line(&listening.out, "third"), "third");
-    let asked = Instant::now();
-    listening.interrupt();
+    let asked = listening.interrupt();
     assert_eq!(listening.wait(), Some(130));
     assert!(asked.elapsed() < AT_ONCE, "{:?}", asked.elapsed());
 
@@ -398,8 +396,7 @@ fn ctrl_c_ends_a_connection_attempt_at_once() {
         cmd.args(&args);
         let mut waiting = Listening::start(cmd);
         thread::sleep(Duration::from_millis(300));
-        let asked = Instant::now();
-        waiting.interrupt();
+        let asked = waiting.interrupt();
         assert_eq!(waiting.wait(), Some(130), "{args:?}");
         let took = asked.elapsed();
         assert!(took < AT_ONCE, "{args:?}: {took:?}");

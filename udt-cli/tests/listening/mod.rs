@@ -67,15 +67,17 @@ impl Listening {
     }
 
     /// Ctrl-C: SIGINT, once the command catches it (before, it would end the command by the
-    /// signal's default action, not by the command's own handling).
-    pub fn interrupt(&self) {
+    /// signal's default action, not by the command's own handling). Returns when it was sent.
+    pub fn interrupt(&self) -> Instant {
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.catches_sigint() {
             assert!(Instant::now() < deadline, "the command never caught SIGINT");
             thread::sleep(Duration::from_millis(5));
         }
         let pid = rustix::process::Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
+        let sent = Instant::now();
         rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+        sent
     }
 
     /// Whether the command has a handler for SIGINT (`SigCgt` of /proc/PID/status); true where
