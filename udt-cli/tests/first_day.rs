@@ -12,7 +12,7 @@ use common::{run_within, text, udt};
 use listening::Listening;
 use std::process::{Command, Output, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// "At once" after Ctrl-C: well under both what ends a command that ignored it (the second
 /// chance's watchdog, 3 s) and a connection attempt's timeout (3 s, started before the signal),
