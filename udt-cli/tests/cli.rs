@@ -133,8 +133,7 @@ impl Proc {
 
     /// Send SIGINT (as Ctrl-C would).
     fn interrupt(&self) {
-        let ok = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().unwrap();
-        assert!(ok.success());
+        common::interrupt(&self.child);
     }
 
     /// Wait for a `listening on ADDR` line on stderr and return ADDR.

@@ -43,3 +43,29 @@ pub fn data(len: usize, seed: u64) -> Vec<u8> {
     v.truncate(len);
     v
 }
+
+/// Ctrl-C for `child`: SIGINT, once it catches the signal (before, the signal's default action
+/// would end it, not its own handling). Returns when the signal was sent.
+pub fn interrupt(child: &std::process::Child) -> Instant {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !catches_sigint(child.id()) {
+        assert!(Instant::now() < deadline, "the command never caught SIGINT");
+        thread::sleep(Duration::from_millis(5));
+    }
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    let sent = Instant::now();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    sent
+}
+
+/// Whether process `pid` has a handler for SIGINT (`SigCgt` of /proc/PID/status); true where
+/// there is no /proc to ask.
+fn catches_sigint(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return true;
+    };
+    let caught = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim);
+    caught
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .is_some_and(|mask| mask & (1 << (rustix::process::Signal::INT.as_raw() - 1)) != 0)
+}

@@ -66,30 +66,9 @@ impl Listening {
         }
     }
 
-    /// Ctrl-C: SIGINT, once the command catches it (before, it would end the command by the
-    /// signal's default action, not by the command's own handling). Returns when it was sent.
+    /// Ctrl-C ([`crate::common::interrupt`]); when the signal was sent.
     pub fn interrupt(&self) -> Instant {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.catches_sigint() {
-            assert!(Instant::now() < deadline, "the command never caught SIGINT");
-            thread::sleep(Duration::from_millis(5));
-        }
-        let pid = rustix::process::Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
-        let sent = Instant::now();
-        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-        sent
-    }
-
-    /// Whether the command has a handler for SIGINT (`SigCgt` of /proc/PID/status); true where
-    /// there is no /proc to ask.
-    fn catches_sigint(&self) -> bool {
-        let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())) else {
-            return true;
-        };
-        let caught = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim);
-        caught
-            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-            .is_some_and(|mask| mask & (1 << (rustix::process::Signal::INT.as_raw() - 1)) != 0)
+        crate::common::interrupt(&self.child)
     }
 }
 
