@@ -244,26 +244,7 @@ fn perf_sends_a_number_of_bytes_and_omits_the_first_seconds() {
     // A counted second: a loaded machine may stall a transfer for a while.
     let omitted = json(&["-t", "1", "-O", "0.5", "-i", "0.25"]);
     assert_eq!(omitted["start"]["omit_s"], 0.5);
-    let intervals = omitted["intervals"].as_array().unwrap();
-    let marked: Vec<bool> = intervals.iter().map(|i| i["omitted"] == true).collect();
-    assert!(marked.len() >= 3 && marked[0] && !marked[marked.len() - 1], "{marked:?}");
-    let first_counted = marked.iter().position(|m| !m).unwrap();
-    assert!(marked[first_counted..].iter().all(|m| !m), "{marked:?}");
-    let (counted, all) = (
-        omitted["summary"]["bytes"].as_u64().unwrap(),
-        omitted["summary"]["receiver"]["bytes"].as_u64().unwrap(),
-    );
-    assert!(counted > 0 && counted < all, "{counted} of {all}");
-    // Counted from the first counted interval's start to the last byte acknowledged, which
-    // came before the last interval's end (a final sliver under 50 ms is not sampled).
-    let counted_start = intervals[first_counted]["start"].as_f64().unwrap();
-    let last_end = intervals.last().unwrap()["end"].as_f64().unwrap();
-    let seconds = omitted["summary"]["seconds"].as_f64().unwrap();
-    assert!(counted_start >= 0.5, "{counted_start}");
-    assert!(
-        seconds > 0.0 && seconds <= last_end - counted_start + 0.05,
-        "{seconds} of {counted_start}..{last_end}"
-    );
+    common::assert_counts_after_omitted(&omitted, common::End::Sender);
     let mut both = udt();
     both.args(["perf", "--self", "-n", "1M", "-O", "1"]);
     assert_eq!(run(both).status.code(), Some(2));

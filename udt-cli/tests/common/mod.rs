@@ -69,3 +69,39 @@ fn catches_sigint(pid: u32) -> bool {
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
         .is_some_and(|mask| mask & (1 << (rustix::process::Signal::INT.as_raw() - 1)) != 0)
 }
+
+/// Which end of a direction a `udt perf` report's summary speaks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// It wrote: its time ends when its last byte was acknowledged, which may be after the
+    /// last sample, by however long the machine takes to flush what it buffered.
+    Sender,
+    /// It read: its time ends with its last byte, before the last sample.
+    Receiver,
+}
+
+/// One direction of a `udt perf --json` report (its `intervals` and `summary`) run with `-O`:
+/// the intervals start omitted and end counted; the summary counts some, not all, of the bytes
+/// the far end saw; and its time counts from the end of the omitted seconds: a receiver's at
+/// most from the first counted interval to the last interval's end (and a final sliver under
+/// 50 ms, not sampled); a sender's, whose flush may follow, less than from the start.
+pub fn assert_counts_after_omitted(direction: &serde_json::Value, end: End) {
+    let intervals = direction["intervals"].as_array().unwrap();
+    let marked: Vec<bool> = intervals.iter().map(|i| i["omitted"] == true).collect();
+    assert!(marked.len() >= 3 && marked[0] && !marked[marked.len() - 1], "{marked:?}");
+    let first_counted = marked.iter().position(|m| !m).unwrap();
+    assert!(marked[first_counted..].iter().all(|m| !m), "{marked:?}");
+    let summary = &direction["summary"];
+    let counted = summary["bytes"].as_u64().unwrap();
+    let all = summary["receiver"]["bytes"].as_u64().unwrap();
+    assert!(counted > 0 && counted < all, "{counted} of {all}");
+    let counted_start = intervals[first_counted]["start"].as_f64().unwrap();
+    let last_end = intervals.last().unwrap()["end"].as_f64().unwrap();
+    let seconds = summary["seconds"].as_f64().unwrap();
+    assert!(counted_start > 0.0, "{counted_start}");
+    let bound = match end {
+        End::Receiver => last_end - counted_start + 0.05,
+        End::Sender => last_end,
+    };
+    assert!(seconds > 0.0 && seconds < bound, "{end:?}: {seconds} s counted of {counted_start}..{last_end}");
+}
