@@ -165,18 +165,14 @@ impl Session<'_> {
                 .and_then(|()| protocol::write_message_tag(link, protocol::Tag::Stripe))
                 .and_then(|()| protocol::write_stripe(link, &striping.token, striping.connections))
                 .map_err(|e| io_error(link, "sending the transfer header", e))?;
+        } else if let Err(e) = self.open_before_greeting(link, header) {
+            // Written before the greeting was read: a peer that is not a receiver may have
+            // closed the connection already, and its greeting (or its absence) says why.
+            return Err(greet(link).err().unwrap_or(e));
+        }
+        if self.striping.is_some() {
+            self.open_announcements(link)?;
         } else {
-            link.write_all(&header.encode()).map_err(|e| io_error(link, "sending the transfer header", e))?;
-        }
-        if let Some(patterns) = self.delete {
-            protocol::write_message_tag(link, protocol::Tag::Delete)
-                .and_then(|()| protocol::write_patterns(link, patterns))
-                .map_err(|e| io_error(link, "asking the receiver to delete", e))?;
-        }
-        // The first window of announcements goes with the transfer's header: the receiver
-        // reads them once it accepts the transfer, and the round trip of waiting first is saved.
-        self.announce(link, WINDOW)?;
-        if self.striping.is_none() {
             greet(link)?;
         }
         loop {
@@ -244,6 +240,24 @@ impl Session<'_> {
                 _ => return Err(Error::Protocol("protocol error: a file's status after the end".into())),
             }
         }
+    }
+
+    /// The transfer's header and everything that goes with it before the receiver's greeting.
+    fn open_before_greeting(&mut self, link: &mut Link<'_>, header: Header) -> Result<(), Error> {
+        link.write_all(&header.encode()).map_err(|e| io_error(link, "sending the transfer header", e))?;
+        self.open_announcements(link)
+    }
+
+    /// The delete request and the first window of announcements: they go with the transfer's
+    /// header, and the receiver reads them once it accepts the transfer, which saves the round
+    /// trip of waiting first.
+    fn open_announcements(&mut self, link: &mut Link<'_>) -> Result<(), Error> {
+        if let Some(patterns) = self.delete {
+            protocol::write_message_tag(link, protocol::Tag::Delete)
+                .and_then(|()| protocol::write_patterns(link, patterns))
+                .map_err(|e| io_error(link, "asking the receiver to delete", e))?;
+        }
+        self.announce(link, WINDOW)
     }
 
     /// Announce entries up to (not including) `until`.

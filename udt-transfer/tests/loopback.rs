@@ -292,3 +292,31 @@ fn a_large_file_in_uneven_records_is_verified_and_a_corrupted_chunk_is_refused()
         }
     }
 }
+
+/// A peer that closes the connection before the sender has written its header (as `udt cat`
+/// does on reading a transfer's magic) is named as not a receiver, whichever of the sender's
+/// writes meets the close first.
+#[test]
+fn a_peer_that_closes_at_once_is_not_a_receiver() {
+    let src = tempfile::tempdir().unwrap();
+    for i in 0..300 {
+        write(&src.path().join(format!("f{i}")), &data(100, i), 0o644);
+    }
+    let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (connected, told) = std::sync::mpsc::channel::<()>();
+    let closing = std::thread::spawn(move || {
+        let accepted = listener.accept().unwrap();
+        told.recv().unwrap();
+        drop(accepted);
+        listener
+    });
+    let plan = Plan::collect(&[src.path().to_path_buf()], None, &mut |_: Event<'_>| {});
+    let stream = UdtStream::connect(addr).unwrap();
+    connected.send(()).unwrap();
+    let _listener = closing.join().unwrap();
+    // The close reaches this end before it writes.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let err = send(stream, &plan, &SendOptions::default(), &mut |_: Event<'_>| {}).unwrap_err();
+    assert!(matches!(err, udt_transfer::Error::NotAReceiver(_)), "{err}");
+}

@@ -311,7 +311,12 @@ fn drive(directions: &mut [Direction], opts: &TestOpts, output: Output, t0: Inst
 fn open_first(target: &str, options: Options, header: &TestHeader) -> Result<(UdtStream, SocketAddr)> {
     let mut stream = net::connect(target, options)?;
     let peer = stream.peer_addr().context("reading the server's address")?;
-    write_patiently(&mut stream, &header.encode()).context("sending the test header")?;
+    if let Err(e) = write_patiently(&mut stream, &header.encode()) {
+        // A peer that is not a server may have closed already: its greeting, or its
+        // absence, says why.
+        greet(&mut stream, target)?;
+        return Err(e).context("sending the test header");
+    }
     if let Err(e) = greet(&mut stream, target) {
         // Deliver the header and the shutdown, so the peer says at once what it got (it
         // would otherwise hear nothing until its peer timeout once this process exits).
