@@ -284,7 +284,7 @@ fn run_until(args: &Args, config: EmulatorConfig, term: &AtomicBool) -> anyhow::
         println!("B to A ({} -> {}):\n{}", config.addr_b, config.addr_a, stats.b_to_a);
     }
     for (dir, d) in [("A to B", &stats.a_to_b), ("B to A", &stats.b_to_a)] {
-        if d.release_error.p99_us > 1000.0 || d.tun_drops.is_some_and(|n| n > 0) {
+        if d.fell_behind() {
             eprintln!(
                 "udt netem: warning: {dir} fell behind (p99 release error {:.0} us, kernel drops {}): \
                  the machine could not keep up with this load, so delays and losses were larger \

@@ -205,6 +205,22 @@ pub struct DirectionStats {
     pub release_error: ErrorSummary,
 }
 
+/// A p99 release error above this, microseconds, means the emulator fell behind its schedule:
+/// one packet in a hundred was held a millisecond or more past its release time, which a path
+/// of the configured delay never does (the forwarders release on time to within tens of
+/// microseconds on an idle machine).
+pub const FELL_BEHIND_P99_US: f64 = 1000.0;
+
+impl DirectionStats {
+    /// The emulator did not keep to its schedule in this direction: its p99 release error is
+    /// above [`FELL_BEHIND_P99_US`], or the kernel dropped packets it did not read in time.
+    /// Delays (and losses) were then larger and more variable than configured, for every
+    /// system measured through it.
+    pub fn fell_behind(&self) -> bool {
+        self.release_error.p99_us > FELL_BEHIND_P99_US || self.tun_drops.is_some_and(|n| n > 0)
+    }
+}
+
 impl fmt::Display for DirectionStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -302,6 +318,19 @@ mod tests {
         assert!((s.p50_us - 500.0).abs() < 16.0, "{s:?}");
         assert!((s.p99_us - 990.0).abs() < 32.0, "{s:?}");
         assert_eq!(s.max_us, 1000.0);
+    }
+
+    #[test]
+    fn falling_behind_is_a_late_percentile_or_a_kernel_drop() {
+        let late = |p99_us| DirectionStats {
+            release_error: ErrorSummary { p99_us, ..ErrorSummary::default() },
+            ..DirectionStats::default()
+        };
+        assert!(!late(56.0).fell_behind());
+        assert!(!late(FELL_BEHIND_P99_US).fell_behind());
+        assert!(late(8_800.0).fell_behind());
+        assert!(DirectionStats { tun_drops: Some(1), ..late(10.0) }.fell_behind());
+        assert!(!DirectionStats { tun_drops: Some(0), ..late(10.0) }.fell_behind());
     }
 
     #[test]

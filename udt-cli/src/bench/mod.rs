@@ -213,6 +213,18 @@ pub fn run(args: &Args) -> Result<()> {
             }
         }
         let stats = emu.stop().context("stopping the emulator")?;
+        if stats.a_to_b.fell_behind() || stats.b_to_a.fell_behind() {
+            eprintln!(
+                "    warning: the emulator fell behind its schedule on this path (A to B / B to A: \
+                 p99 release error {:.1} / {:.1} ms, kernel drops {} / {}): other work on the \
+                 machine held packets up, so every system here met longer and more variable delays \
+                 than configured, which a delay-based controller reads as a queue",
+                stats.a_to_b.release_error.p99_us / 1000.0,
+                stats.b_to_a.release_error.p99_us / 1000.0,
+                stats.a_to_b.tun_drops.unwrap_or(0),
+                stats.b_to_a.tun_drops.unwrap_or(0)
+            );
+        }
         report.paths.push(PathReport { path: spec.clone(), rows, emulator: Some(stats) });
     }
     if args.json {
