@@ -49,6 +49,7 @@ pub fn run(a: &Args) -> Result<()> {
     params.loss = a.loss;
     params.burst = a.burst;
     params.reverse_loss = a.reverse_loss;
+    params.jitter_ms = a.jitter;
     params.queue_pkts = a.queue;
     params.flows = a.flows;
     params.time_s = a.time;
@@ -101,6 +102,7 @@ pub fn check_usage(a: &Args) -> Result<(), String> {
             ("loss", a.loss.is_some()),
             ("burst", a.burst.is_some()),
             ("reverse-loss", a.reverse_loss.is_some()),
+            ("jitter", a.jitter.is_some()),
             ("queue", a.queue.is_some()),
             ("flows", a.flows.is_some()),
             ("pcap", a.pcap.is_some()),

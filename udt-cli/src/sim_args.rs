@@ -54,6 +54,10 @@ pub struct Args {
     /// Random loss rate of the way back from the receiver (ACKs, NAKs): `1%` or `0.01`.
     #[arg(long, value_name = "LOSS", value_parser = parse_loss)]
     pub reverse_loss: Option<f64>,
+    /// Jitter of the bottleneck's one-way delay, each way (`2ms`; a bare number is ms): uniform
+    /// in +-jitter, never reordering, as the emulator's `--jitter`.
+    #[arg(long, value_name = "TIME", value_parser = parse_rtt_ms)]
+    pub jitter: Option<f64>,
     /// Bottleneck queue in packets (`100` or `100p`; default max(BDP, 10)).
     #[arg(long, value_name = "PKTS", value_parser = parse_queue)]
     pub queue: Option<usize>,
@@ -88,7 +92,7 @@ fn parse_mbps(s: &str) -> Result<f64, String> {
     Ok(mbps)
 }
 
-/// `--rtt`: milliseconds.
+/// `--rtt`, `--jitter`: milliseconds.
 fn parse_rtt_ms(s: &str) -> Result<f64, String> {
     Ok(udt_units::parse_time(s, Some(TimeUnit::Millis)).map_err(|e| e.to_string())?.in_unit(TimeUnit::Millis))
 }

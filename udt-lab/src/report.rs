@@ -34,6 +34,10 @@ pub struct RunParams {
     pub sample_s: f64,
     /// Seed.
     pub seed: u64,
+    /// Jitter of the bottleneck's one-way delay each way, ms (uniform in +-jitter); left out
+    /// when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_ms: Option<f64>,
     /// Every receiver behaved as UDT4 4.11's (`--udt4-receiver`); left out when not.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub udt4_receivers: bool,

@@ -6,7 +6,7 @@
 //! the bottleneck has no delay and each sender's access link carries half its RTT each way
 //! (Fig. 4-5). The way back has the bottleneck's rate and delay and a queue that never fills.
 //! Random loss applies to the bottleneck's forward direction (data), and, if given, to the way
-//! back (ACKs and NAKs). UDT flows use the runtime's default configuration unless
+//! back (ACKs and NAKs), and jitter, if given, to the bottleneck's delay both ways. UDT flows use the runtime's default configuration unless
 //! [`DumbbellRun::buffers`] overrides it.
 
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::report::{FlowResult, RunParams, RunResult};
 use udt_sim::flow::{CcChoice, FlowSpec};
-use udt_sim::link::{bdp_packets, LinkConfig, LossModel, QueueConfig, RedConfig};
+use udt_sim::link::{bdp_packets, Jitter, JitterDist, LinkConfig, LossModel, QueueConfig, RedConfig};
 use udt_sim::network::Network;
 use udt_sim::run::{run, RunTrace, Window};
 use udt_sim::topology::shapes::{dumbbell, BOTTLENECK};
@@ -67,6 +67,8 @@ pub struct DumbbellRun {
     pub loss: LossModel,
     /// Random loss on the way back (ACKs, NAKs).
     pub reverse_loss: LossModel,
+    /// Jitter of the bottleneck's delay, each way (never reordering).
+    pub jitter: Jitter,
     /// Buffers and flow window of every UDT flow, packets; `None`: the runtime's defaults.
     pub buffers: Option<u32>,
     /// Every flow's receiver behaves as a UDT4 4.11 receiver ([`FlowSpec::udt4_receiver`]).
@@ -99,6 +101,7 @@ impl DumbbellRun {
             queue: QueueChoice::DropTail(bdp_packets(bw_bps, rtt, 1500).max(10)),
             loss: LossModel::None,
             reverse_loss: LossModel::None,
+            jitter: Jitter::default(),
             buffers: None,
             udt4_receivers: false,
             time: Duration::from_secs(30),
@@ -131,6 +134,9 @@ impl DumbbellRun {
         if let Some(l) = p.reverse_loss {
             self.reverse_loss = model(l);
         }
+        if let Some(j) = p.jitter_ms {
+            self.jitter = Jitter { amount: super::secs(j / 1e3), dist: JitterDist::Uniform };
+        }
         if let Some(s) = p.sample_s {
             self.sample = super::secs(s);
         }
@@ -151,9 +157,13 @@ impl DumbbellRun {
             QueueChoice::DropTail(n) => QueueConfig::DropTailPackets(n),
             QueueChoice::Red(n) => QueueConfig::Red(RedConfig::ns2_auto(n, self.bw_bps, one_way)),
         };
-        let forward = LinkConfig { queue, loss: self.loss, ..LinkConfig::new(self.bw_bps, one_way, 0) };
-        let reverse =
-            LinkConfig { loss: self.reverse_loss, ..LinkConfig::new(self.bw_bps, one_way, 1 << 20) };
+        let jitter = self.jitter;
+        let forward = LinkConfig { queue, loss: self.loss, jitter, ..LinkConfig::new(self.bw_bps, one_way, 0) };
+        let reverse = LinkConfig {
+            loss: self.reverse_loss,
+            jitter,
+            ..LinkConfig::new(self.bw_bps, one_way, 1 << 20)
+        };
         let mut access: Vec<LinkConfig> = self
             .flows
             .iter()
@@ -219,6 +229,7 @@ impl DumbbellRun {
             warmup_s: self.warmup.as_secs_f64(),
             sample_s: self.sample.as_secs_f64(),
             seed: self.seed,
+            jitter_ms: (!self.jitter.is_none()).then(|| self.jitter.amount.as_secs_f64() * 1e3),
             udt4_receivers: self.udt4_receivers,
         };
         Ok(run_result(&self.label, params, trace, &window, &measured, self.thesis.clone()))

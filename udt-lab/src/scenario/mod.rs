@@ -45,6 +45,9 @@ pub struct Params {
     pub burst: Option<f64>,
     /// Random loss rate of the way back (ACKs, NAKs, ACK2s), with the same burst model.
     pub reverse_loss: Option<f64>,
+    /// Jitter of the one-way delay in each direction, ms: uniform in +-jitter, never reordering
+    /// (the emulator's `--jitter`).
+    pub jitter_ms: Option<f64>,
     /// Queue limit in packets (default max(BDP, 10)).
     pub queue_pkts: Option<usize>,
     /// RED instead of DropTail.
@@ -82,6 +85,7 @@ impl Default for Params {
             loss: None,
             burst: None,
             reverse_loss: None,
+            jitter_ms: None,
             queue_pkts: None,
             red: false,
             udt4_receivers: false,
@@ -99,7 +103,7 @@ impl Default for Params {
 }
 
 impl Params {
-    /// Set one parameter by name: `bw`, `rtt`, `loss`, `burst`, `reverse-loss`, `queue`, `red`,
+    /// Set one parameter by name: `bw`, `rtt`, `loss`, `burst`, `reverse-loss`, `jitter`, `queue`, `red`,
     /// `udt4-receiver`, `flows`, `time`,
     /// `warmup`, `sample`, `cc`, `seed`, `full`, `jobs`, `pcap`.
     /// An invalid value leaves the parameters unchanged.
@@ -124,6 +128,7 @@ impl Params {
             "loss" => self.loss = Some(num(key, value)?),
             "burst" => self.burst = Some(num(key, value)?),
             "reverse-loss" => self.reverse_loss = Some(num(key, value)?),
+            "jitter" => self.jitter_ms = Some(num(key, value)?),
             "queue" => self.queue_pkts = Some(num(key, value)?),
             "red" => self.red = num(key, value)?,
             "udt4-receiver" => self.udt4_receivers = num(key, value)?,
@@ -148,6 +153,9 @@ impl Params {
         }
         if self.reverse_loss.is_some_and(|l| !(0.0..1.0).contains(&l)) {
             return Err("reverse-loss must be in [0, 1)".into());
+        }
+        if self.jitter_ms.is_some_and(|j| !(0.0..=60_000.0).contains(&j)) {
+            return Err("jitter must be between 0 and 60 s".into());
         }
         if self.bw_mbps.is_some_and(|b| b <= 0.0) || self.rtt_ms.is_some_and(|r| r < 0.0) {
             return Err("bw must be positive and rtt not negative".into());
