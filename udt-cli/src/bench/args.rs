@@ -46,6 +46,10 @@ pub struct Args {
     /// a quarter of the RTT after each change.
     #[arg(long, value_name = "TIME:FACTOR,...", value_parser = super::steps::parse)]
     pub rate_steps: Option<RateChanges>,
+    /// Jitter of the emulated link's one-way delay, each way (`1ms`; a bare number is ms):
+    /// uniform in +-jitter and never reordering, as `udt netem --jitter`; 0 for none.
+    #[arg(long, value_name = "TIME", default_value = "0", value_parser = parse_jitter)]
+    pub jitter: f64,
     /// Time each transfer sends for (`10`, `30s`, `2m`; a bare number is seconds).
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_time)]
     pub time: f64,
@@ -78,7 +82,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub udt4: Option<PathBuf>,
     /// CI mode: one path (50 Mbit/s, RTT 20 ms, no loss either way), 3 s, udt and tcp-cubic, no
-    /// shared runs. Overrides --rate, --rtt, --loss, --reverse-loss, --time, --systems.
+    /// shared runs. Overrides --rate, --rtt, --loss, --reverse-loss, --jitter, --time, --systems.
     #[arg(long)]
     pub quick: bool,
 }
@@ -103,6 +107,16 @@ fn parse_rtt(s: &str) -> Result<f64, String> {
 }
 
 /// Seconds: a bare number, or a time with a unit (`500ms`, `2m`); at most an hour.
+fn parse_jitter(s: &str) -> Result<f64, String> {
+    let ms = udt_units::parse_time(s, Some(TimeUnit::Millis))
+        .map_err(|e| e.to_string())?
+        .in_unit(TimeUnit::Millis);
+    if !(0.0..=1_000.0).contains(&ms) {
+        return Err(format!("jitter {} is not between 0 and 1000 ms", s.trim()));
+    }
+    Ok(ms)
+}
+
 fn parse_time(s: &str) -> Result<f64, String> {
     let t = udt_units::parse_time(s, Some(TimeUnit::Secs)).map_err(|e| e.to_string())?.secs();
     if !(t > 0.0 && t <= 3600.0) {

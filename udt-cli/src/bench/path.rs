@@ -65,6 +65,9 @@ pub struct PathSpec {
     pub reverse_loss_percent: f64,
     /// The bottleneck queue in each direction, packets.
     pub queue_packets: u32,
+    /// Jitter of the one-way delay each way, ms (uniform in +-jitter, never reordering).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub jitter_ms: f64,
     /// Changes of the bottleneck's rate (both directions) during each run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rate_steps: Vec<RateChange>,
@@ -86,12 +89,22 @@ impl PathSpec {
             loss_percent,
             reverse_loss_percent,
             queue_packets,
+            jitter_ms: 0.0,
             rate_steps: Vec::new(),
         }
     }
 
     fn bdp_of(rate_bps: u64, rtt_ms: f64) -> f64 {
         rate_bps as f64 / 8.0 * rtt_ms / 1000.0
+    }
+
+    /// `, jitter +-1 ms` where the path has jitter.
+    fn jitter_label(&self) -> String {
+        if self.jitter_ms > 0.0 {
+            format!(", jitter +-{} ms", self.jitter_ms)
+        } else {
+            String::new()
+        }
     }
 
     /// Bandwidth-delay product, bytes.
@@ -110,9 +123,10 @@ impl PathSpec {
         let steps: String =
             self.rate_steps.iter().map(|s| format!(", x{} from {} s", s.factor, s.at_s)).collect();
         format!(
-            "{} Mb/s{steps}, RTT {} ms, loss {}% / {}% (A to B / B to A), queue {} packets",
+            "{} Mb/s{steps}, RTT {} ms{}, loss {}% / {}% (A to B / B to A), queue {} packets",
             mbps(self.rate_bps),
             self.rtt_ms,
+            self.jitter_label(),
             self.loss_percent,
             self.reverse_loss_percent,
             self.queue_packets
@@ -122,8 +136,9 @@ impl PathSpec {
     /// `100mbit-rtt100-loss0.1-rev0.1` (a file-name part, distinct for distinct paths).
     pub fn slug(&self) -> String {
         let steps: String = self.rate_steps.iter().map(|s| format!("-x{}at{}", s.factor, s.at_s)).collect();
+        let jitter = if self.jitter_ms > 0.0 { format!("-jit{}", self.jitter_ms) } else { String::new() };
         format!(
-            "{}mbit{steps}-rtt{}-loss{}-rev{}",
+            "{}mbit{steps}-rtt{}{jitter}-loss{}-rev{}",
             mbps(self.rate_bps),
             self.rtt_ms,
             self.loss_percent,
@@ -138,6 +153,7 @@ impl PathSpec {
             queue: QueueLimit::Packets(self.queue_packets),
             rate_steps: super::steps::emulator_steps(&self.rate_steps, self.rate_bps),
             delay: self.rtt() / 2,
+            jitter: Duration::from_secs_f64(self.jitter_ms / 1e3),
             loss: bernoulli(loss_percent),
             ..LinkConfig::default()
         };
@@ -153,6 +169,10 @@ impl PathSpec {
             ..EmulatorConfig::default()
         }
     }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Independent loss of `percent`, none at 0.
@@ -197,6 +217,18 @@ mod tests {
         assert_eq!(p.label(), "200 Mb/s, RTT 100 ms, loss 1% / 0.1% (A to B / B to A), queue 1667 packets");
         assert_eq!(p.slug(), "200mbit-rtt100-loss1-rev0.1");
         assert_eq!(PathSpec::new(1_500_000, 10.0, 0.0, 0.0).slug(), "1.5mbit-rtt10-loss0-rev0");
+    }
+
+    #[test]
+    fn jitter_reaches_both_directions_and_names_the_path() {
+        let mut p = PathSpec::new(100_000_000, 20.0, 0.0, 0.0);
+        assert!(p.emulator_config("x").a_to_b.jitter.is_zero());
+        p.jitter_ms = 1.5;
+        let c = p.emulator_config("x");
+        assert_eq!((c.a_to_b.jitter, c.b_to_a.jitter), (Duration::from_micros(1500), Duration::from_micros(1500)));
+        c.validate().unwrap();
+        assert_eq!(p.slug(), "100mbit-rtt20-jit1.5-loss0-rev0");
+        assert!(p.label().starts_with("100 Mb/s, RTT 20 ms, jitter +-1.5 ms, loss 0%"));
     }
 
     #[test]

@@ -64,6 +64,7 @@ impl Plan {
                 for &loss in &losses {
                     let mut path = PathSpec::new(rate, rtt, loss, reverse.of(loss));
                     path.rate_steps = args.rate_steps.clone().unwrap_or_default();
+                    path.jitter_ms = if args.quick { 0.0 } else { args.jitter };
                     paths.push(path);
                 }
             }
