@@ -1,5 +1,6 @@
 //! Protocol edge cases: drop requests naming unsent packets or skipping a gap, a forged drop
-//! request, the ACK-history ring (RTT on a fast path), one SYN cookie per connection, ACK2 pacing.
+//! request, the ACK-history ring (RTT on a fast path), one SYN cookie per connection, ACK2 pacing,
+//! the handshake answer of a connection closed as soon as it was accepted.
 
 // Test code: helpers outside #[test] functions may panic on failure too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -324,4 +325,65 @@ fn ack2_is_sent_at_most_once_per_syn() {
         }
     }
     assert_eq!(ack2s, 1, "one ACK2 per SYN (UDT4)");
+}
+
+/// A connection the application closes as soon as it is accepted, before the driver sent
+/// anything: its handshake answer still leaves, ahead of the shutdown, so the caller connects
+/// and then sees the end instead of waiting for an answer until its connect timeout.
+#[test]
+fn a_connection_closed_at_acceptance_still_answers_the_handshake() {
+    let mut pair = Pair::new(86, link(1), link(1), Config::default());
+    let (client, now) = (pair.client_addr, pair.now);
+    let request = |cookie: u32, kind: RequestType| {
+        let hs = Handshake {
+            version: 4,
+            socket_type: SocketType::Stream,
+            initial_seq: SeqNo::new(5),
+            mss: 1500,
+            flow_window: 8192,
+            request_type: kind,
+            socket_id: SocketId(42),
+            cookie,
+            peer_ip: [0; 4],
+        };
+        let mut buf = [0u8; 64];
+        let n = ControlPacket { timestamp: 0, dst: SocketId(0), body: Control::Handshake(hs) }
+            .emit(&mut buf)
+            .unwrap();
+        buf[..n].to_vec()
+    };
+    let mut out = [0u8; 128];
+    let DatagramEvent::Respond(n) =
+        pair.server_ep.handle_datagram(now, client, &request(0, RequestType::Request), &mut out)
+    else {
+        panic!("no cookie reply")
+    };
+    let Ok(Packet::Control(ControlPacket { body: Control::Handshake(reply), .. })) = Packet::parse(&out[..n])
+    else {
+        panic!("cookie reply does not parse")
+    };
+    let DatagramEvent::Accepted(mut conn) =
+        pair.server_ep.handle_datagram(now, client, &request(reply.cookie, RequestType::Response), &mut out)
+    else {
+        panic!("not accepted")
+    };
+    conn.close(now);
+    let mut kinds = Vec::new();
+    let mut buf = vec![0u8; 2048];
+    while let Some(n) = conn.poll_transmit(now, &mut buf) {
+        match Packet::parse(&buf[..n]) {
+            Ok(Packet::Control(ControlPacket { body: Control::Handshake(hs), dst, .. })) => {
+                assert_eq!(dst, SocketId(42));
+                kinds.push(format!("handshake {:?}", hs.request_type));
+            }
+            Ok(Packet::Control(ControlPacket { body: Control::Shutdown, .. })) => {
+                kinds.push("shutdown".into())
+            }
+            Ok(Packet::Control(ControlPacket { body: Control::Ack(_), .. })) => kinds.push("ack".into()),
+            other => panic!("unexpected datagram {other:?}"),
+        }
+    }
+    assert_eq!(kinds.first().map(String::as_str), Some("handshake Response"), "sent: {kinds:?}");
+    assert!(kinds.iter().skip(1).any(|k| k == "shutdown"), "sent: {kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| k.starts_with("handshake")).count(), 1, "sent: {kinds:?}");
 }

@@ -160,7 +160,11 @@ impl UdtStream {
             let mut conn = stream.shared.lock();
             loop {
                 match conn.state() {
-                    State::Connected => break,
+                    // A shutdown comes only from a peer that completed the handshake: the
+                    // connection was made, and the peer closed it before this thread looked
+                    // (a server that accepts and closes at once). What it sent is readable,
+                    // then the end of the stream.
+                    State::Connected | State::Closed(CloseReason::PeerShutdown) => break,
                     State::Closed(reason) => return Err(error::closed(reason)),
                     State::Connecting => conn = stream.shared.wait(conn, None),
                 }

@@ -312,3 +312,27 @@ fn chunk_reads_mixed_with_copying_reads_see_the_stream() {
         assert!(got == expected, "data differs");
     }
 }
+
+/// A listener that accepts and closes at once: every connect to it completes (the handshake
+/// did), and the stream reads the end of the stream, whether the peer's shutdown arrived before
+/// or after the connecting thread saw the handshake finish.
+#[test]
+fn a_peer_that_accepts_and_closes_at_once_is_connected_then_ended() {
+    const ROUNDS: usize = 40;
+    let listener = UdtListener::bind_with("127.0.0.1:0", timeouts()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        for _ in 0..ROUNDS {
+            let (s, _) = listener.accept().unwrap();
+            drop(s);
+        }
+    });
+    for round in 0..ROUNDS {
+        let mut c = UdtStream::connect_with(addr, timeouts())
+            .unwrap_or_else(|e| panic!("round {round}: connect failed: {e}"));
+        let mut rest = Vec::new();
+        c.read_to_end(&mut rest).unwrap_or_else(|e| panic!("round {round}: read failed: {e}"));
+        assert!(rest.is_empty(), "round {round}: read {} bytes from a peer that sent none", rest.len());
+    }
+    server.join().unwrap();
+}

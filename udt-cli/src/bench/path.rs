@@ -225,7 +225,10 @@ mod tests {
         assert!(p.emulator_config("x").a_to_b.jitter.is_zero());
         p.jitter_ms = 1.5;
         let c = p.emulator_config("x");
-        assert_eq!((c.a_to_b.jitter, c.b_to_a.jitter), (Duration::from_micros(1500), Duration::from_micros(1500)));
+        assert_eq!(
+            (c.a_to_b.jitter, c.b_to_a.jitter),
+            (Duration::from_micros(1500), Duration::from_micros(1500))
+        );
         c.validate().unwrap();
         assert_eq!(p.slug(), "100mbit-rtt20-jit1.5-loss0-rev0");
         assert!(p.label().starts_with("100 Mb/s, RTT 20 ms, jitter +-1.5 ms, loss 0%"));

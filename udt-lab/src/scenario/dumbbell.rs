@@ -158,12 +158,10 @@ impl DumbbellRun {
             QueueChoice::Red(n) => QueueConfig::Red(RedConfig::ns2_auto(n, self.bw_bps, one_way)),
         };
         let jitter = self.jitter;
-        let forward = LinkConfig { queue, loss: self.loss, jitter, ..LinkConfig::new(self.bw_bps, one_way, 0) };
-        let reverse = LinkConfig {
-            loss: self.reverse_loss,
-            jitter,
-            ..LinkConfig::new(self.bw_bps, one_way, 1 << 20)
-        };
+        let forward =
+            LinkConfig { queue, loss: self.loss, jitter, ..LinkConfig::new(self.bw_bps, one_way, 0) };
+        let reverse =
+            LinkConfig { loss: self.reverse_loss, jitter, ..LinkConfig::new(self.bw_bps, one_way, 1 << 20) };
         let mut access: Vec<LinkConfig> = self
             .flows
             .iter()

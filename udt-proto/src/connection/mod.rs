@@ -943,7 +943,10 @@ impl Connection {
     }
 
     /// Enter `Closed(reason)`: stop every timer, tell the application. Queued shutdowns and
-    /// ACKs (the final ACK and shutdown copies) still go out through `poll_transmit`.
+    /// ACKs (the final ACK and shutdown copies) still go out through `poll_transmit`, and so
+    /// does an accepted connection's handshake answer not yet sent, ahead of them: without it
+    /// a caller whose peer accepted and closed at once would see no answer and time out,
+    /// instead of a connection and its end.
     fn finish(&mut self, reason: CloseReason) {
         if matches!(self.state, State::Closed(_)) {
             return;
@@ -954,7 +957,12 @@ impl Connection {
         }
         self.state = State::Closed(reason);
         self.timers.clear();
-        self.control.retain(|c| matches!(c, PendingControl::Shutdown | PendingControl::Ack(_)));
+        let answer = self.role == Role::Accepted;
+        self.control.retain(|c| match c {
+            PendingControl::Shutdown | PendingControl::Ack(_) => true,
+            PendingControl::Handshake { .. } => answer,
+            _ => false,
+        });
         self.events.push_back(Event::Closed(reason));
     }
 }
