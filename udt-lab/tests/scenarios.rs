@@ -95,3 +95,31 @@ fn reverse_loss_reaches_the_way_back_only() {
     let report = scenario::run("custom", &params).unwrap();
     assert!(report.runs[0].measures.utilization > 0.5, "{:?}", report.runs[0].measures);
 }
+
+/// `jitter` reaches the bottleneck's delay: it is reported with the run and moves the trace
+/// (the same seed without it differs); a negative one is refused.
+#[test]
+fn jitter_applies_to_the_dumbbell_and_is_reported() {
+    let run = |jitter: Option<f64>| {
+        let params = Params {
+            time_s: Some(3.0),
+            warmup_s: Some(1.0),
+            bw_mbps: Some(20.0),
+            rtt_ms: Some(40.0),
+            flows: Some(1),
+            jitter_ms: jitter,
+            ..Params::default()
+        };
+        let report = scenario::run("custom", &params).unwrap();
+        serde_json::from_str::<serde_json::Value>(&report.to_json()).unwrap()["runs"][0].clone()
+    };
+    let (plain, jittered) = (run(None), run(Some(2.0)));
+    assert!(plain["params"].get("jitter_ms").is_none(), "{}", plain["params"]);
+    assert_eq!(jittered["params"]["jitter_ms"], 2.0);
+    assert_ne!(plain["trace_hash"], jittered["trace_hash"], "the jitter changed nothing");
+    assert!(jittered["efficiency_mbps"].as_f64().unwrap() > 0.0);
+    let mut p = Params::default();
+    assert!(p.set("jitter", "-1").is_err());
+    assert!(p.set("jitter", "1.5").is_ok());
+    assert_eq!(p.jitter_ms, Some(1.5));
+}
