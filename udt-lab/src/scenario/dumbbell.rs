@@ -227,7 +227,7 @@ impl DumbbellRun {
             warmup_s: self.warmup.as_secs_f64(),
             sample_s: self.sample.as_secs_f64(),
             seed: self.seed,
-            jitter_ms: (!self.jitter.is_none()).then(|| self.jitter.amount.as_secs_f64() * 1e3),
+            jitter_ms: (!self.jitter.is_none()).then_some(self.jitter.amount.as_secs_f64() * 1e3),
             udt4_receivers: self.udt4_receivers,
         };
         Ok(run_result(&self.label, params, trace, &window, &measured, self.thesis.clone()))
