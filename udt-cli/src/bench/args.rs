@@ -106,7 +106,7 @@ fn parse_rtt(s: &str) -> Result<f64, String> {
     Ok(ms)
 }
 
-/// Seconds: a bare number, or a time with a unit (`500ms`, `2m`); at most an hour.
+/// Milliseconds of jitter: a bare number, or a time with a unit (`1ms`, `0.5ms`); at most 1 s.
 fn parse_jitter(s: &str) -> Result<f64, String> {
     let ms = udt_units::parse_time(s, Some(TimeUnit::Millis))
         .map_err(|e| e.to_string())?
@@ -117,6 +117,7 @@ fn parse_jitter(s: &str) -> Result<f64, String> {
     Ok(ms)
 }
 
+/// Seconds: a bare number, or a time with a unit (`500ms`, `2m`); at most an hour.
 fn parse_time(s: &str) -> Result<f64, String> {
     let t = udt_units::parse_time(s, Some(TimeUnit::Secs)).map_err(|e| e.to_string())?.secs();
     if !(t > 0.0 && t <= 3600.0) {
@@ -150,6 +151,15 @@ mod tests {
         assert_eq!(a.loss, vec![0.0, 0.1, 1.0]);
         assert_eq!(a.reverse_loss, ReverseLoss::Same);
         assert_eq!(a.repeat, 1);
+        assert_eq!(a.jitter, 0.0);
+    }
+
+    #[test]
+    fn jitter_is_a_time_up_to_a_second() {
+        assert_eq!(parse(&["--jitter", "1.5ms"]).unwrap().jitter, 1.5);
+        assert_eq!(parse(&["--jitter", "3"]).unwrap().jitter, 3.0);
+        assert!(parse(&["--jitter", "2s"]).is_err());
+        assert!(parse(&["--jitter", "-1ms"]).is_err());
     }
 
     #[test]

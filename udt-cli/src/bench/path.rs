@@ -171,6 +171,7 @@ impl PathSpec {
     }
 }
 
+/// No jitter: the field is left out of the JSON.
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
