@@ -6,8 +6,8 @@
 //! the bottleneck has no delay and each sender's access link carries half its RTT each way
 //! (Fig. 4-5). The way back has the bottleneck's rate and delay and a queue that never fills.
 //! Random loss applies to the bottleneck's forward direction (data), and, if given, to the way
-//! back (ACKs and NAKs), and jitter, if given, to the bottleneck's delay both ways. UDT flows use the runtime's default configuration unless
-//! [`DumbbellRun::buffers`] overrides it.
+//! back (ACKs and NAKs); jitter, if given, to the bottleneck's delay both ways. UDT flows use
+//! the runtime's default configuration unless [`DumbbellRun::buffers`] overrides it.
 
 use std::path::PathBuf;
 use std::time::Duration;
