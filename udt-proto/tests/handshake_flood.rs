@@ -5,33 +5,17 @@
 // Test code: helpers outside #[test] functions may panic on failure too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::net::SocketAddr;
 
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use support::handshake_request;
 use udt_proto::connection::Config;
 use udt_proto::endpoint::{DatagramEvent, Endpoint};
-use udt_proto::packet::{Control, ControlPacket, Handshake, Packet, RequestType, SocketType};
-use udt_proto::{Instant, SeqNo, SocketId};
-
-fn request(id: u32, cookie: u32, kind: RequestType) -> Vec<u8> {
-    let hs = Handshake {
-        version: 4,
-        socket_type: SocketType::Stream,
-        initial_seq: SeqNo::new(id),
-        mss: 1500,
-        flow_window: 8192,
-        request_type: kind,
-        socket_id: SocketId(id),
-        cookie,
-        peer_ip: [0; 4],
-    };
-    let mut buf = [0u8; 64];
-    let n = ControlPacket { timestamp: 0, dst: SocketId(0), body: Control::Handshake(hs) }
-        .emit(&mut buf)
-        .unwrap();
-    buf[..n].to_vec()
-}
+use udt_proto::packet::{Control, ControlPacket, Packet, RequestType};
+use udt_proto::Instant;
 
 #[test]
 fn first_requests_and_forged_cookies_leave_no_state() {
@@ -44,7 +28,7 @@ fn first_requests_and_forged_cookies_leave_no_state() {
         let from =
             SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 1000 + (i % 50_000) as u16));
         let DatagramEvent::Respond(n) =
-            ep.handle_datagram(now, from, &request(i + 1, 0, RequestType::Request), &mut out)
+            ep.handle_datagram(now, from, &handshake_request(i + 1, 0, RequestType::Request), &mut out)
         else {
             panic!("request {i}: no cookie reply")
         };
@@ -59,14 +43,14 @@ fn first_requests_and_forged_cookies_leave_no_state() {
     assert_eq!(ep.stats().cookie_replies, 100_000);
     // Forged cookies (each off by one) admit nothing.
     for (i, &(from, cookie)) in cookies.iter().enumerate().take(1000) {
-        let forged = request(i as u32 + 1, cookie.wrapping_add(1).max(1), RequestType::Response);
+        let forged = handshake_request(i as u32 + 1, cookie.wrapping_add(1).max(1), RequestType::Response);
         assert!(matches!(ep.handle_datagram(now, from, &forged, &mut out), DatagramEvent::Dropped));
     }
     assert_eq!(ep.connection_count(), 0);
     assert_eq!(ep.stats().bad_cookies, 1000);
     // The real cookie does.
     let (from, cookie) = cookies[0];
-    let event = ep.handle_datagram(now, from, &request(1, cookie, RequestType::Response), &mut out);
+    let event = ep.handle_datagram(now, from, &handshake_request(1, cookie, RequestType::Response), &mut out);
     assert!(matches!(event, DatagramEvent::Accepted(_)));
     assert_eq!(ep.connection_count(), 1);
 }

@@ -14,7 +14,7 @@ use support::{LinkModel, Pair};
 use udt_proto::cc::{CcFactory, CongestionControl, FixedRate};
 use udt_proto::connection::{Config, Mode};
 use udt_proto::endpoint::DatagramEvent;
-use udt_proto::packet::{Control, ControlPacket, DropRequest, Handshake, Packet, RequestType, SocketType};
+use udt_proto::packet::{Control, ControlPacket, DropRequest, Packet, RequestType};
 use udt_proto::{MsgNo, SeqNo, SocketId};
 
 /// A fixed-rate controller with a tiny window, to keep messages partly unsent.
@@ -201,24 +201,7 @@ fn one_cookie_admits_one_connection_and_the_listener_is_bounded() {
     let mut pair = Pair::new(85, link(1), link(1), Config::default());
     let client = pair.client_addr;
     let now = pair.now;
-    let request = |id: u32, cookie: u32, kind: RequestType| {
-        let hs = Handshake {
-            version: 4,
-            socket_type: SocketType::Stream,
-            initial_seq: SeqNo::new(77),
-            mss: 1500,
-            flow_window: 8192,
-            request_type: kind,
-            socket_id: SocketId(id),
-            cookie,
-            peer_ip: [0; 4],
-        };
-        let mut buf = [0u8; 64];
-        let n = ControlPacket { timestamp: 0, dst: SocketId(0), body: Control::Handshake(hs) }
-            .emit(&mut buf)
-            .unwrap();
-        buf[..n].to_vec()
-    };
+    let request = support::handshake_request;
     let mut out = [0u8; 128];
     // Get one cookie for socket id 1.
     let DatagramEvent::Respond(n) =
@@ -334,24 +317,7 @@ fn ack2_is_sent_at_most_once_per_syn() {
 fn a_connection_closed_at_acceptance_still_answers_the_handshake() {
     let mut pair = Pair::new(86, link(1), link(1), Config::default());
     let (client, now) = (pair.client_addr, pair.now);
-    let request = |cookie: u32, kind: RequestType| {
-        let hs = Handshake {
-            version: 4,
-            socket_type: SocketType::Stream,
-            initial_seq: SeqNo::new(5),
-            mss: 1500,
-            flow_window: 8192,
-            request_type: kind,
-            socket_id: SocketId(42),
-            cookie,
-            peer_ip: [0; 4],
-        };
-        let mut buf = [0u8; 64];
-        let n = ControlPacket { timestamp: 0, dst: SocketId(0), body: Control::Handshake(hs) }
-            .emit(&mut buf)
-            .unwrap();
-        buf[..n].to_vec()
-    };
+    let request = |cookie: u32, kind: RequestType| support::handshake_request(42, cookie, kind);
     let mut out = [0u8; 128];
     let DatagramEvent::Respond(n) =
         pair.server_ep.handle_datagram(now, client, &request(0, RequestType::Request), &mut out)

@@ -95,26 +95,26 @@ fn parse_rate(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Milliseconds: a bare number, or a time with a unit (`100ms`, `0.3s`).
-fn parse_rtt(s: &str) -> Result<f64, String> {
+/// Milliseconds: a bare number, or a time with a unit (`100ms`, `0.3s`), from 0 to `max_ms`;
+/// `what` names the value in the error.
+fn parse_ms_up_to(s: &str, max_ms: f64, what: &str) -> Result<f64, String> {
     let ms = udt_units::parse_time(s, Some(TimeUnit::Millis))
         .map_err(|e| e.to_string())?
         .in_unit(TimeUnit::Millis);
-    if !(0.0..=10_000.0).contains(&ms) {
-        return Err(format!("RTT {} is not between 0 and 10000 ms", s.trim()));
+    if !(0.0..=max_ms).contains(&ms) {
+        return Err(format!("{what} {} is not between 0 and {max_ms} ms", s.trim()));
     }
     Ok(ms)
 }
 
-/// Milliseconds of jitter: a bare number, or a time with a unit (`1ms`, `0.5ms`); at most 1 s.
+/// `--rtt`: at most 10 s.
+fn parse_rtt(s: &str) -> Result<f64, String> {
+    parse_ms_up_to(s, 10_000.0, "RTT")
+}
+
+/// `--jitter`: at most 1 s.
 fn parse_jitter(s: &str) -> Result<f64, String> {
-    let ms = udt_units::parse_time(s, Some(TimeUnit::Millis))
-        .map_err(|e| e.to_string())?
-        .in_unit(TimeUnit::Millis);
-    if !(0.0..=1_000.0).contains(&ms) {
-        return Err(format!("jitter {} is not between 0 and 1000 ms", s.trim()));
-    }
-    Ok(ms)
+    parse_ms_up_to(s, 1_000.0, "jitter")
 }
 
 /// Seconds: a bare number, or a time with a unit (`500ms`, `2m`); at most an hour.

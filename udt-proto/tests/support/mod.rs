@@ -558,3 +558,25 @@ pub fn drop_data_packets(
     }));
     passed
 }
+
+/// The bytes of a caller's handshake (a first request, or a response carrying `cookie`) from
+/// socket `id`, its ISN `id` too, as a UDT4 caller sends it to a listener (destination 0).
+pub fn handshake_request(id: u32, cookie: u32, kind: udt_proto::packet::RequestType) -> Vec<u8> {
+    use udt_proto::packet::{Control, ControlPacket, Handshake, SocketType};
+    let hs = Handshake {
+        version: 4,
+        socket_type: SocketType::Stream,
+        initial_seq: udt_proto::SeqNo::new(id),
+        mss: 1500,
+        flow_window: 8192,
+        request_type: kind,
+        socket_id: udt_proto::SocketId(id),
+        cookie,
+        peer_ip: [0; 4],
+    };
+    let mut buf = [0u8; 64];
+    let n = ControlPacket { timestamp: 0, dst: udt_proto::SocketId(0), body: Control::Handshake(hs) }
+        .emit(&mut buf)
+        .unwrap();
+    buf[..n].to_vec()
+}
