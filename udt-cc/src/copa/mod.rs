@@ -31,7 +31,8 @@
 //! above the link. Target `λ_t = 1 / (δ d_q)`: `1/δ` packets of this flow queued at the bottleneck,
 //! in the default mode the larger of [`QUEUE_SHARE`] (0.1 ms) of the bottleneck's packet-pair
 //! capacity and the paper's two packets, for [`FLOOR_WINDOW`] after the buffer overflowed at most
-//! [`OVERFLOW_BUFFER_SHARE`] of what it holds.
+//! [`OVERFLOW_BUFFER_SHARE`] of what it holds (below the paper's two packets where it holds
+//! fewer than 128: flows alone then stop overflowing it, and leave a TCP flow room for its bursts).
 //! In slow start each full ACK adds the packets the receiver got since the last one (its arrival
 //! rate over the time between them; a cumulative ACK stalls behind every hole for a round) to
 //! `W`, doubling it per round, until `λ > λ_t` once, the buffer overflows (below), or `λ` reaches
@@ -161,8 +162,11 @@ pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 pub const QUEUE_SHARE: Duration = Duration::from_micros(100);
 /// For [`FLOOR_WINDOW`] after the buffer overflowed, a flow's default share is at most this
 /// fraction of what the buffer holds (the longest queue of that window on the packet-pair
-/// capacity), and never under the paper's two packets: `n` flows keep `n/64` of a full buffer, so
-/// up to 32 leave a buffer filler beside them (TCP's sawtooth) at least half of it. Drop-tail
+/// capacity), and never under the least share the overflows' halvings reach
+/// ([`MIN_INV_DELTA_SHARE`] of the paper's two packets): `n` flows keep `n/64` of a full buffer,
+/// so up to 32 leave a buffer filler beside them (TCP's sawtooth) at least half of it. Two
+/// packets each would not: five flows fill a buffer of ten, overflow it again each time their
+/// shares regrow, and a TCP flow beside them finds it full at each of its bursts. Drop-tail
 /// losses fall on some flows and miss others: where [`QUEUE_SHARE`] fits this bound, the flows
 /// that met the overflow keep the share of those that did not, and their targets, `1/(δ d_q)`
 /// on the one queue, stay together (a share of two packets after each overflow met would part
@@ -359,15 +363,18 @@ impl Copa {
     /// the paper's `1/δ`; the paper's alone until the receiver reported a plausible capacity
     /// (below [`MAX_RATE`]: packet pairs inside one receive batch read as unlimited); for
     /// [`FLOOR_WINDOW`] after a buffer overflowed (it holds less than the flows' shares), at most
-    /// [`OVERFLOW_BUFFER_SHARE`] of the longest queue of that window.
+    /// [`OVERFLOW_BUFFER_SHARE`] of the longest queue of that window on that capacity, down to
+    /// the least share the overflows' halvings reach ([`MIN_INV_DELTA_SHARE`] of the paper's).
     fn default_inv_delta(&self, now: Instant) -> f64 {
         let paper = 1.0 / self.config.delta;
-        let share = self.capacity * QUEUE_SHARE.as_secs_f64();
-        if self.overflowed_at.is_some_and(|at| now.saturating_since(at) <= FLOOR_WINDOW) {
+        let default = paper.max(self.capacity * QUEUE_SHARE.as_secs_f64());
+        if self.capacity > 0.0
+            && self.overflowed_at.is_some_and(|at| now.saturating_since(at) <= FLOOR_WINDOW)
+        {
             let buffer = self.largest.get().map_or(0.0, |Reverse(d)| d.as_secs_f64()) * self.capacity;
-            return paper.max(share.min(buffer * OVERFLOW_BUFFER_SHARE));
+            return default.min(buffer * OVERFLOW_BUFFER_SHARE).max(MIN_INV_DELTA_SHARE * paper);
         }
-        paper.max(share)
+        default
     }
 
     fn round(ctx: &CcContext<'_>) -> Duration {

@@ -477,12 +477,12 @@ fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_defa
 }
 
 #[test]
-fn after_a_small_buffer_overflowed_the_share_is_the_papers_and_after_a_large_one_its_own() {
+fn after_a_small_buffer_overflowed_the_share_is_a_64th_of_it_and_after_a_large_one_its_own() {
     // 100,000 packets a second, a tenth of a millisecond is ten packets. The queue stands at the
     // buffer's ceiling and a loss is reported: the buffer overflowed.
-    let overflow = |buffer: Duration| {
+    let overflow = |buffer: Duration, capacity: u32| {
         let mut d = Driver::new();
-        d.capacity = 100_000;
+        d.capacity = capacity;
         d.run(ms(300));
         d.queue = (buffer / 2, buffer);
         d.run(ms(100));
@@ -490,13 +490,36 @@ fn after_a_small_buffer_overflowed_the_share_is_the_papers_and_after_a_large_one
         d.run(ms(100));
         d.queue = (Duration::ZERO, buffer);
         d.run(ms(2000));
-        d.cc.inverse_delta()
+        let held = d.cc.largest.get().map(|Reverse(q)| q.as_secs_f64() * f64::from(capacity)).unwrap();
+        (d.cc.inverse_delta(), held)
     };
-    // 60 packets of buffer: a 64th is under one packet, and the paper's two stand.
-    assert_eq!(overflow(Duration::from_micros(600)), 2.0);
+    // 60 packets of buffer: a 64th of it, under one packet (five flows at the paper's two packets
+    // each would keep it full).
+    let (share, held) = overflow(Duration::from_micros(600), 100_000);
+    assert!((55.0..=60.0).contains(&held), "{held}");
+    assert_eq!(share, held * OVERFLOW_BUFFER_SHARE);
+    assert!(share < 1.0, "{share}");
+    // 6 packets: a 64th is under the least share the halvings reach, which stands.
+    assert_eq!(overflow(ms(6), 1_000).0, MIN_INV_DELTA_SHARE * 2.0);
     // 6,000 packets: a 64th is more than a tenth of a millisecond of the link, which stands: the
     // flow keeps the share of a flow beside it that met no loss.
-    assert_eq!(overflow(ms(60)), 10.0);
+    assert_eq!(overflow(ms(60), 100_000).0, 10.0);
+}
+
+#[test]
+fn after_an_overflow_with_no_capacity_measured_the_share_is_the_papers() {
+    // Packet pairs inside one receive batch read as unlimited: the buffer cannot be counted in
+    // packets, and the paper's two packets stand.
+    let mut d = Driver::new();
+    d.capacity = u32::MAX;
+    d.run(ms(300));
+    d.queue = (ms(1), ms(2));
+    d.run(ms(100));
+    d.lose();
+    d.run(ms(100));
+    d.queue = (Duration::ZERO, ms(2));
+    d.run(ms(2000));
+    assert_eq!(d.cc.inverse_delta(), 2.0);
 }
 
 #[test]
