@@ -1,7 +1,7 @@
 //! The default controller in a buffer smaller than the flows' shares of the queue: alone, its
 //! flows keep the link busy without overflowing the buffer again and again; beside a TCP flow,
 //! they leave it room for its bursts. Five flows of RTTs 3 to 6 ms on 60 Mb/s, a DropTail buffer
-//! of 10 packets (a third of the path's BDP): the paper's two packets each would fill it.
+//! of 10 packets (half the BDP of a 4 ms path): the paper's two packets each would fill it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -71,7 +71,7 @@
 //! ceiling the queue meets again and again; random losses meet a standing queue at every
 //! level, the top of a swing that reaches further than ever included). One reported so means
 //! the buffer overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills
-//! it. A round with such a loss halves `1/δ` (to at most a sixteenth of the paper's two
+//! it. A round with such a loss halves `1/δ` (to no less than a sixteenth of the paper's two
 //! packets, [`MIN_INV_DELTA_SHARE`]), but not the round right after a halving, whose reports
 //! are of packets sent before it; a round without raises it by one, up to the default mode's
 //! outside the competitive mode (TCP's AIMD, on the packets the flow keeps queued).
@@ -150,7 +150,7 @@ pub const SHED_GAIN: f64 = 0.25;
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// The least queue each flow keeps in the default mode, as a time on the bottleneck: `1/δ` is
 /// at least this much of the receiver's packet-pair capacity, and never under the paper's two
-/// packets. Copa's `δ = 0.5` keeps two packets, a millisecond or two on the 10-100 Mb/s paths it
+/// packets (but after an overflow, [`OVERFLOW_BUFFER_SHARE`]). Copa's `δ = 0.5` keeps two packets, a millisecond or two on the 10-100 Mb/s paths it
 /// was designed on, and 1-20 us at 1-10 Gb/s: there the equilibrium queue, `n/δ` packets,
 /// drowns in the queue's own swings (it empties and overshoots by milliseconds), and a flow far
 /// above its share sees its target only in the rare moments the queue stands between its level
@@ -164,7 +164,8 @@ pub const QUEUE_SHARE: Duration = Duration::from_micros(100);
 /// fraction of what the buffer holds (the longest queue of that window on the packet-pair
 /// capacity), and never under the least share the overflows' halvings reach
 /// ([`MIN_INV_DELTA_SHARE`] of the paper's two packets): `n` flows keep `n/64` of a full buffer,
-/// so up to 32 leave a buffer filler beside them (TCP's sawtooth) at least half of it. Two
+/// so up to 32 leave a buffer filler beside them (TCP's sawtooth) at least half of a buffer of
+/// 8 packets or more. Two
 /// packets each would not: five flows fill a buffer of ten, overflow it again each time their
 /// shares regrow, and a TCP flow beside them finds it full at each of its bursts. Drop-tail
 /// losses fall on some flows and miss others: where [`QUEUE_SHARE`] fits this bound, the flows
@@ -255,6 +256,9 @@ pub struct Copa {
     capacity: f64,
     /// When a loss was last judged the buffer's overflow.
     overflowed_at: Option<Instant>,
+    /// The queue at that overflow, seconds above the floor: what the buffer holds, kept for
+    /// [`FLOOR_WINDOW`] (the windowed largest can drop its sub-window before that).
+    overflow_queue: f64,
     mode: ModeDetector,
     /// The standing queueing delay, seconds: the mean of the standing queues of the reports
     /// that cover the last half round.
@@ -312,6 +316,7 @@ impl Copa {
             inv_delta,
             capacity: 0.0,
             overflowed_at: None,
+            overflow_queue: 0.0,
             mode: ModeDetector::default(),
             queue: None,
             standing: VecDeque::new(),
@@ -363,7 +368,8 @@ impl Copa {
     /// the paper's `1/δ`; the paper's alone until the receiver reported a plausible capacity
     /// (below [`MAX_RATE`]: packet pairs inside one receive batch read as unlimited); for
     /// [`FLOOR_WINDOW`] after a buffer overflowed (it holds less than the flows' shares), at most
-    /// [`OVERFLOW_BUFFER_SHARE`] of the longest queue of that window on that capacity, down to
+    /// [`OVERFLOW_BUFFER_SHARE`] of the longest queue of that window (or at the overflow, if
+    /// longer) on that capacity, down to
     /// the least share the overflows' halvings reach ([`MIN_INV_DELTA_SHARE`] of the paper's).
     fn default_inv_delta(&self, now: Instant) -> f64 {
         let paper = 1.0 / self.config.delta;
@@ -371,7 +377,8 @@ impl Copa {
         if self.capacity > 0.0
             && self.overflowed_at.is_some_and(|at| now.saturating_since(at) <= FLOOR_WINDOW)
         {
-            let buffer = self.largest.get().map_or(0.0, |Reverse(d)| d.as_secs_f64()) * self.capacity;
+            let largest = self.largest.get().map_or(0.0, |Reverse(d)| d.as_secs_f64());
+            let buffer = largest.max(self.overflow_queue) * self.capacity;
             return default.min(buffer * OVERFLOW_BUFFER_SHARE).max(MIN_INV_DELTA_SHARE * paper);
         }
         default
@@ -468,6 +475,7 @@ impl Copa {
         if before.is_some_and(|b| (peak - b).abs() <= tolerance) {
             self.round_congested = true;
             self.overflowed_at = Some(ctx.now);
+            self.overflow_queue = peak.max(before.unwrap_or(0.0));
         } else {
             self.link_lost[1] += pending;
         }
@@ -655,7 +663,8 @@ impl Copa {
         } else if self.inv_delta > default {
             // The competitive mode's share halves each round the competitor seems gone: a
             // buffer filler's own drain (CUBIC's after a loss) empties the queue for a round
-            // or two without leaving, and a share reset at once would be lost to it.
+            // or two without leaving, and a share reset at once would be lost to it. So does a
+            // share above the default's bound after an overflow (a 64th of the buffer).
             (self.inv_delta / 2.0).max(default)
         } else {
             (self.inv_delta + 1.0).min(default)

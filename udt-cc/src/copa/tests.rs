@@ -449,7 +449,7 @@ fn losses_with_a_standing_queue_halve_the_queue_share_and_it_regrows_to_the_defa
     assert_eq!(d.cc.inverse_delta(), 10.0);
     // A buffer smaller than the flows' shares: the queue stands at its longest, and every round
     // overflows. The round after a halving reports what was sent before it: only every other
-    // one halves; and for the floor's window the default is the paper's two packets.
+    // one halves; and for the floor's window the default is a 64th of the buffer.
     d.queue = (ms(5), ms(6));
     d.run(ms(100));
     let mut shares = vec![];
@@ -493,8 +493,8 @@ fn after_a_small_buffer_overflowed_the_share_is_a_64th_of_it_and_after_a_large_o
         let held = d.cc.largest.get().map(|Reverse(q)| q.as_secs_f64() * f64::from(capacity)).unwrap();
         (d.cc.inverse_delta(), held)
     };
-    // 60 packets of buffer: a 64th of it, under one packet (five flows at the paper's two packets
-    // each would keep it full).
+    // 60 packets of buffer: a 64th of it, under one packet (thirty flows at the paper's two
+    // packets each would fill it).
     let (share, held) = overflow(Duration::from_micros(600), 100_000);
     assert!((55.0..=60.0).contains(&held), "{held}");
     assert_eq!(share, held * OVERFLOW_BUFFER_SHARE);
@@ -504,6 +504,28 @@ fn after_a_small_buffer_overflowed_the_share_is_a_64th_of_it_and_after_a_large_o
     // 6,000 packets: a 64th is more than a tenth of a millisecond of the link, which stands: the
     // flow keeps the share of a flow beside it that met no loss.
     assert_eq!(overflow(ms(60), 100_000).0, 10.0);
+}
+
+#[test]
+fn the_buffer_an_overflow_measured_bounds_the_share_for_the_whole_floor_window() {
+    // 100,000 packets a second; a 60-packet buffer overflows.
+    let mut d = Driver::new();
+    d.capacity = 100_000;
+    d.run(ms(300));
+    let buffer = Duration::from_micros(600);
+    d.queue = (buffer / 2, buffer);
+    // Late in the part of the window of the largest queue that the first reports began.
+    d.run(ms(1500));
+    d.lose();
+    d.run(ms(100));
+    let held = d.cc.largest.get().map(|Reverse(q)| q.as_secs_f64() * 100_000.0).unwrap();
+    // From then on the queue peaks at a tenth of it: once the overflow's part of the window of
+    // the largest queue has gone, the largest is that tenth, but the buffer is what it was.
+    d.queue = (Duration::ZERO, buffer / 10);
+    d.run(ms(9500));
+    let largest = d.cc.largest.get().map(|Reverse(q)| q.as_secs_f64() * 100_000.0).unwrap();
+    assert!(largest < held / 2.0, "largest {largest} of {held}");
+    assert_eq!(d.cc.inverse_delta(), held * OVERFLOW_BUFFER_SHARE);
 }
 
 #[test]
@@ -519,6 +541,7 @@ fn after_an_overflow_with_no_capacity_measured_the_share_is_the_papers() {
     d.run(ms(100));
     d.queue = (Duration::ZERO, ms(2));
     d.run(ms(2000));
+    assert!(d.cc.overflowed_at.is_some(), "the loss was judged an overflow");
     assert_eq!(d.cc.inverse_delta(), 2.0);
 }
 
