@@ -150,27 +150,26 @@ pub const SHED_GAIN: f64 = 0.25;
 pub const MIN_INV_DELTA_SHARE: f64 = 1.0 / 16.0;
 /// The least queue each flow keeps in the default mode, as a time on the bottleneck: `1/δ` is
 /// at least this much of the receiver's packet-pair capacity, and never under the paper's two
-/// packets (but after an overflow, [`OVERFLOW_BUFFER_SHARE`]). Copa's `δ = 0.5` keeps two packets, a millisecond or two on the 10-100 Mb/s paths it
-/// was designed on, and 1-20 us at 1-10 Gb/s: there the equilibrium queue, `n/δ` packets,
-/// drowns in the queue's own swings (it empties and overshoots by milliseconds), and a flow far
-/// above its share sees its target only in the rare moments the queue stands between its level
-/// and the others'. The receiver's timing noise (0.1 ms: its scheduling and the path's jitter)
-/// is the least queue a real receiver can tell from none; two packets are more than that below
-/// 240 Mb/s, where the paper's share stands. Where `n` shares do not fit in the buffer, the
-/// buffer overflows and the share is at most [`OVERFLOW_BUFFER_SHARE`] of it for
-/// [`FLOOR_WINDOW`].
+/// packets (but after an overflow, [`OVERFLOW_BUFFER_SHARE`]). Copa's `δ = 0.5` keeps two
+/// packets, a millisecond or two on the 10-100 Mb/s paths it was designed on, and 1-20 us at
+/// 1-10 Gb/s: there the equilibrium queue, `n/δ` packets, drowns in the queue's own swings (it
+/// empties and overshoots by milliseconds), and a flow far above its share sees its target only
+/// in the rare moments the queue stands between its level and the others'. The receiver's
+/// timing noise (0.1 ms: its scheduling and the path's jitter) is the least queue a real
+/// receiver can tell from none; two packets are more than that below 240 Mb/s, where the
+/// paper's share stands. Where `n` shares do not fit in the buffer, the buffer overflows and the
+/// share is at most [`OVERFLOW_BUFFER_SHARE`] of it for [`FLOOR_WINDOW`].
 pub const QUEUE_SHARE: Duration = Duration::from_micros(100);
 /// For [`FLOOR_WINDOW`] after the buffer overflowed, a flow's default share is at most this
 /// fraction of what the buffer holds (the longest queue of that window on the packet-pair
 /// capacity), and never under the least share the overflows' halvings reach
 /// ([`MIN_INV_DELTA_SHARE`] of the paper's two packets): `n` flows keep `n/64` of a full buffer,
 /// so up to 32 leave a buffer filler beside them (TCP's sawtooth) at least half of a buffer of
-/// 8 packets or more. Two
-/// packets each would not: five flows fill a buffer of ten, overflow it again each time their
-/// shares regrow, and a TCP flow beside them finds it full at each of its bursts. Drop-tail
-/// losses fall on some flows and miss others: where [`QUEUE_SHARE`] fits this bound, the flows
-/// that met the overflow keep the share of those that did not, and their targets, `1/(δ d_q)`
-/// on the one queue, stay together (a share of two packets after each overflow met would part
+/// 8 packets or more. Two packets each would not: five flows fill a buffer of ten, overflow it
+/// again each time their shares regrow, and a TCP flow beside them finds it full at each of its
+/// bursts. Drop-tail losses fall on some flows and miss others: where [`QUEUE_SHARE`] fits this
+/// bound, the flows that met the overflow keep the share of those that did not, and their
+/// targets, `1/(δ d_q)` on the one queue, stay together (a share of two packets after each overflow met would part
 /// them by up to the ratio of the shares, fifty at 10 Gb/s).
 pub const OVERFLOW_BUFFER_SHARE: f64 = 1.0 / 64.0;
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
@@ -369,8 +368,8 @@ impl Copa {
     /// (below [`MAX_RATE`]: packet pairs inside one receive batch read as unlimited); for
     /// [`FLOOR_WINDOW`] after a buffer overflowed (it holds less than the flows' shares), at most
     /// [`OVERFLOW_BUFFER_SHARE`] of the longest queue of that window (or at the overflow, if
-    /// longer) on that capacity, down to
-    /// the least share the overflows' halvings reach ([`MIN_INV_DELTA_SHARE`] of the paper's).
+    /// longer) on that capacity, down to the least share the overflows' halvings reach
+    /// ([`MIN_INV_DELTA_SHARE`] of the paper's).
     fn default_inv_delta(&self, now: Instant) -> f64 {
         let paper = 1.0 / self.config.delta;
         let default = paper.max(self.capacity * QUEUE_SHARE.as_secs_f64());
