@@ -169,8 +169,8 @@ pub const QUEUE_SHARE: Duration = Duration::from_micros(100);
 /// again each time their shares regrow, and a TCP flow beside them finds it full at each of its
 /// bursts. Drop-tail losses fall on some flows and miss others: where [`QUEUE_SHARE`] fits this
 /// bound, the flows that met the overflow keep the share of those that did not, and their
-/// targets, `1/(δ d_q)` on the one queue, stay together (a share of two packets after each overflow met would part
-/// them by up to the ratio of the shares, fifty at 10 Gb/s).
+/// targets, `1/(δ d_q)` on the one queue, stay together (a share of two packets after each
+/// overflow met would part them by up to the ratio of the shares, fifty at 10 Gb/s).
 pub const OVERFLOW_BUFFER_SHARE: f64 = 1.0 / 64.0;
 /// How long the floor of the queueing delay is kept (the paper's window of the minimum RTT, 10 s).
 pub const FLOOR_WINDOW: Duration = Duration::from_secs(10);
