@@ -67,7 +67,9 @@
 //! takes on the link (a base delay that rose by less, as when a link slows, reads as a queue
 //! that never empties until the floor follows), and the report of the ACK period in which the
 //! receiver found it missing shows the queue at the longest it reached before in
-//! [`FLOOR_WINDOW`], and no longer (a buffer drops only when full, and a full buffer is a
+//! [`FLOOR_WINDOW`] (less the time between the flow's own packets around the loss: a queue
+//! drains no faster than time passes, so the packet that revealed the loss read at least that
+//! much less), and no longer (a buffer drops only when full, and a full buffer is a
 //! ceiling the queue meets again and again; random losses meet a standing queue at every
 //! level, the top of a swing that reaches further than ever included). One reported so means
 //! the buffer overflowed: the flows' `n/δ` packets do not fit in it, or a competitor fills
@@ -276,6 +278,9 @@ pub struct Copa {
     /// buffer's overflow if its queue then reached the largest before it again, the link's
     /// otherwise.
     pending_lost: f64,
+    /// The longest the flow's own packets were apart around a pending loss, seconds: from the
+    /// last packet sent before a lost run to the first after it, the one that revealed it.
+    pending_gap: f64,
     /// A queue report has arrived (the first is no floor sample).
     reported: bool,
     last_ack: SeqNo,
@@ -325,6 +330,7 @@ impl Copa {
             floor: WindowMin::default(),
             largest: WindowMax::default(),
             pending_lost: 0.0,
+            pending_gap: 0.0,
             reported: false,
             last_ack: SeqNo::new(0),
             sent_at: SendTimes::default(),
@@ -455,7 +461,11 @@ impl Copa {
     /// the floor, seconds; the report covers the ACK period in which the receiver found them
     /// missing). A buffer overflows only when full: its queue is then the longest it can be, a
     /// ceiling it met before in the window (the largest of the window before this report,
-    /// within two packets' time on the link and the measure's resolution either way). A loss
+    /// within two packets' time on the link and the measure's resolution either way, and the
+    /// time between the flow's own packets around the loss below it: a queue drains no faster
+    /// than time passes, so the packet that revealed the loss, sent that long after the last
+    /// before it, found at least the full buffer less that time; a slow flow beside others that
+    /// keep a buffer full reads it up to its own packet spacing short of its ceiling). A loss
     /// while the queue stood shorter is the link's, though it came with a queue standing: on a
     /// lossy link with a standing queue (flows that share it, or a slower link the floor has not
     /// followed), random losses meet the queue at every level; and so is one at a queue longer
@@ -466,12 +476,13 @@ impl Copa {
         let before = self.largest.get().map(|Reverse(d)| d.as_secs_f64());
         self.largest.update(ctx.now, Reverse(Duration::from_secs_f64(peak.max(0.0))), FLOOR_WINDOW);
         let pending = std::mem::take(&mut self.pending_lost);
+        let gap = std::mem::take(&mut self.pending_gap);
         if pending <= 0.0 {
             return;
         }
         let link_rate = f64::from(ctx.bandwidth).max(self.rate).max(1.0);
         let tolerance = QUEUE_RESOLUTION + 2.0 / link_rate;
-        if before.is_some_and(|b| (peak - b).abs() <= tolerance) {
+        if before.is_some_and(|b| peak - b <= tolerance && b - peak <= tolerance + gap) {
             self.round_congested = true;
             self.overflowed_at = Some(ctx.now);
             self.overflow_queue = peak.max(before.unwrap_or(0.0));
@@ -762,6 +773,9 @@ impl CongestionControl for Copa {
         } else {
             // Judged on the next report: whether the buffer was full.
             self.pending_lost += f64::from(n);
+            let longest_run = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).max().unwrap_or(1);
+            let gap = (f64::from(longest_run) + 1.0) * self.period.as_secs_f64();
+            self.pending_gap = self.pending_gap.max(gap);
         }
         self.update_outputs(ctx);
     }

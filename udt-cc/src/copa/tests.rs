@@ -605,11 +605,12 @@ fn losses_with_a_standing_queue_short_of_its_longest_are_the_links() {
     let mut d = Driver::new();
     d.capacity = 10_000;
     d.run(ms(300));
-    // The queue stands at 5-8 ms and once reached 12 ms (the buffer's size): a random loss
-    // every round, each reported while the queue is at 8 ms, is the link's.
+    // The queue stands at 3-4 ms and once reached 12 ms (the buffer's size): a random loss
+    // every round, each reported while the queue is at 4 ms (further below than the flow's
+    // packets are apart, 1.4-2.7 ms), is the link's.
     d.queue = (ms(5), ms(12));
     d.run(ms(100));
-    d.queue = (ms(5), ms(8));
+    d.queue = (ms(3), ms(4));
     for _ in 0..10 {
         d.run(ms(100));
         d.lose();
@@ -621,6 +622,31 @@ fn losses_with_a_standing_queue_short_of_its_longest_are_the_links() {
     // The same loss with the queue at its longest: the buffer overflowed.
     d.queue = (ms(5), ms(12));
     d.lose();
+    d.run(ms(100));
+    let halved = d.cc.inverse_delta();
+    assert!(halved < 0.6 * share, "{share} -> {halved}");
+}
+
+#[test]
+fn a_loss_read_short_of_the_longest_queue_by_less_than_the_flows_own_packet_gap_is_an_overflow() {
+    let mut d = Driver::new();
+    d.capacity = 10_000;
+    d.run(ms(300));
+    d.queue = (ms(5), ms(12));
+    d.run(ms(100));
+    // The queue stands 4 ms short of the 12 ms it reached: a lone loss, its neighbours sent
+    // 2 periods (under 4 ms) apart, is the link's.
+    d.queue = (ms(5), ms(8));
+    let period = d.cc.send_period();
+    assert!(period * 2 < ms(4) - ms(1), "{period:?}");
+    d.lose();
+    d.run(ms(100));
+    let share = d.cc.inverse_delta();
+    assert!(share >= 2.0, "{share}");
+    // A run of losses whose neighbours went out more than 4 ms apart: the buffer may have
+    // drained that much before the next packet revealed them, so it was full.
+    let run = (ms(5).as_secs_f64() / d.cc.send_period().as_secs_f64()).ceil() as u32;
+    d.lose_many(run);
     d.run(ms(100));
     let halved = d.cc.inverse_delta();
     assert!(halved < 0.6 * share, "{share} -> {halved}");
