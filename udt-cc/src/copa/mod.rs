@@ -773,7 +773,8 @@ impl CongestionControl for Copa {
         } else {
             // Judged on the next report: whether the buffer was full.
             self.pending_lost += f64::from(n);
-            let longest_run = lost.iter().map(|&(a, b)| b.diff(a) as u32 + 1).max().unwrap_or(1);
+            let longest_run =
+                lost.iter().map(|&(a, b)| (b.diff(a) as u32).saturating_add(1)).max().unwrap_or(1);
             let gap = (f64::from(longest_run) + 1.0) * self.period.as_secs_f64();
             self.pending_gap = self.pending_gap.max(gap);
         }
