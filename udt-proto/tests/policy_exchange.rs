@@ -101,8 +101,9 @@ fn the_receiver_reports_what_the_peers_sender_asked_for_not_what_its_own_control
         Policy::PROGRESS_REPORTS.receiving_as(&Policy::UDT4),
         "the server asked nothing"
     );
-    // The client offered once; the server, which asks nothing, answered once.
-    assert_eq!(*seen.borrow(), vec![(Side::Server, false), (Side::Client, true)]);
+    // The client offered once; the server, which asks nothing, answered once; the client
+    // answered the first offer it heard (the server's answer), which is answered no more.
+    assert_eq!(*seen.borrow(), vec![(Side::Server, false), (Side::Client, true), (Side::Server, true)]);
 }
 
 #[test]
@@ -119,8 +120,8 @@ fn the_controller_of_the_receiving_end_no_longer_decides_its_reports() {
 fn a_lost_offer_is_repaired_with_the_acknowledgements_of_the_data() {
     let (mut pair, seen) = run(config(Policy::PROGRESS_REPORTS), config(Policy::UDT4), 2);
     assert!(pair.conn(Side::Server).unwrap().policy().progress_acks);
-    let to_server = seen.borrow().iter().filter(|(d, _)| *d == Side::Server).count();
-    assert_eq!(to_server, 3, "two lost, the third heard: {:?}", seen.borrow());
+    let unprompted = seen.borrow().iter().filter(|&&o| o == (Side::Server, false)).count();
+    assert_eq!(unprompted, 3, "two lost, the third heard: {:?}", seen.borrow());
     assert_eq!(seen.borrow().iter().filter(|(d, _)| *d == Side::Client).count(), 1, "answered once");
 }
 
@@ -155,6 +156,22 @@ fn an_end_that_heard_the_peer_repeats_its_offer_until_the_peer_proves_it_heard_i
     let to_server: Vec<bool> =
         seen.borrow().iter().filter(|(d, _)| *d == Side::Server).map(|&(_, h)| h).collect();
     assert!(to_server.len() >= 3 && to_server[2..].iter().all(|&h| h), "{:?}", seen.borrow());
+    for side in [Side::Client, Side::Server] {
+        assert_eq!(*pair.conn(side).unwrap().policy(), Policy::PROGRESS_REPORTS, "{side:?}");
+    }
+}
+
+#[test]
+fn an_end_that_heard_the_peer_keeps_offering_past_the_bound_until_one_gets_through() {
+    // Both ask; the client's first six offers are lost (a start on a full buffer). Having heard
+    // the server, the client knows it is no UDT4 peer and repeats past the bound on unanswered
+    // offers: the seventh gets through, and the server reports what the client asked for.
+    let lost = usize::from(MAX_UNANSWERED_OFFERS) + 2;
+    let (mut pair, seen) = run(config(Policy::PROGRESS_REPORTS), config(Policy::PROGRESS_REPORTS), lost);
+    // An offer an answer time apart, with the ACK2s of the data: a second for the rest.
+    transfer(&mut pair, 1000);
+    let to_server = seen.borrow().iter().filter(|(d, _)| *d == Side::Server).count();
+    assert_eq!(to_server, lost + 1, "{:?}", seen.borrow());
     for side in [Side::Client, Side::Server] {
         assert_eq!(*pair.conn(side).unwrap().policy(), Policy::PROGRESS_REPORTS, "{side:?}");
     }

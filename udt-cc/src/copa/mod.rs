@@ -81,8 +81,10 @@
 //! Competitive mode (paper §2.2). Copa flows alone empty the queue every few rounds (the
 //! velocity overshoots the target both ways); a queue whose standing delay stayed above
 //! [`NEARLY_EMPTY`] of its recent peak (the largest queueing delay of the last
-//! [`PEAK_ROUNDS`] rounds) for [`COMPETITOR_ROUNDS`] rounds is held by a flow that fills
-//! buffers. Then the flow competes as TCP (Reno) does, on its rate: `1/δ` grows past the
+//! [`PEAK_ROUNDS`] rounds), and above the paper's `1/δ` packets on the link (a queue no longer
+//! than Copa keeps itself; queues come in whole packets, a long time on a slow link, where a
+//! flow's own cycle never falls to a tenth of its peak), for [`COMPETITOR_ROUNDS`] rounds is
+//! held by a flow that fills buffers. Then the flow competes as TCP (Reno) does, on its rate: `1/δ` grows past the
 //! default mode's, each round without an overflow by as much as raises the target rate
 //! `1/(δ d_q)` by a packet per round trip each round trip (`Copa::competitive_step`), and a
 //! round with one halves it. The mode ends when the queue has been nearly empty for a
@@ -451,7 +453,11 @@ impl Copa {
         self.queue = Some(mean(horizon));
         self.long_queue = mean(long);
         let was = self.mode.competitive();
-        self.mode.handle_sample(ctx.now, standing, peak, round);
+        // The paper's 1/δ packets on the link (its packet-pair capacity, or the flow's own rate
+        // if more or none): a queue no longer than a Copa flow keeps itself.
+        let link_rate = f64::from(ctx.bandwidth).max(self.rate).max(1.0);
+        let own_share = 1.0 / (self.config.delta * link_rate);
+        self.mode.handle_sample(ctx.now, standing, peak, round, own_share);
         if self.mode.competitive() != was {
             tracing::debug!(target: "udt::cc", competitive = !was, queue_ms = standing * 1e3, "copa mode");
         }

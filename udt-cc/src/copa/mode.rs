@@ -4,9 +4,13 @@
 //! the queue for a moment without leaving; Copa flows alone leave it empty for rounds).
 //!
 //! "Nearly empty": the standing queueing delay is at most [`NEARLY_EMPTY`] of the largest
-//! queueing delay seen over the last [`PEAK_ROUNDS`] rounds. Copa flows among themselves
-//! oscillate around a queue of a few packets and empty it every few rounds; a flow that fills
-//! the buffer until it drops keeps it from emptying.
+//! queueing delay seen over the last [`PEAK_ROUNDS`] rounds, or at most what the paper's `1/δ`
+//! packets take on the link. Copa flows among themselves oscillate around a queue of a few
+//! packets and empty it every few rounds; a flow that fills the buffer until it drops keeps it
+//! from emptying. A queue is counted in whole packets: on a slow link one packet is a long time
+//! (12 ms at 1 Mb/s), and the trough of a Copa flow's own cycle, a packet or two, can stay above
+//! a tenth of a peak of a few packets; a queue no longer than the `1/δ` packets Copa keeps
+//! itself is no buffer filler's.
 //!
 //! Invariants: samples that are not finite or negative are ignored; the peak history holds
 //! only samples from the last [`PEAK_ROUNDS`] rounds; the mode starts default.
@@ -33,8 +37,9 @@ pub struct ModeDetector {
 
 impl ModeDetector {
     /// A report at `now`: the standing queueing delay `standing` and the largest `peak`
-    /// (seconds); a round lasts `round`.
-    pub fn handle_sample(&mut self, now: Instant, standing: f64, peak: f64, round: Duration) {
+    /// (seconds); a round lasts `round`; a standing queue of at most `own_share` seconds (the
+    /// paper's `1/δ` packets on the link) is nearly empty whatever the peak.
+    pub fn handle_sample(&mut self, now: Instant, standing: f64, peak: f64, round: Duration, own_share: f64) {
         if !standing.is_finite() || !peak.is_finite() || standing < 0.0 || peak < 0.0 {
             return;
         }
@@ -44,7 +49,7 @@ impl ModeDetector {
         }
         self.peaks.push_back((now, peak.max(standing)));
         let recent_peak = self.peaks.iter().map(|&(_, p)| p).fold(0.0, f64::max);
-        let nearly_empty = standing <= NEARLY_EMPTY * recent_peak;
+        let nearly_empty = standing <= (NEARLY_EMPTY * recent_peak).max(own_share);
         if nearly_empty || self.last_empty.is_none() {
             self.last_empty = Some(now);
             self.empty_since.get_or_insert(now);

@@ -114,7 +114,7 @@ fn a_queue_that_empties_every_few_rounds_keeps_the_default_mode() {
     for k in 0..200u64 {
         // A sawtooth between 0 and 5 ms over four rounds: Copa flows among themselves.
         let q = (k % 40) as f64 * 0.125e-3;
-        m.handle_sample(at(k * 10), q, q, round);
+        m.handle_sample(at(k * 10), q, q, round, 0.0);
         assert!(!m.competitive(), "at {k}");
     }
 }
@@ -123,38 +123,60 @@ fn a_queue_that_empties_every_few_rounds_keeps_the_default_mode() {
 fn a_queue_that_never_empties_for_five_rounds_reveals_a_competitor_and_an_empty_one_ends_it() {
     let mut m = ModeDetector::default();
     let round = ms(100);
-    m.handle_sample(at(0), 0.0, 0.0, round);
+    m.handle_sample(at(0), 0.0, 0.0, round, 0.0);
     // Standing between 20 and 30 ms: never within a tenth of the peak.
     let mut t = 10;
     while t <= 500 {
         let q = 0.02 + (t % 100) as f64 * 1e-4;
-        m.handle_sample(at(t), q, 0.03, round);
+        m.handle_sample(at(t), q, 0.03, round, 0.0);
         assert!(!m.competitive(), "only {t} ms without an empty queue");
         t += 10;
     }
-    m.handle_sample(at(520), 0.025, 0.03, round);
+    m.handle_sample(at(520), 0.025, 0.03, round, 0.0);
     assert!(m.competitive());
     // The competitor's own drain empties the queue for less than a round: it stays.
     for t in [530, 560, 590] {
-        m.handle_sample(at(t), 0.002, 0.03, round);
+        m.handle_sample(at(t), 0.002, 0.03, round, 0.0);
         assert!(m.competitive(), "at {t}");
     }
-    m.handle_sample(at(600), 0.02, 0.03, round);
+    m.handle_sample(at(600), 0.02, 0.03, round, 0.0);
     // Empty for a whole round: it has left.
     for t in (610..=710).step_by(10) {
-        m.handle_sample(at(t), 0.002, 0.03, round);
+        m.handle_sample(at(t), 0.002, 0.03, round, 0.0);
     }
     assert!(!m.competitive());
 }
 
 #[test]
+fn a_queue_of_no_more_than_copas_own_packets_is_nearly_empty_on_a_slow_link() {
+    // 1 Mb/s: a packet takes 12 ms on the link, the paper's two packets 24 ms. A flow's own
+    // cycle swings the queue between one and eight packets: its trough never falls to a tenth
+    // of its peak, but holds no more than Copa keeps itself.
+    let packet = 0.012;
+    let round = ms(100);
+    let samples = |m: &mut ModeDetector, own_share: f64| {
+        for k in 0..200u64 {
+            let q = packet * (1 + k % 8) as f64;
+            m.handle_sample(at(k * 10), q, q, round, own_share);
+        }
+    };
+    let mut m = ModeDetector::default();
+    samples(&mut m, 2.0 * packet);
+    assert!(!m.competitive(), "a queue of two packets at each trough is no buffer filler's");
+    // Read against its peak alone, the same queue never empties.
+    let mut m = ModeDetector::default();
+    samples(&mut m, 0.0);
+    assert!(m.competitive());
+}
+
+#[test]
 fn the_mode_switch_ignores_samples_that_are_not_delays() {
     let mut m = ModeDetector::default();
-    m.handle_sample(at(0), 0.0, 0.0, ms(10));
+    m.handle_sample(at(0), 0.0, 0.0, ms(10), 0.0);
     for t in 1..100 {
-        m.handle_sample(at(t * 10), f64::NAN, 0.1, ms(10));
-        m.handle_sample(at(t * 10), -1.0, 0.1, ms(10));
-        m.handle_sample(at(t * 10), 0.05, f64::INFINITY, ms(10));
+        m.handle_sample(at(t * 10), f64::NAN, 0.1, ms(10), 0.0);
+        m.handle_sample(at(t * 10), -1.0, 0.1, ms(10), 0.0);
+        m.handle_sample(at(t * 10), 0.05, f64::INFINITY, ms(10), 0.0);
     }
     assert!(!m.competitive());
 }
@@ -678,6 +700,8 @@ fn a_loss_at_a_queue_longer_than_any_before_is_the_links_and_at_that_length_agai
 #[test]
 fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_aimd() {
     let mut d = Driver::new();
+    // A link of 10,000 packets/s: 20 ms of queue are 200 packets, a buffer filler's.
+    d.capacity = 10_000;
     d.run(ms(300));
     // A buffer filler keeps 20-30 ms standing: after five rounds the mode is competitive, and
     // 1/δ grows each round without loss (as TCP's rate, below), past the default.

@@ -6,15 +6,19 @@
 //! accepted or rendezvous side at the first packet the peer sends after the handshake (a UDT4
 //! peer still connecting takes any other packet as a failed handshake). It offers again with its
 //! ACK2s and at its loss reports (which keep coming where a hole holds the ACKs back), once per
-//! RTT + 4 RTTVar (the time an answer takes) and at most [`MAX_UNANSWERED_OFFERS`] times in all,
-//! until an offer from the peer with `heard` set proves its own got through: a lost offer is
+//! RTT + 4 RTTVar (the time an answer takes), at most [`MAX_UNANSWERED_OFFERS`] times in all
+//! until it hears from the peer and without bound afterwards (the peer is then known to be
+//! ours), until an offer from the peer with `heard` set proves its own got through: a lost offer is
 //! repaired while its end sends data, and a UDT4 peer (which hands the packets to its
 //! congestion control, whose default ignores them) costs a few. Once the last has gone an answer
 //! time with no offer from the peer, the controller is told the peer is UDT4's
 //! (`CcContext::peer_udt4`).
 //!
-//! An offer with `heard` unset is answered with ours, `heard` set, which is never answered: no
-//! exchange loops, and the answer stops the other end's repeats. Hearing the peer's offer is
+//! An offer with `heard` unset is answered with ours, `heard` set, and so is the first offer an
+//! end hears whatever its flag; no other is: no exchange loops (an end answers a `heard` offer
+//! once), and the answer stops the other end's repeats. An end that heard the peer before its
+//! own offer got through repeats with `heard` set, and the first of those to arrive must be
+//! answered, or it would repeat for the whole connection. Hearing the peer's offer is
 //! not proof that ours arrived: the peer's unprompted one (a receiver's, at the first data
 //! packet) may cross ours, lost, and our answer may be lost too; the peer's receiver would then
 //! report as UDT4's for the whole connection (a receiver sends no ACK2s, so it repeats nothing
@@ -73,11 +77,16 @@ impl Exchange {
         }
     }
 
+    /// Offer unless nothing is asked, or [`MAX_UNANSWERED_OFFERS`] went out to a peer not yet
+    /// heard from (it may be UDT4's). A peer heard from is ours: this end repeats until it has
+    /// the proof its offer got through, however many that takes (a start on a full buffer can
+    /// lose every one of the first few, and the peer's receiver would report as UDT4's for the
+    /// whole connection).
     fn offer_unprompted(&mut self, now: Instant, own: &Policy, control: &mut VecDeque<PendingControl>) {
-        if !own.asks_beyond_udt4() || self.unanswered_sent >= MAX_UNANSWERED_OFFERS {
+        if !own.asks_beyond_udt4() || (!self.heard_peer && self.unanswered_sent >= MAX_UNANSWERED_OFFERS) {
             return;
         }
-        self.unanswered_sent += 1;
+        self.unanswered_sent = self.unanswered_sent.saturating_add(1);
         self.last_sent = Some(now);
         queue_offer(own, self.heard_peer, control);
     }
@@ -120,9 +129,9 @@ impl Connection {
                 self.policy.ack_interval,
             ));
         }
-        self.exchange.heard_peer = true;
+        let first = !std::mem::replace(&mut self.exchange.heard_peer, true);
         self.exchange.peer_heard_us |= offer.heard;
-        if !offer.heard {
+        if !offer.heard || first {
             queue_offer(&self.own_policy, true, &mut self.control);
         }
     }
