@@ -84,10 +84,10 @@
 //! [`PEAK_ROUNDS`] rounds), and above the paper's `1/δ` packets on the link (a queue no longer
 //! than Copa keeps itself; queues come in whole packets, a long time on a slow link, where a
 //! flow's own cycle never falls to a tenth of its peak), for [`COMPETITOR_ROUNDS`] rounds is
-//! held by a flow that fills buffers. Then the flow competes as TCP (Reno) does, on its rate: `1/δ` grows past the
-//! default mode's, each round without an overflow by as much as raises the target rate
-//! `1/(δ d_q)` by a packet per round trip each round trip (`Copa::competitive_step`), and a
-//! round with one halves it. The mode ends when the queue has been nearly empty for a
+//! held by a flow that fills buffers. Then the flow competes as TCP (Reno) does, on its rate:
+//! `1/δ` grows past the default mode's, each round without an overflow by as much as raises the
+//! target rate `1/(δ d_q)` by a packet per round trip each round trip
+//! (`Copa::competitive_step`), and a round with one halves it. The mode ends when the queue has been nearly empty for a
 //! whole round (a buffer filler's own drain empties it only for a moment), and `1/δ` then
 //! halves each round back to the default mode's. While the mode lasts the floor and the minimum
 //! RTT are not renewed: their windows' minimum is then the competitor's standing queue.

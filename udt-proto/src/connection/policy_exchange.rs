@@ -8,8 +8,8 @@
 //! ACK2s and at its loss reports (which keep coming where a hole holds the ACKs back), once per
 //! RTT + 4 RTTVar (the time an answer takes), at most [`MAX_UNANSWERED_OFFERS`] times in all
 //! until it hears from the peer and without bound afterwards (the peer is then known to be
-//! ours), until an offer from the peer with `heard` set proves its own got through: a lost offer is
-//! repaired while its end sends data, and a UDT4 peer (which hands the packets to its
+//! ours), until an offer from the peer with `heard` set proves its own got through: a lost offer
+//! is repaired while its end sends data, and a UDT4 peer (which hands the packets to its
 //! congestion control, whose default ignores them) costs a few. Once the last has gone an answer
 //! time with no offer from the peer, the controller is told the peer is UDT4's
 //! (`CcContext::peer_udt4`).
