@@ -72,6 +72,15 @@ impl Driver {
         self.cc.on_ack(&mut ctx, ack);
     }
 
+    /// A flow on a link of `capacity` packets/s (the receiver's packet-pair reports), past its
+    /// first three rounds.
+    fn on_link(capacity: u32) -> Self {
+        let mut d = Driver::new();
+        d.capacity = capacity;
+        d.run(ms(300));
+        d
+    }
+
     /// ACKs for `span`, the receiver reporting what the flow sends (nothing in the flow's
     /// first RTT, before any packet arrived).
     fn run(&mut self, span: Duration) {
@@ -624,9 +633,7 @@ fn losses_with_a_standing_queue_shorter_than_a_packets_time_on_the_link_are_the_
 
 #[test]
 fn losses_with_a_standing_queue_short_of_its_longest_are_the_links() {
-    let mut d = Driver::new();
-    d.capacity = 10_000;
-    d.run(ms(300));
+    let mut d = Driver::on_link(10_000);
     // The queue stands at 3-4 ms and once reached 12 ms (the buffer's size): a random loss
     // every round, each reported while the queue is at 4 ms (further below than the flow's
     // packets are apart, 1.4-2.7 ms), is the link's.
@@ -651,9 +658,7 @@ fn losses_with_a_standing_queue_short_of_its_longest_are_the_links() {
 
 #[test]
 fn a_loss_read_short_of_the_longest_queue_by_less_than_the_flows_own_packet_gap_is_an_overflow() {
-    let mut d = Driver::new();
-    d.capacity = 10_000;
-    d.run(ms(300));
+    let mut d = Driver::on_link(10_000);
     d.queue = (ms(5), ms(12));
     d.run(ms(100));
     // The queue stands 4 ms short of the 12 ms it reached: a lone loss, its neighbours sent
@@ -699,10 +704,8 @@ fn a_loss_at_a_queue_longer_than_any_before_is_the_links_and_at_that_length_agai
 
 #[test]
 fn a_standing_queue_enters_the_competitive_mode_where_the_queue_share_follows_aimd() {
-    let mut d = Driver::new();
     // A link of 10,000 packets/s: 20 ms of queue are 200 packets, a buffer filler's.
-    d.capacity = 10_000;
-    d.run(ms(300));
+    let mut d = Driver::on_link(10_000);
     // A buffer filler keeps 20-30 ms standing: after five rounds the mode is competitive, and
     // 1/δ grows each round without loss (as TCP's rate, below), past the default.
     for k in 0..100 {
